@@ -1,0 +1,14 @@
+// Command firedrill rehearses database incidents: it drives load against a
+// real database, watches its insides on the same timeline, and explains
+// what went wrong.
+package main
+
+import (
+	"os"
+
+	"github.com/firedrill/firedrill/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(cli.OSEnv(), os.Args[1:]))
+}

@@ -1,0 +1,481 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/firedrill/firedrill/script"
+)
+
+// client runs transactions for one simulated user.
+type client struct {
+	id     int
+	r      *run
+	conn   Conn
+	connMu sync.Mutex // guards conn against Interrupt during -C reconnects
+	vars   *script.Vars
+	env    script.Env
+	choose *rand.Rand // picks scripts, separate from the script's randoms
+	shard  *shard
+	cnt    int64 // transactions done (pgbench's per-client counter)
+	timer  *time.Timer
+	cmdLat []cmdTime // per-command latencies of the current try
+	shell  []byte
+}
+
+type cmdTime struct {
+	index int
+	us    int64
+}
+
+// txOutcome is how one transaction ended.
+type txOutcome struct {
+	script    int
+	failure   FailureKind // 0 = success
+	failedCmd int
+	tries     int
+	retryCmds []int // command index of each retry's error
+}
+
+func newClient(r *run, id int) *client {
+	c := &client{id: id, r: r, shard: r.col.shardFor(id)}
+	cfg := r.cfg
+	c.vars = script.NewVars(cfg.Symbols)
+	syms := cfg.Symbols
+	for _, d := range cfg.Defines {
+		c.vars.SetString(syms.Ref(d.Name), d.Value)
+	}
+	seed := cfg.RandomSeed + uint64(id)*0x9E3779B97F4A7C15
+	c.vars.SetInt(syms.Ref(script.VarScale), int64(cfg.Scale))
+	c.vars.SetInt(syms.Ref(script.VarClientID), int64(id))
+	c.vars.SetInt(syms.Ref(script.VarRandomSeed), int64(cfg.RandomSeed))
+	if !c.vars.IsSet(syms.Ref(script.VarDefaultSeed)) {
+		c.vars.SetInt(syms.Ref(script.VarDefaultSeed), int64(cfg.RandomSeed^0x5DEECE66D))
+	}
+	c.env = script.Env{Vars: c.vars, Rand: script.NewRand(seed), Debug: cfg.Stderr}
+	c.choose = rand.New(rand.NewPCG(seed, uint64(id)+1))
+	return c
+}
+
+// interrupt cancels the client's command in flight (from the supervisor).
+func (c *client) interrupt(hard bool) {
+	c.connMu.Lock()
+	conn := c.conn
+	c.connMu.Unlock()
+	if conn != nil {
+		conn.Interrupt(hard)
+	}
+}
+
+func (c *client) loop(ctx context.Context) {
+	r := c.r
+	cfg := r.cfg
+	for {
+		if r.stopping.Load() || ctx.Err() != nil {
+			return
+		}
+		if cfg.Transactions > 0 && c.cnt >= int64(cfg.Transactions) {
+			return
+		}
+		now := r.nowUS()
+		scheduled := now
+		if r.pacer != nil {
+			scheduled = r.pacer.next()
+			if r.endUS > 0 && scheduled >= r.endUS {
+				return
+			}
+			// With a latency limit, slots already too late are skipped
+			// without running, as pgbench does.
+			for cfg.LatencyLimit > 0 && now-scheduled > int64(cfg.LatencyLimit/time.Microsecond) &&
+				(cfg.Transactions == 0 || c.cnt < int64(cfg.Transactions)) {
+				c.recordSkip(scheduled)
+				scheduled = r.pacer.next()
+			}
+			if cfg.Transactions > 0 && c.cnt >= int64(cfg.Transactions) {
+				return
+			}
+			if !c.waitUntil(ctx, scheduled) {
+				return
+			}
+			if r.endUS > 0 && r.nowUS() >= r.endUS {
+				return
+			}
+		}
+		if cfg.Connect {
+			if !c.reconnect(ctx) {
+				return
+			}
+		}
+		if !c.transaction(ctx, scheduled) {
+			c.dropConn()
+			return
+		}
+		if cfg.Connect {
+			c.dropConn()
+		}
+	}
+}
+
+// waitUntil sleeps until the scheduled start (µs since the run's start).
+func (c *client) waitUntil(ctx context.Context, scheduled int64) bool {
+	d := time.Duration(scheduled-c.r.nowUS()) * time.Microsecond
+	if d <= 0 {
+		return true
+	}
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
+	select {
+	case <-c.timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (c *client) reconnect(ctx context.Context) bool {
+	t0 := time.Now()
+	conn, err := c.r.target.Connect(ctx, c.id)
+	c.r.connTime.Add(int64(time.Since(t0) / time.Microsecond))
+	c.r.connCount.Add(1)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.r.printf("client %d aborted while establishing connection: %v\n", c.id, err)
+			c.r.aborted.Add(1)
+		}
+		return false
+	}
+	c.connMu.Lock()
+	c.conn = conn
+	c.connMu.Unlock()
+	return true
+}
+
+func (c *client) dropConn() {
+	c.connMu.Lock()
+	conn := c.conn
+	c.conn = nil
+	c.connMu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
+	}
+}
+
+func (c *client) chooseScript() int {
+	scripts := c.r.cfg.Scripts
+	if len(scripts) == 1 {
+		return 0
+	}
+	w := c.choose.IntN(c.r.totalW)
+	for i, s := range scripts {
+		if w < s.Weight {
+			return i
+		}
+		w -= s.Weight
+	}
+	return len(scripts) - 1
+}
+
+// transaction runs one transaction with pgbench's retry rules and records
+// it. It returns false if the client must stop (aborted or interrupted).
+func (c *client) transaction(ctx context.Context, scheduled int64) bool {
+	r := c.r
+	cfg := r.cfg
+	si := c.chooseScript()
+	sc := cfg.Scripts[si]
+	begin := r.nowUS()
+	out := txOutcome{script: si, tries: 1}
+	saved := *c.env.Rand // a retry replays the same random values
+	c.env.Script = si
+	for {
+		c.cmdLat = c.cmdLat[:0]
+		failedCmd, err := c.runScript(ctx, sc)
+		if err == nil {
+			break
+		}
+		if r.stopping.Load() && ctx.Err() != nil {
+			// The run is ending and the command was most likely
+			// interrupted by it: not the client's fault, and not counted.
+			_ = c.conn.Reset(context.Background())
+			return false
+		}
+		var f *Failure
+		if !errors.As(err, &f) {
+			c.abort(si, failedCmd, err)
+			return false
+		}
+		if rerr := c.conn.Reset(context.Background()); rerr != nil {
+			c.abort(si, failedCmd, fmt.Errorf("%v; then rollback failed: %w", err, rerr))
+			return false
+		}
+		if c.canRetry(out.tries, scheduled) {
+			out.tries++
+			out.retryCmds = append(out.retryCmds, failedCmd)
+			*c.env.Rand = saved
+			c.flushCommands(si)
+			continue
+		}
+		out.failure, out.failedCmd = f.Kind, failedCmd
+		break
+	}
+	end := r.nowUS()
+	c.record(&out, scheduled, begin, end)
+	return true
+}
+
+func (c *client) canRetry(tries int, scheduled int64) bool {
+	cfg := c.r.cfg
+	if c.r.stopping.Load() {
+		return false
+	}
+	if cfg.MaxTries != 0 && tries >= cfg.MaxTries {
+		return false
+	}
+	if cfg.LatencyLimit > 0 && c.r.nowUS()-scheduled >= int64(cfg.LatencyLimit/time.Microsecond) {
+		return false
+	}
+	return true
+}
+
+func (c *client) abort(si, cmd int, err error) {
+	c.r.aborted.Add(1)
+	c.r.printf("client %d script %d aborted in command %d query 0: %v\n", c.id, si, cmd, err)
+}
+
+// runScript interprets one script; on error it returns the failing
+// command's index.
+func (c *client) runScript(ctx context.Context, sc *script.Script) (int, error) {
+	cmds := sc.Commands
+	perCmd := c.r.cfg.PerCommand
+	bg := context.Background() // no per-query context: cancellation goes through Interrupt
+	pc := 0
+	for pc < len(cmds) {
+		cmd := cmds[pc]
+		var t0 int64
+		if perCmd {
+			t0 = c.r.nowUS()
+		}
+		c.env.Command = pc
+		next := pc + 1
+		var err error
+		switch cmd.Kind {
+		case script.KindSet:
+			var v script.Value
+			v, err = cmd.Expr.Eval(&c.env)
+			if err == nil {
+				c.vars.SetValue(cmd.Var, v)
+			}
+		case script.KindSleep:
+			var us int64
+			us, err = cmd.Sleep.Micros(c.vars)
+			if err == nil && us > 0 {
+				if !c.sleep(ctx, time.Duration(us)*time.Microsecond) {
+					return pc, context.Canceled
+				}
+			}
+		case script.KindIf, script.KindElif:
+			// Reached in sequence: \if is evaluated; \elif means a branch
+			// before it was taken, so skip to after \endif.
+			if cmd.Kind == script.KindElif {
+				next = cmd.End + 1
+				break
+			}
+			next, err = c.branch(cmds, pc)
+		case script.KindElse:
+			next = cmd.End + 1
+		case script.KindEndif:
+		case script.KindShell, script.KindSetShell:
+			err = c.runShell(cmd)
+		default:
+			err = c.conn.Exec(bg, cmd, c.vars)
+		}
+		if err != nil {
+			return pc, err
+		}
+		if perCmd {
+			c.cmdLat = append(c.cmdLat, cmdTime{index: pc, us: c.r.nowUS() - t0})
+		}
+		pc = next
+	}
+	return -1, nil
+}
+
+// branch evaluates an \if and, while conditions are false, the \elif
+// branches it jumps to; it returns the index to continue at.
+func (c *client) branch(cmds []*script.Command, pc int) (int, error) {
+	for {
+		cmd := cmds[pc]
+		switch cmd.Kind {
+		case script.KindIf, script.KindElif:
+			v, err := cmd.Expr.Eval(&c.env)
+			if err != nil {
+				return pc, err
+			}
+			ok, err := v.Truth()
+			if err != nil {
+				return pc, err
+			}
+			if ok {
+				return pc + 1, nil
+			}
+			pc = cmd.Next
+		default: // \else or \endif
+			return pc + 1, nil
+		}
+	}
+}
+
+func (c *client) sleep(ctx context.Context, d time.Duration) bool {
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
+	select {
+	case <-c.timer.C:
+		return true
+	case <-ctx.Done():
+		if !c.timer.Stop() {
+			<-c.timer.C
+		}
+		return false
+	}
+}
+
+// runShell runs \shell and \setshell through /bin/sh, as pgbench runs them
+// through system() and popen().
+func (c *client) runShell(cmd *script.Command) error {
+	c.shell = c.shell[:0]
+	for i, a := range cmd.Args {
+		if i > 0 {
+			c.shell = append(c.shell, ' ')
+		}
+		if a.Var == script.NoVar {
+			c.shell = append(c.shell, a.Text...)
+			continue
+		}
+		var ok bool
+		c.shell, ok = c.vars.AppendText(c.shell, a.Var)
+		if !ok {
+			return fmt.Errorf("%s: undefined variable %q", cmd.Kind, c.vars.Symbols().Name(a.Var))
+		}
+	}
+	sh := exec.Command("/bin/sh", "-c", string(c.shell))
+	if cmd.Kind == script.KindShell {
+		if err := sh.Run(); err != nil {
+			return fmt.Errorf("shell command %q: %w", c.shell, err)
+		}
+		return nil
+	}
+	out, err := sh.Output()
+	if err != nil {
+		return fmt.Errorf("setshell command %q: %w", c.shell, err)
+	}
+	text := strings.TrimSpace(string(out))
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return fmt.Errorf("setshell command %q: result %q is not an integer", c.shell, text)
+	}
+	c.vars.SetInt(cmd.Var, n)
+	return nil
+}
+
+func (c *client) recordSkip(scheduled int64) {
+	sh := c.shard
+	sh.mu.Lock()
+	sh.cur.Total.Skipped++
+	sh.mu.Unlock()
+	c.cnt++
+	if c.r.cfg.Log != nil {
+		c.r.cfg.Log.Log(&TxRecord{Client: c.id, TxNo: c.cnt, Skipped: true, Script: 0, EndUnixUS: c.unixNow(), LagUS: c.r.nowUS() - scheduled})
+	}
+}
+
+func (c *client) unixNow() int64 { return time.Now().UnixMicro() }
+
+// flushCommands adds the per-command latencies of a failed try to the shard.
+func (c *client) flushCommands(si int) {
+	if len(c.cmdLat) == 0 {
+		return
+	}
+	sh := c.shard
+	sh.mu.Lock()
+	cmds := sh.cur.Scripts[si].Commands
+	for _, ct := range c.cmdLat {
+		cs := &cmds[ct.index]
+		cs.Latency.Add(float64(ct.us))
+		if cs.Hist != nil {
+			cs.Hist.Record(ct.us)
+		}
+	}
+	sh.mu.Unlock()
+	c.cmdLat = c.cmdLat[:0]
+}
+
+// record adds a finished transaction to the client's shard.
+func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
+	cfg := c.r.cfg
+	latency := end - scheduled
+	lag := begin - scheduled
+	late := cfg.LatencyLimit > 0 && latency > int64(cfg.LatencyLimit/time.Microsecond)
+	sh := c.shard
+	sh.mu.Lock()
+	iv := sh.cur
+	ss := &iv.Scripts[out.script]
+	for _, st := range [2]*Stats{&iv.Total, &ss.Stats} {
+		if out.tries > 1 {
+			st.Retried++
+			st.Retries += int64(out.tries - 1)
+		}
+		switch out.failure {
+		case Serialization:
+			st.SerializationFailures++
+		case Deadlock:
+			st.DeadlockFailures++
+		default:
+			st.Count++
+			st.Latency.Add(float64(latency))
+			if c.r.pacer != nil {
+				st.Lag.Add(float64(lag))
+			}
+			if late {
+				st.Late++
+			}
+		}
+	}
+	if out.failure == 0 {
+		iv.Hist.Record(latency)
+		ss.Hist.Record(latency)
+	} else {
+		ss.Commands[out.failedCmd].Failures++
+	}
+	for _, rc := range out.retryCmds {
+		ss.Commands[rc].Retries++
+	}
+	cmds := ss.Commands
+	for _, ct := range c.cmdLat {
+		cs := &cmds[ct.index]
+		cs.Latency.Add(float64(ct.us))
+		if cs.Hist != nil {
+			cs.Hist.Record(ct.us)
+		}
+	}
+	sh.mu.Unlock()
+	c.cmdLat = c.cmdLat[:0]
+	c.cnt++
+	if cfg.Log != nil {
+		cfg.Log.Log(&TxRecord{
+			Client: c.id, TxNo: c.cnt, Script: out.script, LatencyUS: latency, LagUS: lag,
+			Retries: out.tries - 1, Failure: out.failure, EndUnixUS: c.unixNow(),
+		})
+	}
+}

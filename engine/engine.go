@@ -1,0 +1,361 @@
+// Package engine drives load: clients that run scripts against a target in
+// a closed model (as fast as they can) or an open model (Poisson arrivals at
+// a rate, timed from the scheduled start so that coordinated omission is
+// corrected, as pgbench --rate does). It records latency in HDR histograms
+// per interval, per script and per command. It knows nothing of samplers,
+// rules or reports.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/firedrill/firedrill/script"
+)
+
+// Target opens client sessions on a database.
+type Target interface {
+	// Connect opens the session of one client.
+	Connect(ctx context.Context, clientID int) (Conn, error)
+}
+
+// Conn is one client's session: it runs the commands of a script that the
+// engine does not interpret itself (SQL and pipeline commands).
+type Conn interface {
+	// Exec runs one command. Errors that pgbench counts and retries
+	// (serialization failures, deadlocks) are returned as *Failure.
+	Exec(ctx context.Context, cmd *script.Command, vars *script.Vars) error
+	// Reset leaves the session ready for a new transaction: it rolls back
+	// an open transaction and ends an unfinished pipeline.
+	Reset(ctx context.Context) error
+	// Interrupt stops the command in flight from another goroutine: a
+	// cancel request, or with hard, by closing the connection.
+	Interrupt(hard bool)
+	// Close ends the session.
+	Close() error
+}
+
+// FailureKind says why a transaction failed in a way pgbench counts and
+// may retry, rather than aborting the client.
+type FailureKind uint8
+
+// The failures pgbench retries.
+const (
+	Serialization FailureKind = iota + 1 // SQLSTATE 40001
+	Deadlock                             // SQLSTATE 40P01
+)
+
+// Failure is an error that fails the transaction but not the client.
+type Failure struct {
+	Kind FailureKind
+	Err  error
+}
+
+func (f *Failure) Error() string { return f.Err.Error() }
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Define is a -D name=value variable set on every client.
+type Define struct{ Name, Value string }
+
+// Config describes one run.
+type Config struct {
+	Scripts []*script.Script
+	Symbols *script.Symbols
+	Defines []Define
+	Scale   int // the :scale variable
+
+	Clients      int
+	Duration     time.Duration // -T; zero when Transactions is set
+	Transactions int           // -t, per client
+	Rate         float64       // -R, transactions per second over all clients; 0 = unthrottled
+	LatencyLimit time.Duration // -L
+	MaxTries     int           // --max-tries; 0 = unlimited (bounded by -T or -L)
+	PerCommand   bool          // -r: per-command latency histograms
+	Connect      bool          // -C: a new connection per transaction
+
+	// Progress is the interval of OnProgress calls; 0 = none.
+	Progress   time.Duration
+	OnProgress func(*Progress)
+	// Log, if set, receives every transaction (pgbench -l).
+	Log TxLogger
+	// RandomSeed seeds every client's random generator.
+	RandomSeed uint64
+	// Stderr receives client abort messages and debug() output.
+	Stderr io.Writer
+	// StopGrace is how long in-flight transactions may run after the
+	// run was interrupted before they are cancelled (default 1 s).
+	StopGrace time.Duration
+}
+
+// Progress is one progress report: the interval just ended.
+type Progress struct {
+	Elapsed  time.Duration // since the benchmark started
+	Span     time.Duration // length of the interval
+	Interval *Interval     // valid only during the OnProgress call
+}
+
+// Result is what a run measured.
+type Result struct {
+	Elapsed       time.Duration // benchmark time, without initial connections
+	ConnTime      time.Duration // time to open the initial connections (or all, with -C)
+	Connections   int64         // connections opened (for -C's average)
+	Totals        *Interval
+	AbortedClient int
+	Interrupted   bool // stopped early by the caller's context
+}
+
+// ErrAborted reports that some clients were aborted by errors; the results
+// cover what ran before.
+var ErrAborted = errors.New("run was aborted; the above results are incomplete")
+
+// run is the state shared by a run's clients.
+type run struct {
+	cfg       *Config
+	target    Target
+	col       *collector
+	start     time.Time
+	endUS     int64 // -T end, µs since start; 0 = none
+	stopping  atomic.Bool
+	pacer     *poissonPacer
+	aborted   atomic.Int32
+	connCount atomic.Int64
+	connTime  atomic.Int64 // µs, with -C
+	stderrMu  sync.Mutex
+	totalW    int
+}
+
+func (r *run) nowUS() int64 { return int64(time.Since(r.start) / time.Microsecond) }
+
+func (r *run) printf(format string, args ...any) {
+	if r.cfg.Stderr == nil {
+		return
+	}
+	r.stderrMu.Lock()
+	fmt.Fprintf(r.cfg.Stderr, format, args...)
+	r.stderrMu.Unlock()
+}
+
+// Run executes cfg against target until the duration or transaction count
+// is reached or ctx is cancelled (then in-flight transactions get
+// cfg.StopGrace to finish, are cancelled, and the results so far are
+// returned with Interrupted set). It returns ErrAborted with the results
+// if clients were aborted by errors.
+func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.StopGrace == 0 {
+		cfg.StopGrace = time.Second
+	}
+	counts := make([]int, len(cfg.Scripts))
+	totalW := 0
+	for i, s := range cfg.Scripts {
+		counts[i] = len(s.Commands)
+		totalW += s.Weight
+	}
+	nShards := 2 * runtime.GOMAXPROCS(0)
+	if nShards > cfg.Clients {
+		nShards = cfg.Clients
+	}
+	r := &run{cfg: &cfg, target: target, col: newCollector(nShards, counts, cfg.PerCommand), totalW: totalW}
+
+	// Open every client's session first, as pgbench does, so that the
+	// benchmark clock measures only transactions.
+	clients := make([]*client, cfg.Clients)
+	connStart := time.Now()
+	if err := r.connectAll(ctx, clients); err != nil {
+		return nil, err
+	}
+	connTime := time.Since(connStart)
+
+	r.start = time.Now()
+	if cfg.Duration > 0 {
+		r.endUS = int64(cfg.Duration / time.Microsecond)
+	}
+	if cfg.Rate > 0 {
+		r.pacer = newPoissonPacer(cfg.Rate, cfg.RandomSeed)
+	}
+
+	totals := newInterval(counts, cfg.PerCommand)
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(runCtx)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	interrupted := r.supervise(ctx, done, clients, totals, cancelRun)
+	elapsed := time.Since(r.start)
+
+	spare := newInterval(counts, cfg.PerCommand)
+	r.col.drain(totals, spare)
+	for _, c := range clients {
+		if c.conn != nil {
+			_ = c.conn.Close()
+		}
+	}
+	res := &Result{
+		Elapsed:       elapsed,
+		ConnTime:      connTime,
+		Connections:   int64(cfg.Clients),
+		Totals:        totals,
+		AbortedClient: int(r.aborted.Load()),
+		Interrupted:   interrupted,
+	}
+	if cfg.Connect {
+		res.ConnTime = time.Duration(r.connTime.Load()) * time.Microsecond
+		res.Connections = r.connCount.Load()
+	}
+	if res.AbortedClient > 0 {
+		return res, ErrAborted
+	}
+	return res, nil
+}
+
+func (cfg *Config) validate() error {
+	switch {
+	case len(cfg.Scripts) == 0:
+		return errors.New("no script to run")
+	case cfg.Clients < 1:
+		return fmt.Errorf("number of clients must be at least 1, got %d", cfg.Clients)
+	case cfg.Duration <= 0 && cfg.Transactions <= 0:
+		return errors.New("set a duration or a number of transactions per client")
+	case cfg.Duration > 0 && cfg.Transactions > 0:
+		return errors.New("specify either a number of transactions (-t) or a duration (-T), not both")
+	case cfg.MaxTries == 0 && cfg.Duration == 0 && cfg.LatencyLimit == 0:
+		return errors.New("an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)")
+	case cfg.Rate < 0:
+		return fmt.Errorf("invalid rate %v", cfg.Rate)
+	}
+	for _, s := range cfg.Scripts {
+		if len(s.Commands) == 0 {
+			return fmt.Errorf("empty command list for script %q", s.Name)
+		}
+		if s.Weight < 0 {
+			return fmt.Errorf("script %q: negative weight", s.Name)
+		}
+	}
+	total := 0
+	for _, s := range cfg.Scripts {
+		total += s.Weight
+	}
+	if total == 0 {
+		return errors.New("total script weight must not be zero")
+	}
+	return nil
+}
+
+// connectAll opens the clients' sessions, a few at a time.
+func (r *run) connectAll(ctx context.Context, clients []*client) error {
+	sem := make(chan struct{}, 16)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for i := range clients {
+		clients[i] = newClient(r, i)
+		if r.cfg.Connect {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(c *client) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			conn, err := r.target.Connect(ctx, c.id)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = fmt.Errorf("client %d: %w", c.id, err)
+				}
+				return
+			}
+			c.conn = conn
+		}(clients[i])
+	}
+	wg.Wait()
+	if first != nil {
+		for _, c := range clients {
+			if c.conn != nil {
+				_ = c.conn.Close()
+			}
+		}
+		return first
+	}
+	return nil
+}
+
+// supervise ticks progress, ends the run at its duration, and on
+// cancellation stops clients, interrupting what does not finish in time.
+// It returns whether the caller's context interrupted the run.
+func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*client, totals *Interval, cancelRun context.CancelFunc) bool {
+	var tick <-chan time.Time
+	var progressIv, spare *Interval
+	if r.cfg.Progress > 0 && r.cfg.OnProgress != nil {
+		t := time.NewTicker(r.cfg.Progress)
+		defer t.Stop()
+		tick = t.C
+		progressIv = newInterval(r.col.scripts, r.cfg.PerCommand)
+		spare = newInterval(r.col.scripts, r.cfg.PerCommand)
+	}
+	var endTimer <-chan time.Time
+	if r.cfg.Duration > 0 {
+		t := time.NewTimer(r.cfg.Duration)
+		defer t.Stop()
+		endTimer = t.C
+	}
+	lastTick := time.Duration(0)
+	interrupted := false
+	var graceTimer <-chan time.Time
+	hard := false
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case <-done:
+			return interrupted
+		case now := <-tick:
+			elapsed := now.Sub(r.start)
+			r.col.drain(progressIv, spare)
+			progressIv.Start, progressIv.End = int64(lastTick/time.Microsecond), int64(elapsed/time.Microsecond)
+			r.cfg.OnProgress(&Progress{Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv})
+			totals.Merge(progressIv)
+			progressIv.reset()
+			lastTick = elapsed
+		case <-endTimer:
+			r.stopping.Store(true)
+			cancelRun() // wakes clients waiting on the schedule or in \sleep
+			endTimer = nil
+			// A transaction still running long after the end (a lock
+			// wait, a hung server) must not hang the run.
+			graceTimer = time.After(30 * time.Second)
+		case <-ctxDone:
+			interrupted = true
+			r.stopping.Store(true)
+			cancelRun()
+			ctxDone = nil
+			graceTimer = time.After(r.cfg.StopGrace)
+		case <-graceTimer:
+			for _, c := range clients {
+				c.interrupt(hard)
+			}
+			if hard {
+				graceTimer = nil
+				continue
+			}
+			hard = true
+			graceTimer = time.After(3 * time.Second)
+		}
+	}
+}

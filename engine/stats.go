@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Simple accumulates count, min, max, sum and sum of squares of a series of
+// values (microseconds), enough for pgbench's average and stddev.
+type Simple struct {
+	Count    int64
+	Min, Max float64
+	Sum      float64
+	Sum2     float64
+}
+
+// Add records one value.
+func (s *Simple) Add(v float64) {
+	if s.Count == 0 || v < s.Min {
+		s.Min = v
+	}
+	if s.Count == 0 || v > s.Max {
+		s.Max = v
+	}
+	s.Count++
+	s.Sum += v
+	s.Sum2 += v * v
+}
+
+// Merge adds another accumulation into s.
+func (s *Simple) Merge(o *Simple) {
+	if o.Count == 0 {
+		return
+	}
+	if s.Count == 0 || o.Min < s.Min {
+		s.Min = o.Min
+	}
+	if s.Count == 0 || o.Max > s.Max {
+		s.Max = o.Max
+	}
+	s.Count += o.Count
+	s.Sum += o.Sum
+	s.Sum2 += o.Sum2
+}
+
+// Mean is the average value, 0 when empty.
+func (s *Simple) Mean() float64 {
+	if s.Count == 0 {
+		return 0
+	}
+	return s.Sum / float64(s.Count)
+}
+
+// StdDev is the population standard deviation, as pgbench computes it.
+func (s *Simple) StdDev() float64 {
+	if s.Count == 0 {
+		return 0
+	}
+	m := s.Mean()
+	v := s.Sum2/float64(s.Count) - m*m
+	if v < 0 {
+		return 0
+	}
+	return math.Sqrt(v)
+}
+
+// Stats counts transactions by outcome, as pgbench's StatsData does:
+// all transactions = Skipped + Count (successful) + Failures().
+type Stats struct {
+	Count                 int64 // successful transactions
+	Skipped               int64 // too late to start under --rate with --latency-limit
+	Retried               int64 // transactions retried at least once
+	Retries               int64 // all retries
+	SerializationFailures int64 // failed after serialization errors
+	DeadlockFailures      int64 // failed after deadlock errors
+	Late                  int64 // successful but above --latency-limit
+	Latency               Simple
+	Lag                   Simple // schedule lag under --rate
+}
+
+// Failures is the number of transactions that failed for good.
+func (s *Stats) Failures() int64 { return s.SerializationFailures + s.DeadlockFailures }
+
+// Total is the number of transactions that were due: done, failed or skipped.
+func (s *Stats) Total() int64 { return s.Count + s.Skipped + s.Failures() }
+
+// Merge adds o into s.
+func (s *Stats) Merge(o *Stats) {
+	s.Count += o.Count
+	s.Skipped += o.Skipped
+	s.Retried += o.Retried
+	s.Retries += o.Retries
+	s.SerializationFailures += o.SerializationFailures
+	s.DeadlockFailures += o.DeadlockFailures
+	s.Late += o.Late
+	s.Latency.Merge(&o.Latency)
+	s.Lag.Merge(&o.Lag)
+}
+
+// CommandStats is what one script command measured (pgbench -r).
+type CommandStats struct {
+	Latency  Simple // microseconds
+	Failures int64  // transactions that failed for good at this command
+	Retries  int64  // retries caused by an error at this command
+	Hist     *timeline.Histogram
+}
+
+func (c *CommandStats) merge(o *CommandStats) {
+	c.Latency.Merge(&o.Latency)
+	c.Failures += o.Failures
+	c.Retries += o.Retries
+	if c.Hist != nil && o.Hist != nil {
+		c.Hist.Merge(o.Hist)
+	}
+}
+
+// ScriptStats is what one script measured.
+type ScriptStats struct {
+	Stats
+	Hist     *timeline.Histogram
+	Commands []CommandStats
+}
+
+// Interval is everything measured over a span of time: totals, per script
+// and (with per-command reporting) per command, each with an HDR histogram.
+type Interval struct {
+	Start, End int64 // microseconds since the run's start
+	Total      Stats
+	Hist       *timeline.Histogram
+	Scripts    []ScriptStats
+}
+
+func newInterval(scripts []int, perCommand bool) *Interval {
+	iv := &Interval{Hist: timeline.NewHistogram(), Scripts: make([]ScriptStats, len(scripts))}
+	for i, n := range scripts {
+		iv.Scripts[i].Hist = timeline.NewHistogram()
+		iv.Scripts[i].Commands = make([]CommandStats, n)
+		if perCommand {
+			for j := range iv.Scripts[i].Commands {
+				iv.Scripts[i].Commands[j].Hist = timeline.NewHistogram()
+			}
+		}
+	}
+	return iv
+}
+
+// Merge adds o into iv.
+func (iv *Interval) Merge(o *Interval) {
+	iv.Total.Merge(&o.Total)
+	iv.Hist.Merge(o.Hist)
+	for i := range iv.Scripts {
+		s, os := &iv.Scripts[i], &o.Scripts[i]
+		s.Stats.Merge(&os.Stats)
+		s.Hist.Merge(os.Hist)
+		for j := range s.Commands {
+			s.Commands[j].merge(&os.Commands[j])
+		}
+	}
+}
+
+// reset empties iv for reuse, keeping its histograms' memory.
+func (iv *Interval) reset() {
+	iv.Total = Stats{}
+	iv.Hist.Reset()
+	for i := range iv.Scripts {
+		s := &iv.Scripts[i]
+		s.Stats = Stats{}
+		s.Hist.Reset()
+		for j := range s.Commands {
+			c := &s.Commands[j]
+			h := c.Hist
+			*c = CommandStats{Hist: h}
+			if h != nil {
+				h.Reset()
+			}
+		}
+	}
+}

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"sync"
 )
 
@@ -49,4 +52,17 @@ func (p *linePrefixer) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// startCPUProfile profiles the process into path until the returned func runs.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -67,7 +67,8 @@ type pgbenchOpts struct {
 	debug             bool
 
 	// firedrill
-	jsonPath string
+	jsonPath   string
+	cpuProfile string
 }
 
 // scriptArg is one -f / -b / -S / -N in command-line order.
@@ -189,6 +190,8 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.BoolVar(&o.embedded, "embedded", false, "use a throwaway embedded server even if PG* variables are set")
 	f.StringArrayVar(&o.pgSettings, "pg-setting", nil, "setting for the embedded server (NAME=VALUE, repeatable)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to FILE")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the benchmark to FILE (for firedrill's developers)")
+	_ = f.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -356,6 +359,13 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		cfg.Log = txlog
 	}
 
+	if o.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		defer stopProfile()
+	}
 	res, runErr := engine.Run(ctx, target, cfg)
 	if txlog != nil {
 		if err := txlog.Close(); err != nil {

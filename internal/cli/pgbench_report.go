@@ -177,9 +177,9 @@ func (r *pgbenchReport) printSummary(w io.Writer, res *engine.Result) {
 				for j, c := range sc.Commands {
 					cs := &ss.Commands[j]
 					if cfg.MaxTries == 1 {
-						fmt.Fprintf(w, "   %11.3f  %10d %s\n", ms(cs.Latency.Mean()), cs.Failures, c.Text)
+						fmt.Fprintf(w, "   %11.3f  %10d  %s\n", ms(cs.Latency.Mean()), cs.Failures, c.Text)
 					} else {
-						fmt.Fprintf(w, "   %11.3f  %10d %10d %s\n", ms(cs.Latency.Mean()), cs.Failures, cs.Retries, c.Text)
+						fmt.Fprintf(w, "   %11.3f  %10d  %10d  %s\n", ms(cs.Latency.Mean()), cs.Failures, cs.Retries, c.Text)
 					}
 				}
 			}

@@ -1,0 +1,202 @@
+// Command vs-pgbench measures firedrill pgbench against the real pgbench on
+// one throwaway server: same script, clients and duration, run alternately
+// (at least 3 pairs), and prints the median TPS ratio firedrill/pgbench and
+// each client's CPU time per transaction. It also checks the achieved rate
+// under -R and the memory of 1,000 clients.
+//
+//	go run ./bench/vs-pgbench [-pairs 3] [-seconds 10] [-cases select-only,tpcb-like,...]
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/firedrill/firedrill/instance/postgres"
+)
+
+type benchCase struct {
+	name   string
+	args   []string // shared pgbench arguments
+	target string   // what the README promises
+}
+
+var allCases = []benchCase{
+	{"select-only", []string{"-S", "-c", "8"}, ">= 0.95"},
+	{"select-only-prepared", []string{"-S", "-c", "8", "-M", "prepared"}, "(no target; pgbench's fastest mode)"},
+	{"tpcb-like", []string{"-c", "8"}, ">= 0.98"},
+}
+
+func main() {
+	pairs := flag.Int("pairs", 3, "pgbench/firedrill pairs per case")
+	seconds := flag.Int("seconds", 10, "duration of each run")
+	scale := flag.Int("scale", 10, "pgbench scale")
+	cases := flag.String("cases", "select-only,select-only-prepared,tpcb-like,rate,memory", "cases to run")
+	bin := flag.String("firedrill", "", "firedrill binary (default: build one)")
+	flag.Parse()
+	if err := run(*pairs, *seconds, *scale, strings.Split(*cases, ","), *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "vs-pgbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(pairs, seconds, scale int, cases []string, bin string) error {
+	ctx := context.Background()
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "vs-pgbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bin = filepath.Join(dir, "firedrill")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/firedrill")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building firedrill: %w", err)
+		}
+	}
+	inst, err := postgres.Start(ctx, postgres.Options{Settings: map[string]string{"max_connections": "1100"}, Progress: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer inst.Stop()
+	pgbench := filepath.Join(inst.BinDir(), "pgbench")
+	conn := []string{"-h", inst.Host(), "-p", strconv.Itoa(inst.Port()), "-U", inst.User()}
+	initArgs := append(append([]string{"-i", "-q", "-s", strconv.Itoa(scale)}, conn...), inst.Database())
+	if out, err := exec.Command(pgbench, initArgs...).CombinedOutput(); err != nil {
+		return fmt.Errorf("pgbench -i: %v\n%s", err, out)
+	}
+	fmt.Printf("server: PostgreSQL %s (embedded), scale %d, %d s per run, %d pairs; machine: %d CPUs\n\n", inst.Version(), scale, seconds, pairs, numCPU())
+
+	for _, name := range cases {
+		switch name {
+		case "rate":
+			if err := rateCase(bin, conn, inst.Database(), seconds); err != nil {
+				return err
+			}
+			continue
+		case "memory":
+			if err := memoryCase(bin, conn, inst.Database(), seconds); err != nil {
+				return err
+			}
+			continue
+		}
+		i := slices.IndexFunc(allCases, func(c benchCase) bool { return c.name == name })
+		if i < 0 {
+			return fmt.Errorf("unknown case %q", name)
+		}
+		c := allCases[i]
+		args := append(append(append([]string{}, c.args...), "-n", "-T", strconv.Itoa(seconds)), conn...)
+		args = append(args, inst.Database())
+		var ratios, pgCPU, fdCPU []float64
+		fmt.Printf("%s (pgbench %s):\n", c.name, strings.Join(c.args, " "))
+		for p := 0; p < pairs; p++ {
+			pg, err := measure(pgbench, args)
+			if err != nil {
+				return err
+			}
+			fd, err := measure(bin, append([]string{"pgbench"}, args...))
+			if err != nil {
+				return err
+			}
+			ratios = append(ratios, fd.tps/pg.tps)
+			pgCPU = append(pgCPU, pg.cpuPerTx)
+			fdCPU = append(fdCPU, fd.cpuPerTx)
+			fmt.Printf("  pair %d: pgbench %9.1f tps (%.1f µs CPU/tx)   firedrill %9.1f tps (%.1f µs CPU/tx)   ratio %.3f\n",
+				p+1, pg.tps, pg.cpuPerTx, fd.tps, fd.cpuPerTx, fd.tps/pg.tps)
+		}
+		fmt.Printf("  median ratio firedrill/pgbench: %.3f (target %s); median client CPU per tx: pgbench %.1f µs, firedrill %.1f µs\n\n",
+			median(ratios), c.target, median(pgCPU), median(fdCPU))
+	}
+	return nil
+}
+
+type measurement struct {
+	tps      float64
+	tx       float64
+	cpuPerTx float64 // µs of client CPU (user+system) per transaction
+	maxRSSKB int64
+	out      string
+}
+
+var tpsRe = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+var txRe = regexp.MustCompile(`(?m)^number of transactions actually processed: ([0-9]+)`)
+
+func measure(bin string, args []string) (*measurement, error) {
+	cmd := exec.Command(bin, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out.String())
+	}
+	m := &measurement{out: out.String()}
+	t := tpsRe.FindStringSubmatch(m.out)
+	n := txRe.FindStringSubmatch(m.out)
+	if t == nil || n == nil {
+		return nil, fmt.Errorf("%s: no tps in output:\n%s", filepath.Base(bin), m.out)
+	}
+	m.tps, _ = strconv.ParseFloat(t[1], 64)
+	m.tx, _ = strconv.ParseFloat(n[1], 64)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		m.cpuPerTx = float64(cpu.Microseconds()) / m.tx
+		m.maxRSSKB = ru.Maxrss
+	}
+	return m, nil
+}
+
+// rateCase checks that -R achieves the target rate.
+func rateCase(bin string, conn []string, db string, seconds int) error {
+	fmt.Println("rate (-R 2000 -c 8 -S, achieved vs target):")
+	for _, rate := range []int{2000, 5000} {
+		args := append(append([]string{"pgbench", "-S", "-c", "8", "-n", "-R", strconv.Itoa(rate), "-T", strconv.Itoa(seconds)}, conn...), db)
+		m, err := measure(bin, args)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  -R %d: achieved %.1f tps (%.2f%% off target)\n", rate, m.tps, 100*(m.tps-float64(rate))/float64(rate))
+	}
+	fmt.Println()
+	return nil
+}
+
+// memoryCase measures the peak RSS of one firedrill process with 1,000 clients.
+func memoryCase(bin string, conn []string, db string, seconds int) error {
+	args := append(append([]string{"pgbench", "-S", "-c", "1000", "-n", "-T", strconv.Itoa(seconds)}, conn...), db)
+	m, err := measure(bin, args)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("memory: 1000 clients (-S -c 1000): peak RSS %.1f MB (target < 200 MB), %.1f tps\n\n", float64(m.maxRSSKB)/1024, m.tps)
+	return nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func numCPU() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "processor\t:")
+}

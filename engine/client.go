@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/firedrill/firedrill/script"
@@ -28,6 +29,11 @@ type client struct {
 	timer  *time.Timer
 	cmdLat []cmdTime // per-command latencies of the current try
 	shell  []byte
+
+	// interrupted is set once the supervisor cancels the client's command
+	// in flight: the error that follows is the run's doing, not the
+	// script's.
+	interrupted atomic.Bool
 }
 
 type cmdTime struct {
@@ -59,13 +65,17 @@ func newClient(r *run, id int) *client {
 	if !c.vars.IsSet(syms.Ref(script.VarDefaultSeed)) {
 		c.vars.SetInt(syms.Ref(script.VarDefaultSeed), int64(cfg.RandomSeed^0x5DEECE66D))
 	}
-	c.env = script.Env{Vars: c.vars, Rand: script.NewRand(seed), Debug: cfg.Stderr}
+	c.env = script.Env{Vars: c.vars, Rand: script.NewRand(seed)}
+	if cfg.Stderr != nil {
+		c.env.Debug = stderrWriter{r}
+	}
 	c.choose = rand.New(rand.NewPCG(seed, uint64(id)+1))
 	return c
 }
 
 // interrupt cancels the client's command in flight (from the supervisor).
 func (c *client) interrupt(hard bool) {
+	c.interrupted.Store(true)
 	c.connMu.Lock()
 	conn := c.conn
 	c.connMu.Unlock()
@@ -202,9 +212,11 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 		if err == nil {
 			break
 		}
-		if r.stopping.Load() && ctx.Err() != nil {
-			// The run is ending and the command was most likely
-			// interrupted by it: not the client's fault, and not counted.
+		if c.interrupted.Load() || (errors.Is(err, context.Canceled) && ctx.Err() != nil) {
+			// The run is ending and cancelled the command (or cut a
+			// \sleep short): not the client's fault, and not counted.
+			// Other errors still count after the end of -T, as in
+			// pgbench: failures are not retried (canRetry), others abort.
 			_ = c.conn.Reset(context.Background())
 			return false
 		}

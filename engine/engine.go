@@ -132,6 +132,17 @@ type run struct {
 
 func (r *run) nowUS() int64 { return int64(time.Since(r.start) / time.Microsecond) }
 
+// stderrWriter is Config.Stderr for the clients' debug() output: writes
+// are serialized with each other and with printf, since every client
+// shares the one writer.
+type stderrWriter struct{ r *run }
+
+func (w stderrWriter) Write(p []byte) (int, error) {
+	w.r.stderrMu.Lock()
+	defer w.r.stderrMu.Unlock()
+	return w.r.cfg.Stderr.Write(p)
+}
+
 func (r *run) printf(format string, args ...any) {
 	if r.cfg.Stderr == nil {
 		return

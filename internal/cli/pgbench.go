@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -161,7 +162,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.IntVarP(&o.clients, "client", "c", 1, "number of concurrent database clients")
 	f.BoolVarP(&o.connect, "connect", "C", false, "establish new connection for each transaction")
 	f.StringArrayVarP(&o.defines, "define", "D", nil, "define variable for use by custom script (NAME=VALUE)")
-	f.IntVarP(&o.jobs, "jobs", "j", 1, "number of threads (accepted; clients are goroutines scheduled over all cores)")
+	f.IntVarP(&o.jobs, "jobs", "j", 1, "number of threads (OS threads running the client goroutines)")
 	f.BoolVarP(&o.log, "log", "l", false, "write transaction times to log file")
 	f.Float64VarP(&o.latencyLimitMS, "latency-limit", "L", 0, "count transactions lasting more than NUM ms as late")
 	f.StringVarP(&o.mode, "protocol", "M", "simple", "protocol for submitting queries (simple, extended, prepared)")
@@ -237,6 +238,20 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	mode, err := pgtarget.ParseQueryMode(o.mode)
 	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if mode != pgtarget.Simple {
+		for _, s := range scripts {
+			if err := s.CheckExtended(); err != nil {
+				return withCode(ExitUsage, err)
+			}
+		}
+	}
+	totalWeight := 0
+	for _, s := range scripts {
+		totalWeight += s.Weight
+	}
+	if len(scripts) > 0 && totalWeight == 0 {
+		return usageError("total script weight must not be zero")
 	}
 	seed, err := parseSeed(o.randomSeed, env.Getenv("PGBENCH_RANDOM_SEED"))
 	if err != nil {
@@ -366,6 +381,11 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		}
 		defer stopProfile()
 	}
+	// -j is pgbench's number of threads: here, the goroutine scheduler's
+	// threads. One thread multiplexing all clients over epoll is exactly
+	// pgbench's default, and on a machine the server shares it avoids the
+	// cross-thread wakeups that would steal the server's CPU.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.jobs))
 	res, runErr := engine.Run(ctx, target, cfg)
 	if txlog != nil {
 		if err := txlog.Close(); err != nil {

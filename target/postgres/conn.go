@@ -97,9 +97,19 @@ type conn struct {
 	params   [][]byte // slices of pbuf
 	ends     []int
 	prepared map[*script.SQL]string
+	nextStmt int // names prepared statements; never reused, as a failed prepare frees its name
 	gset     map[*script.SQL]*gsetTarget
 	pipe     *pgconn.Pipeline
-	pending  []*script.Command // commands sent in the pipeline, nil for a \syncpipeline
+	pending  []pipeRequest // what was sent in the pipeline, in order
+}
+
+// pipeRequest is one request sent in a pipeline, kept so that results can
+// be matched to it and so that a prepare the server skipped (after an
+// error earlier in its sync segment) is forgotten rather than cached.
+type pipeRequest struct {
+	cmd     *script.Command // an SQL command, whose result is read
+	prepare *script.SQL     // a statement being prepared
+	sync    bool            // a \syncpipeline
 }
 
 var _ engine.Conn = (*conn)(nil)
@@ -132,7 +142,7 @@ func (c *conn) Exec(ctx context.Context, cmd *script.Command, vars *script.Vars)
 			return errors.New("not in pipeline mode")
 		}
 		c.pipe.SendPipelineSync()
-		c.pending = append(c.pending, nil)
+		c.pending = append(c.pending, pipeRequest{sync: true})
 		return nil
 	case script.KindEndPipeline:
 		if c.pipe == nil {
@@ -193,10 +203,13 @@ func (c *conn) prepare(ctx context.Context, q *script.SQL) (string, error) {
 	if q.Compound {
 		return "", errors.New("cannot run a compound (\\;) command with the prepared protocol")
 	}
-	name := "fd" + strconv.Itoa(len(c.prepared))
+	name := "fd" + strconv.Itoa(c.nextStmt)
+	c.nextStmt++
 	if c.pipe != nil {
+		// Cached now so that the pipeline's later commands reuse it;
+		// endPipeline forgets it if the server did not prepare it.
 		c.pipe.SendPrepare(name, q.Query, nil)
-		c.pending = append(c.pending, nil)
+		c.pending = append(c.pending, pipeRequest{prepare: q})
 	} else if _, err := c.pg.Prepare(ctx, name, q.Query, nil); err != nil {
 		return "", classify(err)
 	}
@@ -313,15 +326,20 @@ func (c *conn) send(cmd *script.Command, vars *script.Vars) error {
 	} else {
 		c.pipe.SendQueryParams(q.Query, c.params, nil, nil, nil)
 	}
-	c.pending = append(c.pending, cmd)
+	c.pending = append(c.pending, pipeRequest{cmd: cmd})
 	return nil
 }
 
 // endPipeline syncs the pipeline and reads every pending result in order.
+// After an error the server skips the rest of the sync segment (pgx drops
+// those requests too), so the matching pending requests are dropped.
 func (c *conn) endPipeline(vars *script.Vars) error {
 	pipe := c.pipe
+	// Reading advances c.pending; the next pipeline reuses the whole array.
+	defer func(all []pipeRequest) { c.pending = all[:0] }(c.pending)
 	if err := pipe.Sync(); err != nil {
 		c.pipe = nil
+		c.dropPending(false)
 		return classify(err)
 	}
 	var first error
@@ -331,6 +349,7 @@ func (c *conn) endPipeline(vars *script.Vars) error {
 			if first == nil {
 				first = classify(err)
 			}
+			c.dropPending(true)
 			continue
 		}
 		if res == nil {
@@ -338,7 +357,7 @@ func (c *conn) endPipeline(vars *script.Vars) error {
 		}
 		switch r := res.(type) {
 		case *pgconn.ResultReader:
-			cmd := c.nextPending()
+			cmd := c.nextPendingCommand()
 			if cmd == nil {
 				_, _ = r.Close()
 				continue
@@ -346,32 +365,75 @@ func (c *conn) endPipeline(vars *script.Vars) error {
 			if err := c.readOne(r, cmd, vars); err != nil && first == nil {
 				first = err
 			}
+		case *pgconn.StatementDescription:
+			c.nextPendingPrepare()
 		case *pgconn.PipelineSync:
-			// The final sync is ours; earlier ones are \syncpipeline's.
+			// Ends a \syncpipeline's segment, or the final sync (ours,
+			// not pending).
+			c.dropPending(true)
+			if len(c.pending) > 0 {
+				c.pending = c.pending[1:]
+			}
 		}
 	}
 	c.pipe = nil
+	c.dropPending(false)
 	if err := pipe.Close(); err != nil && first == nil {
 		first = classify(err)
 	}
 	return first
 }
 
-func (c *conn) nextPending() *script.Command {
+// nextPendingCommand takes the SQL command the next result belongs to.
+func (c *conn) nextPendingCommand() *script.Command {
 	for len(c.pending) > 0 {
-		cmd := c.pending[0]
+		req := c.pending[0]
 		c.pending = c.pending[1:]
-		if cmd != nil {
-			return cmd
+		if req.cmd != nil {
+			return req.cmd
 		}
+		c.forget(req)
 	}
 	return nil
+}
+
+// nextPendingPrepare takes the prepare a statement description answers:
+// the statement now exists on the server.
+func (c *conn) nextPendingPrepare() {
+	for len(c.pending) > 0 {
+		req := c.pending[0]
+		c.pending = c.pending[1:]
+		if req.prepare != nil {
+			return
+		}
+	}
+}
+
+// dropPending drops the requests that will get no result: up to the next
+// \syncpipeline (kept) with toSync, else all of them.
+func (c *conn) dropPending(toSync bool) {
+	for len(c.pending) > 0 {
+		req := c.pending[0]
+		if toSync && req.sync {
+			return
+		}
+		c.pending = c.pending[1:]
+		c.forget(req)
+	}
+}
+
+// forget uncaches a prepare that the server never ran.
+func (c *conn) forget(req pipeRequest) {
+	if req.prepare != nil {
+		delete(c.prepared, req.prepare)
+	}
 }
 
 func (c *conn) Reset(ctx context.Context) error {
 	if c.pipe != nil {
 		_ = c.pipe.Close()
 		c.pipe = nil
+		c.dropPending(false)
 	}
 	if c.pg.IsClosed() {
 		return errors.New("connection closed")

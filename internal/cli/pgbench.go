@@ -385,7 +385,9 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	// threads. One thread multiplexing all clients over epoll is exactly
 	// pgbench's default, and on a machine the server shares it avoids the
 	// cross-thread wakeups that would steal the server's CPU.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.jobs))
+	if os.Getenv("GOMAXPROCS") == "" {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.jobs))
+	}
 	res, runErr := engine.Run(ctx, target, cfg)
 	if txlog != nil {
 		if err := txlog.Close(); err != nil {

@@ -421,7 +421,13 @@ func (c *client) flushCommands(si int) {
 	}
 	sh := c.shard
 	sh.mu.Lock()
-	cmds := sh.cur.Scripts[si].Commands
+	c.addCommandTimes(sh.cur.Scripts[si].Commands)
+	sh.mu.Unlock()
+}
+
+// addCommandTimes moves the try's per-command latencies into cmds; the
+// caller holds the shard's lock.
+func (c *client) addCommandTimes(cmds []CommandStats) {
 	for _, ct := range c.cmdLat {
 		cs := &cmds[ct.index]
 		cs.Latency.Add(float64(ct.us))
@@ -429,7 +435,6 @@ func (c *client) flushCommands(si int) {
 			cs.Hist.Record(ct.us)
 		}
 	}
-	sh.mu.Unlock()
 	c.cmdLat = c.cmdLat[:0]
 }
 
@@ -473,16 +478,8 @@ func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 	for _, rc := range out.retryCmds {
 		ss.Commands[rc].Retries++
 	}
-	cmds := ss.Commands
-	for _, ct := range c.cmdLat {
-		cs := &cmds[ct.index]
-		cs.Latency.Add(float64(ct.us))
-		if cs.Hist != nil {
-			cs.Hist.Record(ct.us)
-		}
-	}
+	c.addCommandTimes(ss.Commands)
 	sh.mu.Unlock()
-	c.cmdLat = c.cmdLat[:0]
 	c.cnt++
 	if cfg.Log != nil {
 		cfg.Log.Log(&TxRecord{

@@ -404,7 +404,18 @@ func TestHelperProcess(t *testing.T) {
 }
 
 func TestKilledOwnerIsReaped(t *testing.T) {
-	t.Parallel()
+	// A private temp root: with the shared one, a parallel test's Start
+	// may reap the killed owner's directory first and report it instead.
+	// (t.Setenv also keeps this test out of the parallel phase.)
+	root, err := os.MkdirTemp("/tmp", "fdreap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	if err := os.Chmod(root, 0o755); err != nil { // the server's user must reach its socket
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", root)
 	child := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.timeout=5m")
 	child.Env = append(os.Environ(), helperEnv+"=owner")
 	child.Stderr = os.Stderr

@@ -4,6 +4,9 @@
 package timeline
 
 import (
+	"encoding/json"
+	"fmt"
+
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -87,4 +90,37 @@ func (h *Histogram) Percentiles() Percentiles {
 	}
 	v := h.h.ValueAtPercentilesSlice(StandardQuantiles[:])
 	return Percentiles{P50: v[0], P90: v[1], P95: v[2], P99: v[3], P999: v[4], Max: h.h.Max()}
+}
+
+// MarshalJSON encodes the histogram as a string in HdrHistogram's compressed
+// base64 format (the one every HdrHistogram library reads), a few hundred
+// bytes for a typical interval.
+func (h *Histogram) MarshalJSON() ([]byte, error) {
+	b, err := h.h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return nil, fmt.Errorf("encode histogram: %w", err)
+	}
+	return json.Marshal(string(b))
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (h *Histogram) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("histogram: %w", err)
+	}
+	d, err := hdr.Decode([]byte(s))
+	if err != nil {
+		return fmt.Errorf("decode histogram: %w", err)
+	}
+	h.h = hdr.New(HistLowest, HistHighest, HistDigits)
+	h.h.Merge(d)
+	return nil
+}
+
+// Clone returns an independent copy of h.
+func (h *Histogram) Clone() *Histogram {
+	c := NewHistogram()
+	c.h.Merge(h.h)
+	return c
 }

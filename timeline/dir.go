@@ -1,0 +1,259 @@
+package timeline
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Writer appends to a run directory while the run goes on. Its methods
+// are safe for concurrent use; records are buffered and reach the disk on
+// Flush (once per tick) and Close, so a killed run loses at most a tick.
+type Writer struct {
+	dir string
+	mu  sync.Mutex
+	f   *os.File
+	buf *bufio.Writer
+	enc *json.Encoder
+	err error
+}
+
+// Create makes the run directory dir (its parent must exist or be
+// creatable) and opens its timeline for writing.
+func Create(dir string) (*Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, TimelineFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create timeline: %w", err)
+	}
+	w := &Writer{dir: dir, f: f, buf: bufio.NewWriterSize(f, 64<<10)}
+	w.enc = json.NewEncoder(w.buf)
+	w.enc.SetEscapeHTML(false)
+	return w, nil
+}
+
+// Dir is the run directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// Add appends one record to the timeline.
+func (w *Writer) Add(r Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.enc.Encode(r)
+	}
+}
+
+// Flush writes buffered records to the file.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.buf.Flush()
+	}
+	return w.err
+}
+
+// Close flushes and closes the timeline; the first write error, if any,
+// is returned.
+func (w *Writer) Close() error {
+	ferr := w.Flush()
+	cerr := w.f.Close()
+	if ferr != nil {
+		return fmt.Errorf("write timeline: %w", ferr)
+	}
+	return cerr
+}
+
+// WriteJSON writes v as indented JSON to name in the run directory,
+// through a temporary file so a reader never sees half of it.
+func WriteJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	return WriteFile(dir, name, append(b, '\n'))
+}
+
+// WriteFile writes data to name in dir atomically (temp file + rename).
+func WriteFile(dir, name string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// Run is a run directory read back: what reports, rules and compare use.
+type Run struct {
+	Dir       string
+	Manifest  Manifest
+	Summary   *Summary // nil if the run never finished
+	Intervals []Interval
+	Samples   []Sample
+	Marks     []Mark
+}
+
+// ErrNotRun says a directory is not a firedrill run directory.
+var ErrNotRun = errors.New("not a firedrill run directory")
+
+// Open reads the run directory dir. A timeline cut short by a killed run
+// (a partial last line) is read up to its last whole record.
+func Open(dir string) (*Run, error) {
+	r := &Run{Dir: dir}
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w (no %s)", dir, ErrNotRun, ManifestFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	if err := json.Unmarshal(b, &r.Manifest); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	if !compatible(r.Manifest.Format) {
+		return nil, fmt.Errorf("%s: run format %q is not readable by this firedrill (reads %s)",
+			dir, r.Manifest.Format, Format)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err == nil {
+		r.Summary = new(Summary)
+		if err := json.Unmarshal(b, r.Summary); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SummaryFile), err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	f, err := os.Open(filepath.Join(dir, TimelineFile))
+	if err != nil {
+		return nil, fmt.Errorf("read timeline: %w", err)
+	}
+	defer f.Close()
+	if err := r.readTimeline(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, TimelineFile), err)
+	}
+	return r, nil
+}
+
+func compatible(format string) bool {
+	return format == Format || strings.HasPrefix(format, Format+".")
+}
+
+func (r *Run) readTimeline(f io.Reader) error {
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	var pendingErr error
+	for sc.Scan() {
+		line++
+		if pendingErr != nil { // a bad line followed by more: real corruption
+			return pendingErr
+		}
+		var rec Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			pendingErr = fmt.Errorf("line %d: %w", line, err)
+			continue
+		}
+		switch {
+		case rec.Interval != nil:
+			r.Intervals = append(r.Intervals, *rec.Interval)
+		case rec.Sample != nil:
+			r.Samples = append(r.Samples, *rec.Sample)
+		case rec.Mark != nil:
+			r.Marks = append(r.Marks, *rec.Mark)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	sort.SliceStable(r.Intervals, func(i, j int) bool { return r.Intervals[i].End < r.Intervals[j].End })
+	sort.SliceStable(r.Samples, func(i, j int) bool { return r.Samples[i].T < r.Samples[j].T })
+	sort.SliceStable(r.Marks, func(i, j int) bool { return r.Marks[i].T < r.Marks[j].T })
+	return nil // a bad last line is a run killed mid-write
+}
+
+// WorkloadIntervals returns the intervals of one workload in time order.
+func (r *Run) WorkloadIntervals(workload string) []Interval {
+	var out []Interval
+	for _, iv := range r.Intervals {
+		if iv.Workload == workload {
+			out = append(out, iv)
+		}
+	}
+	return out
+}
+
+// Point is one value of a series at a time.
+type Point struct {
+	T, V float64
+}
+
+// Series returns the values named key of the samples of source, in time
+// order; ticks where the sampler failed or had no such value are absent.
+func (r *Run) Series(source, key string) []Point {
+	var out []Point
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		if s.Source != source {
+			continue
+		}
+		if v, ok := s.Values[key]; ok {
+			out = append(out, Point{s.T, v})
+		}
+	}
+	return out
+}
+
+// SourceSamples returns the samples of one source in time order.
+func (r *Run) SourceSamples(source string) []Sample {
+	var out []Sample
+	for _, s := range r.Samples {
+		if s.Source == source {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Keys lists the value names a source ever reported, sorted.
+func (r *Run) Keys(source string) []string {
+	seen := map[string]bool{}
+	for _, s := range r.Samples {
+		if s.Source == source {
+			for k := range s.Values {
+				seen[k] = true
+			}
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

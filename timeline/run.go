@@ -1,0 +1,280 @@
+package timeline
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Format is the version of the run directory format written by this code.
+// Readers accept every version with the same major part ("firedrill.run/1.x").
+const Format = "firedrill.run/v1"
+
+// The files of a run directory. Everything a report, a rule or compare
+// needs is in these files; nothing else is read.
+const (
+	ManifestFile = "run.json"       // Manifest: what ran, where, when, how it ended
+	ScenarioFile = "scenario.yaml"  // the scenario as run (scripts under scripts/)
+	TimelineFile = "timeline.jsonl" // Records, one JSON object per line, in time order per source
+	SummaryFile  = "summary.json"   // Summary: whole-run totals per workload, script and command
+	FindingsFile = "findings.json"  // the diagnosis's findings (written by diagnose)
+	ReportFile   = "report.html"    // the self-contained HTML report
+	ScriptsDir   = "scripts"        // copies of the workload scripts as run
+)
+
+// Manifest describes a run: run.json.
+type Manifest struct {
+	Format   string    `json:"format"` // Format
+	Name     string    `json:"name"`   // the scenario's name
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended,omitzero"`
+	Status   string    `json:"status"`          // StatusRunning, StatusCompleted, StatusInterrupted, StatusFailed
+	Error    string    `json:"error,omitempty"` // why the run failed or was interrupted
+	Version  string    `json:"firedrill"`       // firedrill's version
+	Command  []string  `json:"command,omitempty"`
+	Interval float64   `json:"sample_interval_s"` // the tick: client intervals and samples
+	Target   Target    `json:"target"`
+	Host     Host      `json:"host"`
+	// Workloads and Events as planned, in scenario order.
+	Workloads []WorkloadInfo `json:"workloads"`
+	Events    []EventInfo    `json:"events,omitempty"`
+	// Settings is the server's configuration at the start (pg_settings:
+	// name → setting with its unit, e.g. "128MB", "on").
+	Settings map[string]string `json:"settings,omitempty"`
+	// Samplers names every sampler that ran, with what it needed and did
+	// not find ("pg_stat_statements is not installed") in Notes.
+	Samplers []SamplerInfo `json:"samplers,omitempty"`
+}
+
+// Run statuses.
+const (
+	StatusRunning     = "running"
+	StatusCompleted   = "completed"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// Target describes the database under test.
+type Target struct {
+	Kind          string `json:"kind"` // "postgres"
+	Embedded      bool   `json:"embedded"`
+	Address       string `json:"address"` // host:port or socket directory, never a password
+	Database      string `json:"database,omitempty"`
+	ServerVersion string `json:"server_version"` // e.g. "15.18"
+	VersionNum    int    `json:"server_version_num"`
+	DataDir       string `json:"data_dir,omitempty"` // embedded only
+}
+
+// Host describes the machine firedrill ran on.
+type Host struct {
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	CPUs     int    `json:"cpus"`
+	MemBytes int64  `json:"mem_bytes,omitempty"`
+	Kernel   string `json:"kernel,omitempty"`
+}
+
+// WorkloadInfo is a workload as planned.
+type WorkloadInfo struct {
+	Name    string       `json:"name"`
+	Scripts []ScriptInfo `json:"scripts"`
+	Clients int          `json:"clients,omitempty"` // closed model; the largest stage target with stages
+	Rate    float64      `json:"rate,omitempty"`    // open model, transactions/s; the largest stage target
+	Pool    int          `json:"pool,omitempty"`    // connections shared by the clients; 0 = one each
+	Start   float64      `json:"start_s"`
+	Stop    float64      `json:"stop_s"`
+	Mode    string       `json:"mode"` // simple, extended, prepared
+}
+
+// ScriptInfo is one script of a workload.
+type ScriptInfo struct {
+	Name     string   `json:"name"`
+	Weight   int      `json:"weight"`
+	File     string   `json:"file,omitempty"` // under ScriptsDir
+	Commands []string `json:"commands"`       // each command's text, as pgbench -r prints them
+}
+
+// EventInfo is an event as planned.
+type EventInfo struct {
+	Name     string  `json:"name"`
+	Kind     string  `json:"kind"`
+	At       float64 `json:"at_s"`
+	Duration float64 `json:"duration_s,omitempty"`
+}
+
+// SamplerInfo names a sampler and what it could not do on this server.
+type SamplerInfo struct {
+	Name  string `json:"name"`
+	Notes string `json:"notes,omitempty"`
+}
+
+// Record is one line of timeline.jsonl: exactly one field is set.
+type Record struct {
+	Interval *Interval `json:"interval,omitempty"`
+	Sample   *Sample   `json:"sample,omitempty"`
+	Mark     *Mark     `json:"mark,omitempty"`
+}
+
+// Interval is what one workload's clients measured over [Start, End).
+type Interval struct {
+	Workload string  `json:"w"`
+	Start    float64 `json:"t0"` // seconds since the run's start
+	End      float64 `json:"t1"`
+	Clients  int     `json:"clients"` // clients the shape wanted at the end of the interval
+	Rate     float64 `json:"rate,omitempty"`
+	// Transactions by outcome: every due transaction is exactly one of
+	// Count (succeeded), Failed or Skipped.
+	Count   int64 `json:"n"`
+	Failed  int64 `json:"failed,omitempty"`
+	Skipped int64 `json:"skipped,omitempty"`
+	Late    int64 `json:"late,omitempty"`
+	Retried int64 `json:"retried,omitempty"`
+	Retries int64 `json:"retries,omitempty"`
+	// Errors counts failed tries by SQLSTATE (PoolTimeoutCode for a
+	// connection the pool could not give in time, "08006" and the like
+	// for lost connections).
+	Errors map[string]int64 `json:"errors,omitempty"`
+	// Latency of successful transactions (µs), from the scheduled start
+	// under a rate; LatencyPct is its summary for readers without HDR.
+	Latency    *Histogram  `json:"lat"`
+	LatencyPct Percentiles `json:"pct"`
+	LagMaxUS   int64       `json:"lag_max_us,omitempty"`
+	LagMeanUS  float64     `json:"lag_mean_us,omitempty"`
+	// PoolWait is the time transactions waited for a pooled connection (µs).
+	PoolWait    *Histogram  `json:"pool_wait,omitempty"`
+	PoolWaitPct Percentiles `json:"pool_pct,omitzero"`
+}
+
+// PoolTimeoutCode is the error code of a transaction that failed because
+// the pool had no connection for it within the pool timeout.
+const PoolTimeoutCode = "pool-timeout"
+
+// TPS is the interval's rate of successful transactions per second.
+func (iv *Interval) TPS() float64 {
+	if iv.End <= iv.Start {
+		return 0
+	}
+	return float64(iv.Count) / (iv.End - iv.Start)
+}
+
+// Sample is what one sampler read at one moment. Values holds the
+// numeric series (names are the sampler's, documented in its file; counters
+// are turned into per-second rates or per-interval deltas by the sampler);
+// Detail holds what is not a number (who holds the xmin horizon, blocking
+// pairs, top statements).
+type Sample struct {
+	Source   string             `json:"s"`
+	T        float64            `json:"t"` // seconds since the run's start
+	Values   map[string]float64 `json:"v,omitempty"`
+	Detail   json.RawMessage    `json:"d,omitempty"`
+	Error    string             `json:"err,omitempty"` // the sampler failed this tick
+	Duration float64            `json:"ms,omitempty"`  // how long the read took
+}
+
+// Mark is an event's moment on the timeline: its start, or its end with
+// the outcome.
+type Mark struct {
+	T       float64        `json:"t"`
+	Event   string         `json:"event"` // the event's name
+	Kind    string         `json:"kind"`  // hold_transaction, sql, settings …
+	Phase   string         `json:"phase"` // PhaseStart or PhaseEnd
+	Outcome string         `json:"outcome,omitempty"`
+	Error   string         `json:"error,omitempty"`
+	Detail  map[string]any `json:"d,omitempty"` // e.g. the holder's pid and xid
+}
+
+// Mark phases.
+const (
+	PhaseStart = "start"
+	PhaseEnd   = "end"
+)
+
+// Summary is the whole run's totals: summary.json.
+type Summary struct {
+	Duration  float64           `json:"duration_s"`
+	Workloads []WorkloadSummary `json:"workloads"`
+}
+
+// WorkloadSummary is one workload's totals.
+type WorkloadSummary struct {
+	Name       string           `json:"name"`
+	Duration   float64          `json:"duration_s"` // time the workload ran
+	Count      int64            `json:"n"`
+	Failed     int64            `json:"failed"`
+	Skipped    int64            `json:"skipped"`
+	Late       int64            `json:"late"`
+	Retried    int64            `json:"retried"`
+	Retries    int64            `json:"retries"`
+	TPS        float64          `json:"tps"`
+	Latency    *Histogram       `json:"lat"`
+	LatencyPct Percentiles      `json:"pct"`
+	PoolWait   *Histogram       `json:"pool_wait,omitempty"`
+	PoolPct    Percentiles      `json:"pool_pct,omitzero"`
+	Scripts    []ScriptSummary  `json:"scripts"`
+	Errors     []ErrorSummary   `json:"errors,omitempty"`
+	Aborted    int              `json:"aborted_clients,omitempty"`
+	Extra      map[string]int64 `json:"extra,omitempty"`
+}
+
+// ScriptSummary is one script's totals with its commands'.
+type ScriptSummary struct {
+	Name       string           `json:"name"`
+	Count      int64            `json:"n"`
+	Failed     int64            `json:"failed"`
+	Latency    *Histogram       `json:"lat"`
+	LatencyPct Percentiles      `json:"pct"`
+	Commands   []CommandSummary `json:"commands"`
+}
+
+// CommandSummary is one script command's latency and failures.
+type CommandSummary struct {
+	Line       int         `json:"line"`
+	Text       string      `json:"text"`
+	Count      int64       `json:"n"`
+	MeanUS     float64     `json:"mean_us"`
+	LatencyPct Percentiles `json:"pct"`
+	Failures   int64       `json:"failures,omitempty"`
+	Retries    int64       `json:"retries,omitempty"`
+}
+
+// ErrorSummary counts one kind of error of a workload.
+type ErrorSummary struct {
+	Code    string  `json:"code"` // SQLSTATE or PoolTimeoutCode
+	Message string  `json:"message"`
+	Detail  string  `json:"detail,omitempty"` // e.g. the deadlock's processes and relations
+	Count   int64   `json:"count"`
+	First   float64 `json:"first_s"` // seconds since the run's start
+	Last    float64 `json:"last_s"`
+}
+
+// MarshalJSON writes percentiles in milliseconds under short names, the
+// unit people read; the µs fields stay the in-memory truth.
+func (p Percentiles) MarshalJSON() ([]byte, error) {
+	return json.Marshal(percentilesJSON{
+		P50: usToMS(p.P50), P90: usToMS(p.P90), P95: usToMS(p.P95),
+		P99: usToMS(p.P99), P999: usToMS(p.P999), Max: usToMS(p.Max),
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (p *Percentiles) UnmarshalJSON(data []byte) error {
+	var j percentilesJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*p = Percentiles{P50: msToUS(j.P50), P90: msToUS(j.P90), P95: msToUS(j.P95),
+		P99: msToUS(j.P99), P999: msToUS(j.P999), Max: msToUS(j.Max)}
+	return nil
+}
+
+type percentilesJSON struct {
+	P50  float64 `json:"p50_ms"`
+	P90  float64 `json:"p90_ms"`
+	P95  float64 `json:"p95_ms"`
+	P99  float64 `json:"p99_ms"`
+	P999 float64 `json:"p999_ms"`
+	Max  float64 `json:"max_ms"`
+}
+
+func usToMS(us int64) float64 { return float64(us) / 1000 }
+func msToUS(ms float64) int64 { return int64(ms*1000 + 0.5) }

@@ -1,0 +1,50 @@
+// Package diagnose reads a run's timeline and says what went wrong: rules
+// (one file each, registered) turn the timeline into findings with
+// evidence, mechanism and remedy.
+package diagnose
+
+// Severities of a finding, least to most severe.
+const (
+	Info     = "info"
+	Warning  = "warning"
+	Critical = "critical"
+)
+
+// Finding is what a rule concluded from a run: findings.json holds a list.
+type Finding struct {
+	Rule     string  `json:"rule"`
+	Severity string  `json:"severity"`
+	Start    float64 `json:"t0"` // the window, seconds since the run's start
+	End      float64 `json:"t1"`
+	Workload string  `json:"workload,omitempty"` // the workload it concerns, if one
+	// Headline is one line a person understands at 3 am.
+	Headline string `json:"headline"`
+	// Evidence is the series and values that prove it, with timestamps.
+	Evidence []Evidence `json:"evidence"`
+	// Mechanism explains why, in two or three sentences.
+	Mechanism string `json:"mechanism"`
+	// Remedy is concrete: the setting, the SQL, the code pattern.
+	Remedy     string   `json:"remedy"`
+	References []string `json:"references,omitempty"`
+}
+
+// Evidence is one observation backing a finding.
+type Evidence struct {
+	// Series names where the value comes from: "source:key" for a sampled
+	// series (e.g. "pg_stat_slru:MultiXactMember.hit_rate"),
+	// "workload:NAME.tps" for client metrics, "event:NAME" for a mark,
+	// "script:FILE:LINE" for a static check.
+	Series string  `json:"series"`
+	T      float64 `json:"t,omitempty"`
+	Value  float64 `json:"value,omitempty"`
+	Text   string  `json:"text"` // the observation in words, with its unit
+}
+
+// Findings is the content of findings.json.
+type Findings struct {
+	Format   string    `json:"format"` // FindingsFormat
+	Findings []Finding `json:"findings"`
+}
+
+// FindingsFormat versions findings.json.
+const FindingsFormat = "firedrill.findings/v1"

@@ -1,0 +1,145 @@
+// Package scenario is the scenario file: its schema, strict decoding
+// (unknown keys are errors) and validation that reports every problem at
+// once, each with file:line:col.
+package scenario
+
+import "time"
+
+// Scenario is a decoded scenario file.
+type Scenario struct {
+	Name        string
+	Description string
+	// File is the path the scenario was read from; relative script and SQL
+	// files are resolved against its directory.
+	File           string
+	Target         Target
+	Setup          Setup
+	SampleInterval time.Duration // default 1 s, at least 100 ms
+	Duration       time.Duration // the run's length; default: the latest workload stop / event end
+	Workloads      []Workload
+	Events         []Event
+	Thresholds     []Threshold
+}
+
+// Pos is a position in the scenario file, 1-based.
+type Pos struct{ Line, Col int }
+
+// Target is the database under test: the embedded throwaway server unless
+// DSN is set.
+type Target struct {
+	Pos      Pos
+	DSN      string            // a connection string or URL; empty = embedded
+	Settings map[string]string // embedded only: server settings
+}
+
+// Embedded reports whether firedrill starts the server itself.
+func (t Target) Embedded() bool { return t.DSN == "" }
+
+// Setup runs once, before any workload starts.
+type Setup struct {
+	Pos Pos
+	// PgbenchScale, when > 0, initializes pgbench's tables at that scale.
+	PgbenchScale int
+	SQL          []SQLSource
+	// Schema confines setup and workloads on a non-embedded target (it is
+	// created and put first on search_path); default "firedrill". "public"
+	// opts out.
+	Schema string
+}
+
+// SQLSource is SQL read from a file or given inline.
+type SQLSource struct {
+	Pos    Pos
+	File   string // resolved against the scenario's directory
+	Inline string
+}
+
+// Workload is a named stream of transactions with a load shape.
+type Workload struct {
+	Pos     Pos
+	Name    string
+	Scripts []ScriptSource
+	// Shape: Clients (closed model) or Rate (open model), or Stages.
+	Clients int
+	Rate    float64 // transactions/s over all clients; needs Clients as the client count (default 1 per 100/s, at least 8)
+	Stages  []Stage
+	Start   time.Duration // offset from the run's start
+	Stop    time.Duration // offset; 0 = the end of the run
+	Mode    string        // simple (default), extended, prepared
+	Seed    *uint64
+	// Pool, when > 0, makes the clients share that many connections, as an
+	// application pool does; PoolTimeout fails a transaction that waited
+	// longer (HikariCP's connectionTimeout, default 30 s).
+	Pool         int
+	PoolTimeout  time.Duration
+	MaxTries     int           // retries of serialization/deadlock failures; default 1 (none)
+	LatencyLimit time.Duration // counts late transactions (and skips under a rate)
+	Defines      map[string]string
+	Scale        int // the :scale variable; default: setup's pgbench scale, or 1
+	// Settings are session settings (SET name = value) on every connection,
+	// e.g. statement_timeout.
+	Settings map[string]string
+}
+
+// ScriptSource is one weighted script of a workload.
+type ScriptSource struct {
+	Pos     Pos
+	Name    string // default: the file's base name, the builtin's name, or "inline-N"
+	File    string
+	Builtin string // tpcb-like, simple-update, select-only (prefixes allowed, as pgbench)
+	Inline  string
+	Weight  int // default 1
+}
+
+// Stage is one step of a ramp: over Duration, move linearly to Clients or
+// Rate (k6's stages).
+type Stage struct {
+	Pos      Pos
+	Duration time.Duration
+	Clients  *int
+	Rate     *float64
+}
+
+// Event is something done at a moment of the run.
+type Event struct {
+	Pos      Pos
+	Name     string // default: kind-N
+	Kind     string // one of EventKinds
+	At       time.Duration
+	Duration time.Duration // hold_transaction, disk_pressure: how long
+	// hold_transaction: Isolation ("read committed" default, "repeatable
+	// read" takes a snapshot), XID takes a transaction id (SELECT
+	// txid_current()), SQL runs statements inside the transaction first.
+	Isolation string
+	XID       bool
+	// sql: statements run one by one in their own session (outside a
+	// transaction, so CREATE INDEX CONCURRENTLY works).
+	SQL []string
+	// settings: ALTER SYSTEM SET each, then reload, or restart (embedded only).
+	Settings map[string]string
+	Restart  bool
+	// terminate: the backends of a workload (by application_name) or a pid.
+	Workload string
+	PID      int
+	// disk_pressure: write and fsync Size bytes at Rate bytes/s (0 = as
+	// fast as the disk goes) into a file under Path (default: the embedded
+	// server's data directory's filesystem), removed afterwards.
+	Size int64
+	Rate int64
+	Path string
+	// shell: a command for sh -c (only with --allow-shell).
+	Command string
+}
+
+// EventKinds are the kinds of event a scenario may use.
+var EventKinds = []string{"hold_transaction", "sql", "settings", "terminate", "disk_pressure", "shell"}
+
+// Threshold is a pass/fail condition on a metric of the run (issue: reports).
+type Threshold struct {
+	Pos    Pos
+	Metric string // e.g. "oltp.p99", "oltp.error_rate", "db.deadlocks", "finding.deadlock"
+	Op     string // <, <=, >, >=, ==, !=
+	Value  float64
+	Unit   string // as written: ms, s, %, or empty
+	Text   string // the condition as written, for messages
+}

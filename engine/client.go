@@ -29,6 +29,8 @@ type client struct {
 	timer  *time.Timer
 	cmdLat []cmdTime // per-command latencies of the current try
 	shell  []byte
+	slot   *poolSlot // the pooled connection borrowed for this transaction
+	codes  []string  // reused for txOutcome.codes
 
 	// interrupted is set once the supervisor cancels the client's command
 	// in flight: the error that follows is the run's doing, not the
@@ -47,7 +49,9 @@ type txOutcome struct {
 	failure   FailureKind // 0 = success
 	failedCmd int
 	tries     int
-	retryCmds []int // command index of each retry's error
+	retryCmds []int    // command index of each retry's error
+	codes     []string // with ContinueOnError: the code of each failed try
+	poolWait  int64    // µs waited for a pooled connection; -1 = no pool
 }
 
 func newClient(r *run, id int) *client {
@@ -93,6 +97,24 @@ func (c *client) loop(ctx context.Context) {
 		}
 		if cfg.Transactions > 0 && c.cnt >= int64(cfg.Transactions) {
 			return
+		}
+		if c.id >= int(r.active.Load()) { // a stage wants fewer clients now
+			if c.conn != nil && r.pool == nil {
+				c.dropConn()
+			}
+			if !c.sleep(ctx, 20*time.Millisecond) {
+				return
+			}
+			continue
+		}
+		if c.conn == nil && r.pool == nil && !cfg.Connect {
+			// Not connected yet (a ramp added it) or the connection broke.
+			if !c.connectLate(ctx) {
+				if ctx.Err() != nil || !cfg.ContinueOnError {
+					return
+				}
+				continue
+			}
 		}
 		now := r.nowUS()
 		scheduled := now
@@ -170,6 +192,37 @@ func (c *client) reconnect(ctx context.Context) bool {
 	return true
 }
 
+// connectLate connects a client that had no connection. With
+// ContinueOnError a refused connection is counted and retried after a
+// pause instead of aborting the client.
+func (c *client) connectLate(ctx context.Context) bool {
+	conn, err := c.r.target.Connect(ctx, c.id)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		if !c.r.cfg.ContinueOnError {
+			c.r.printf("client %d aborted while establishing connection: %v\n", c.id, err)
+			c.r.aborted.Add(1)
+			return false
+		}
+		code := c.r.noteError(err)
+		sh := c.shard
+		sh.mu.Lock()
+		if sh.cur.Errors == nil {
+			sh.cur.Errors = make(map[string]int64)
+		}
+		sh.cur.Errors[code]++
+		sh.mu.Unlock()
+		c.sleep(ctx, 200*time.Millisecond)
+		return false
+	}
+	c.connMu.Lock()
+	c.conn = conn
+	c.connMu.Unlock()
+	return true
+}
+
 func (c *client) dropConn() {
 	c.connMu.Lock()
 	conn := c.conn
@@ -203,9 +256,21 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 	si := c.chooseScript()
 	sc := cfg.Scripts[si]
 	begin := r.nowUS()
-	out := txOutcome{script: si, tries: 1}
+	out := txOutcome{script: si, tries: 1, poolWait: -1, codes: c.codes[:0]}
+	if r.pool != nil {
+		ok, done := c.borrow(ctx, &out)
+		if !ok {
+			return false
+		}
+		if done { // timed out waiting: the transaction failed
+			c.record(&out, scheduled, begin, r.nowUS())
+			c.codes = out.codes
+			return true
+		}
+	}
 	saved := *c.env.Rand // a retry replays the same random values
 	c.env.Script = si
+	broken := false
 	for {
 		c.cmdLat = c.cmdLat[:0]
 		failedCmd, err := c.runScript(ctx, sc)
@@ -218,18 +283,34 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 			// Other errors still count after the end of -T, as in
 			// pgbench: failures are not retried (canRetry), others abort.
 			_ = c.conn.Reset(context.Background())
+			c.giveBack(false)
 			return false
 		}
 		var f *Failure
 		if !errors.As(err, &f) {
-			c.abort(si, failedCmd, err)
-			return false
+			if !cfg.ContinueOnError {
+				c.abort(si, failedCmd, err)
+				c.giveBack(false)
+				return false
+			}
+			f = &Failure{Kind: Other, Err: err}
+		}
+		if cfg.ContinueOnError {
+			out.codes = append(out.codes, r.noteError(err))
 		}
 		if rerr := c.conn.Reset(context.Background()); rerr != nil {
-			c.abort(si, failedCmd, fmt.Errorf("%v; then rollback failed: %w", err, rerr))
-			return false
+			if !cfg.ContinueOnError {
+				c.abort(si, failedCmd, fmt.Errorf("%v; then rollback failed: %w", err, rerr))
+				c.giveBack(false)
+				return false
+			}
+			// The connection is gone (terminated, server restarted): the
+			// transaction fails and the client reconnects.
+			broken = true
+			out.failure, out.failedCmd = f.Kind, failedCmd
+			break
 		}
-		if c.canRetry(out.tries, scheduled) {
+		if f.Kind != Other && c.canRetry(out.tries, scheduled) {
 			out.tries++
 			out.retryCmds = append(out.retryCmds, failedCmd)
 			*c.env.Rand = saved
@@ -240,8 +321,64 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 		break
 	}
 	end := r.nowUS()
+	if broken && r.pool == nil {
+		c.dropConn()
+	}
+	c.giveBack(broken)
 	c.record(&out, scheduled, begin, end)
+	c.codes = out.codes
 	return true
+}
+
+// borrow takes a pooled connection for the transaction, connecting the
+// slot if its connection broke earlier. ok is false if the client must
+// stop; done is true if the transaction already failed (pool timeout, or
+// the slot could not reconnect).
+func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
+	r := c.r
+	t0 := r.nowUS()
+	slot, err := r.pool.acquire(ctx, r.cfg.PoolTimeout, &c.timer)
+	out.poolWait = r.nowUS() - t0
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, false
+		}
+		out.failure, out.failedCmd = Other, -1
+		out.codes = append(out.codes, r.noteError(&DBError{Code: CodePoolTimeout, Err: fmt.Errorf(
+			"%w after %v (pool of %d)", err, r.cfg.PoolTimeout, r.cfg.Pool)}))
+		return true, true
+	}
+	if slot.conn == nil {
+		conn, err := r.target.Connect(ctx, c.id)
+		if err != nil {
+			r.pool.release(slot, false)
+			if ctx.Err() != nil {
+				return false, false
+			}
+			out.failure, out.failedCmd = Other, -1
+			out.codes = append(out.codes, r.noteError(err))
+			return true, true
+		}
+		r.pool.setConn(slot, conn)
+	}
+	c.slot = slot
+	c.connMu.Lock()
+	c.conn = slot.conn
+	c.connMu.Unlock()
+	return true, false
+}
+
+// giveBack returns a borrowed pooled connection; without a pool it does
+// nothing.
+func (c *client) giveBack(broken bool) {
+	if c.slot == nil {
+		return
+	}
+	c.connMu.Lock()
+	c.conn = nil
+	c.connMu.Unlock()
+	c.r.pool.release(c.slot, broken)
+	c.slot = nil
 }
 
 func (c *client) canRetry(tries int, scheduled int64) bool {
@@ -458,6 +595,8 @@ func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 			st.SerializationFailures++
 		case Deadlock:
 			st.DeadlockFailures++
+		case Other:
+			st.OtherFailures++
 		default:
 			st.Count++
 			st.Latency.Add(float64(latency))
@@ -472,8 +611,19 @@ func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 	if out.failure == 0 {
 		iv.Hist.Record(latency)
 		ss.Hist.Record(latency)
-	} else {
+	} else if out.failedCmd >= 0 {
 		ss.Commands[out.failedCmd].Failures++
+	}
+	if out.poolWait >= 0 {
+		iv.PoolWait.Record(out.poolWait)
+	}
+	if len(out.codes) > 0 {
+		if iv.Errors == nil {
+			iv.Errors = make(map[string]int64)
+		}
+		for _, code := range out.codes {
+			iv.Errors[code]++
+		}
 	}
 	for _, rc := range out.retryCmds {
 		ss.Commands[rc].Retries++

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"sync"
+
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // collector gathers what clients measure without making them contend:
@@ -12,6 +14,7 @@ type collector struct {
 	shards     []shard
 	scripts    []int // number of commands per script
 	perCommand bool
+	poolWait   bool
 }
 
 type shard struct {
@@ -32,8 +35,11 @@ func newCollector(nShards int, scripts []int, perCommand bool) *collector {
 func (c *collector) shardFor(clientID int) *shard { return &c.shards[clientID%len(c.shards)] }
 
 // drain moves everything recorded so far into into, leaving the shards empty.
-// spare is a scratch interval swapped in for each shard.
-func (c *collector) drain(into, spare *Interval) {
+// spare is a scratch interval swapped in for the first shard; each shard's
+// old interval, emptied, becomes the next one's, and the last is returned:
+// the caller's spare for the next drain (reusing the one passed in would
+// put one interval in two shards).
+func (c *collector) drain(into, spare *Interval) *Interval {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
@@ -43,5 +49,23 @@ func (c *collector) drain(into, spare *Interval) {
 		into.Merge(full)
 		full.reset()
 		spare = full
+	}
+	return spare
+}
+
+// newInterval returns an empty interval shaped like the shards'.
+func (c *collector) newInterval() *Interval {
+	iv := newInterval(c.scripts, c.perCommand)
+	if c.poolWait {
+		iv.PoolWait = timeline.NewHistogram()
+	}
+	return iv
+}
+
+// withPoolWait makes every interval record pool waits.
+func (c *collector) withPoolWait() {
+	c.poolWait = true
+	for i := range c.shards {
+		c.shards[i].cur.PoolWait = timeline.NewHistogram()
 	}
 }

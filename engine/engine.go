@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -49,7 +50,38 @@ type FailureKind uint8
 const (
 	Serialization FailureKind = iota + 1 // SQLSTATE 40001
 	Deadlock                             // SQLSTATE 40P01
+	// Other is any other error, or a pool timeout: it fails the
+	// transaction (never retried) only with Config.ContinueOnError;
+	// otherwise such errors abort the client, as in pgbench.
+	Other
 )
+
+// Error codes the engine gives errors that carry no SQLSTATE.
+const (
+	CodePoolTimeout = "pool-timeout" // no pooled connection within the pool timeout
+	CodeConnection  = "08006"        // the connection was lost or could not be opened
+	CodeClient      = "client"       // an error of the client itself (script evaluation, \shell)
+)
+
+// DBError is an error the database reported, with its code (SQLSTATE)
+// and detail, for error accounting. Targets wrap their errors in it.
+type DBError struct {
+	Code   string
+	Detail string // the server's DETAIL, e.g. the processes of a deadlock
+	Err    error
+}
+
+func (e *DBError) Error() string { return e.Err.Error() }
+func (e *DBError) Unwrap() error { return e.Err }
+
+// ErrorInfo describes one kind of error seen during a run.
+type ErrorInfo struct {
+	Code        string
+	Message     string // the first occurrence's message
+	Detail      string // and its detail
+	Count       int64
+	First, Last time.Duration // since the run's start
+}
 
 // Failure is an error that fails the transaction but not the client.
 type Failure struct {
@@ -91,10 +123,33 @@ type Config struct {
 	// StopGrace is how long in-flight transactions may run after the
 	// run was interrupted before they are cancelled (default 1 s).
 	StopGrace time.Duration
+
+	// What scenarios add; the zero values keep pgbench's behaviour.
+
+	// Ticks, if set, replaces the Progress ticker: each value received
+	// closes an interval, so several runs and the samplers share one clock.
+	Ticks <-chan time.Time
+	// Shape, if set, is the number of active clients and the rate wanted
+	// at a moment since the start (stages, ramps). Clients is then the
+	// largest number of clients; Rate only says the run is open-model.
+	Shape func(elapsed time.Duration) (clients int, rate float64)
+	// Pool > 0 makes the clients share that many connections, as an
+	// application's pool does. A transaction waits for a connection at
+	// most PoolTimeout (default 30 s), then fails with CodePoolTimeout.
+	Pool        int
+	PoolTimeout time.Duration
+	// ContinueOnError makes an error that pgbench aborts a client for
+	// fail only the transaction: the client rolls back (reconnecting if
+	// the connection is gone) and goes on. Every failed try is counted
+	// by code in Interval.Errors and described in Result.Errors.
+	ContinueOnError bool
 }
 
 // Progress is one progress report: the interval just ended.
 type Progress struct {
+	Time     time.Time     // when the interval ended
+	Clients  int           // active clients wanted at its end (with a Shape)
+	Rate     float64       // the rate wanted at its end (with a Shape)
 	Elapsed  time.Duration // since the benchmark started
 	Span     time.Duration // length of the interval
 	Interval *Interval     // valid only during the OnProgress call
@@ -107,7 +162,8 @@ type Result struct {
 	Connections   int64         // connections opened (for -C's average)
 	Totals        *Interval
 	AbortedClient int
-	Interrupted   bool // stopped early by the caller's context
+	Interrupted   bool        // stopped early by the caller's context
+	Errors        []ErrorInfo // with ContinueOnError, by first occurrence
 }
 
 // ErrAborted reports that some clients were aborted by errors; the results
@@ -128,6 +184,14 @@ type run struct {
 	connTime  atomic.Int64 // µs, with -C
 	stderrMu  sync.Mutex
 	totalW    int
+
+	pool   *connPool    // nil: every client owns its connection
+	active atomic.Int32 // clients the Shape wants now
+	rateAt atomic.Uint64
+
+	errMu  sync.Mutex
+	errs   map[string]*ErrorInfo
+	errSeq []string
 }
 
 func (r *run) nowUS() int64 { return int64(time.Since(r.start) / time.Microsecond) }
@@ -175,6 +239,19 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		nShards = cfg.Clients
 	}
 	r := &run{cfg: &cfg, target: target, col: newCollector(nShards, counts, cfg.PerCommand), totalW: totalW}
+	r.active.Store(int32(cfg.Clients))
+	if cfg.Shape != nil {
+		n, rate := cfg.Shape(0)
+		r.active.Store(int32(min(n, cfg.Clients)))
+		r.rateAt.Store(math.Float64bits(rate))
+	}
+	if cfg.Pool > 0 {
+		if cfg.PoolTimeout == 0 {
+			cfg.PoolTimeout = 30 * time.Second
+		}
+		r.pool = newConnPool(cfg.Pool, target)
+		r.col.withPoolWait()
+	}
 
 	// Open every client's session first, as pgbench does, so that the
 	// benchmark clock measures only transactions.
@@ -191,9 +268,15 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	if cfg.Rate > 0 {
 		r.pacer = newPoissonPacer(cfg.Rate, cfg.RandomSeed)
+		if cfg.Shape != nil {
+			r.pacer.rateAt = func(us float64) float64 {
+				_, rate := cfg.Shape(time.Duration(us) * time.Microsecond)
+				return rate
+			}
+		}
 	}
 
-	totals := newInterval(counts, cfg.PerCommand)
+	totals := r.col.newInterval()
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	var wg sync.WaitGroup
@@ -210,12 +293,15 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	interrupted := r.supervise(ctx, done, clients, totals, cancelRun)
 	elapsed := time.Since(r.start)
 
-	spare := newInterval(counts, cfg.PerCommand)
+	spare := r.col.newInterval()
 	r.col.drain(totals, spare)
 	for _, c := range clients {
-		if c.conn != nil {
+		if c.conn != nil && r.pool == nil {
 			_ = c.conn.Close()
 		}
+	}
+	if r.pool != nil {
+		r.pool.close()
 	}
 	res := &Result{
 		Elapsed:       elapsed,
@@ -224,6 +310,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		Totals:        totals,
 		AbortedClient: int(r.aborted.Load()),
 		Interrupted:   interrupted,
+		Errors:        r.errorInfos(),
 	}
 	if cfg.Connect {
 		res.ConnTime = time.Duration(r.connTime.Load()) * time.Microsecond
@@ -249,6 +336,10 @@ func (cfg *Config) validate() error {
 		return errors.New("an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)")
 	case cfg.Rate < 0:
 		return fmt.Errorf("invalid rate %v", cfg.Rate)
+	case cfg.Pool < 0:
+		return fmt.Errorf("invalid pool size %d", cfg.Pool)
+	case cfg.Pool > 0 && cfg.Connect:
+		return errors.New("a pool and a new connection per transaction (-C) exclude each other")
 	}
 	for _, s := range cfg.Scripts {
 		if len(s.Commands) == 0 {
@@ -274,10 +365,17 @@ func (r *run) connectAll(ctx context.Context, clients []*client) error {
 	var mu sync.Mutex
 	var first error
 	var wg sync.WaitGroup
+	if r.pool != nil {
+		for i := range clients {
+			clients[i] = newClient(r, i)
+		}
+		return r.pool.fill(ctx)
+	}
+	active := int(r.active.Load())
 	for i := range clients {
 		clients[i] = newClient(r, i)
-		if r.cfg.Connect {
-			continue
+		if r.cfg.Connect || i >= active {
+			continue // connects when it becomes active
 		}
 		wg.Add(1)
 		sem <- struct{}{}
@@ -314,12 +412,22 @@ func (r *run) connectAll(ctx context.Context, clients []*client) error {
 func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*client, totals *Interval, cancelRun context.CancelFunc) bool {
 	var tick <-chan time.Time
 	var progressIv, spare *Interval
-	if r.cfg.Progress > 0 && r.cfg.OnProgress != nil {
-		t := time.NewTicker(r.cfg.Progress)
+	if r.cfg.OnProgress != nil && (r.cfg.Progress > 0 || r.cfg.Ticks != nil) {
+		if r.cfg.Ticks != nil {
+			tick = r.cfg.Ticks
+		} else {
+			t := time.NewTicker(r.cfg.Progress)
+			defer t.Stop()
+			tick = t.C
+		}
+		progressIv = r.col.newInterval()
+		spare = r.col.newInterval()
+	}
+	var shapeTick <-chan time.Time
+	if r.cfg.Shape != nil {
+		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
-		tick = t.C
-		progressIv = newInterval(r.col.scripts, r.cfg.PerCommand)
-		spare = newInterval(r.col.scripts, r.cfg.PerCommand)
+		shapeTick = t.C
 	}
 	var endTimer <-chan time.Time
 	if r.cfg.Duration > 0 {
@@ -336,11 +444,20 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 		select {
 		case <-done:
 			return interrupted
+		case now := <-shapeTick:
+			n, rate := r.cfg.Shape(now.Sub(r.start))
+			r.active.Store(int32(min(n, r.cfg.Clients)))
+			r.rateAt.Store(math.Float64bits(rate))
 		case now := <-tick:
 			elapsed := now.Sub(r.start)
-			r.col.drain(progressIv, spare)
+			spare = r.col.drain(progressIv, spare)
 			progressIv.Start, progressIv.End = int64(lastTick/time.Microsecond), int64(elapsed/time.Microsecond)
-			r.cfg.OnProgress(&Progress{Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv})
+			p := &Progress{Time: now, Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv,
+				Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load())}
+			if r.cfg.Shape == nil {
+				p.Rate = r.cfg.Rate
+			}
+			r.cfg.OnProgress(p)
 			totals.Merge(progressIv)
 			progressIv.reset()
 			lastTick = elapsed
@@ -369,4 +486,39 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			graceTimer = time.After(3 * time.Second)
 		}
 	}
+}
+
+// noteError counts one failed try's error and returns its code.
+func (r *run) noteError(err error) string {
+	code, detail := CodeClient, ""
+	var dbe *DBError
+	if errors.As(err, &dbe) {
+		code, detail = dbe.Code, dbe.Detail
+	}
+	now := time.Since(r.start)
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	info := r.errs[code]
+	if info == nil {
+		if r.errs == nil {
+			r.errs = make(map[string]*ErrorInfo)
+		}
+		info = &ErrorInfo{Code: code, Message: err.Error(), Detail: detail, First: now}
+		r.errs[code] = info
+		r.errSeq = append(r.errSeq, code)
+	}
+	info.Count++
+	info.Last = now
+	return code
+}
+
+// errorInfos lists the errors seen, in order of first occurrence.
+func (r *run) errorInfos() []ErrorInfo {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	out := make([]ErrorInfo, 0, len(r.errSeq))
+	for _, code := range r.errSeq {
+		out = append(out, *r.errs[code])
+	}
+	return out
 }

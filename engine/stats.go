@@ -74,13 +74,16 @@ type Stats struct {
 	Retries               int64 // all retries
 	SerializationFailures int64 // failed after serialization errors
 	DeadlockFailures      int64 // failed after deadlock errors
+	OtherFailures         int64 // failed by other errors or a pool timeout (only with Config.ContinueOnError)
 	Late                  int64 // successful but above --latency-limit
 	Latency               Simple
 	Lag                   Simple // schedule lag under --rate
 }
 
 // Failures is the number of transactions that failed for good.
-func (s *Stats) Failures() int64 { return s.SerializationFailures + s.DeadlockFailures }
+func (s *Stats) Failures() int64 {
+	return s.SerializationFailures + s.DeadlockFailures + s.OtherFailures
+}
 
 // Total is the number of transactions that were due: done, failed or skipped.
 func (s *Stats) Total() int64 { return s.Count + s.Skipped + s.Failures() }
@@ -93,6 +96,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.Retries += o.Retries
 	s.SerializationFailures += o.SerializationFailures
 	s.DeadlockFailures += o.DeadlockFailures
+	s.OtherFailures += o.OtherFailures
 	s.Late += o.Late
 	s.Latency.Merge(&o.Latency)
 	s.Lag.Merge(&o.Lag)
@@ -129,6 +133,12 @@ type Interval struct {
 	Total      Stats
 	Hist       *timeline.Histogram
 	Scripts    []ScriptStats
+	// Errors counts failed tries by error code (SQLSTATE, or a Code*
+	// constant); nil until the first error.
+	Errors map[string]int64
+	// PoolWait records how long transactions waited for a pooled
+	// connection (µs); nil without a pool.
+	PoolWait *timeline.Histogram
 }
 
 func newInterval(scripts []int, perCommand bool) *Interval {
@@ -149,6 +159,18 @@ func newInterval(scripts []int, perCommand bool) *Interval {
 func (iv *Interval) Merge(o *Interval) {
 	iv.Total.Merge(&o.Total)
 	iv.Hist.Merge(o.Hist)
+	for code, n := range o.Errors {
+		if iv.Errors == nil {
+			iv.Errors = make(map[string]int64)
+		}
+		iv.Errors[code] += n
+	}
+	if o.PoolWait != nil {
+		if iv.PoolWait == nil {
+			iv.PoolWait = timeline.NewHistogram()
+		}
+		iv.PoolWait.Merge(o.PoolWait)
+	}
 	for i := range iv.Scripts {
 		s, os := &iv.Scripts[i], &o.Scripts[i]
 		s.Stats.Merge(&os.Stats)
@@ -163,6 +185,10 @@ func (iv *Interval) Merge(o *Interval) {
 func (iv *Interval) reset() {
 	iv.Total = Stats{}
 	iv.Hist.Reset()
+	clear(iv.Errors)
+	if iv.PoolWait != nil {
+		iv.PoolWait.Reset()
+	}
 	for i := range iv.Scripts {
 		s := &iv.Scripts[i]
 		s.Stats = Stats{}

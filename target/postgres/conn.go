@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"time"
 	"unsafe"
@@ -62,6 +64,10 @@ func NewTarget(connString string, mode QueryMode, appName string) (*Target, erro
 	return &Target{config: cfg, mode: mode}, nil
 }
 
+// SetParam sets a run-time parameter (a GUC such as statement_timeout or
+// search_path) on every session the target opens, in the startup packet.
+func (t *Target) SetParam(name, value string) { t.config.RuntimeParams[name] = value }
+
 // Addr names the server for error messages: host:port or socket path.
 func (t *Target) Addr() string {
 	return fmt.Sprintf("%s:%d", t.config.Host, t.config.Port)
@@ -83,7 +89,11 @@ func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 func (t *Target) Connect(ctx context.Context, clientID int) (engine.Conn, error) {
 	pg, err := t.ConnectRaw(ctx)
 	if err != nil {
-		return nil, err
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) { // e.g. 53300 too many clients
+			return nil, &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
+		}
+		return nil, &engine.DBError{Code: engine.CodeConnection, Err: err}
 	}
 	return &conn{pg: pg, mode: t.mode, prepared: make(map[*script.SQL]string)}, nil
 }
@@ -475,12 +485,25 @@ func classify(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
+		coded := &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
 		switch pgErr.Code {
 		case "40001":
-			return &engine.Failure{Kind: engine.Serialization, Err: err}
+			return &engine.Failure{Kind: engine.Serialization, Err: coded}
 		case "40P01":
-			return &engine.Failure{Kind: engine.Deadlock, Err: err}
+			return &engine.Failure{Kind: engine.Deadlock, Err: coded}
 		}
+		return coded
+	}
+	if isConnError(err) {
+		return &engine.DBError{Code: engine.CodeConnection, Err: err}
 	}
 	return err
+}
+
+// isConnError reports errors of a connection that is gone or never was.
+func isConnError(err error) bool {
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
 }

@@ -86,7 +86,7 @@ machine) and removes afterwards.`,
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.AddCommand(newPgbenchCmd(env))
+	root.AddCommand(newPgbenchCmd(env), newRunCmd(env), newValidateCmd(env), newReportCmd(env))
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

@@ -1,0 +1,294 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/firedrill/firedrill/scenario"
+)
+
+const (
+	// pressureChunk is the size of each write; pacing works at this grain.
+	pressureChunk = 1 << 20
+	// pressureSyncEvery is how much is written between fsyncs: often enough
+	// that the data really goes to the disk during the event (not at the
+	// end, or whenever the kernel flushes), seldom enough that the event
+	// is not mostly fsync latency.
+	pressureSyncEvery = 8 << 20
+	// pressureFilePattern names the temp file, so a leftover can be traced.
+	pressureFilePattern = "firedrill-disk-pressure-*"
+)
+
+// diskPressure competes with the server for the disk: it writes and
+// fsyncs a temp file on the data directory's filesystem, then removes it.
+//
+// It writes Size bytes once. With a Duration it stops when the duration
+// is over, and if it reaches Size sooner it keeps rewriting the same file
+// from the start until then: the disk stays busy and the space stays
+// taken for the whole duration, but the file never grows beyond Size.
+type diskPressure struct {
+	name     string
+	size     int64
+	rate     int64 // bytes/s; 0 = as fast as the disk goes
+	duration time.Duration
+	path     string
+}
+
+var (
+	_ Event   = (*diskPressure)(nil)
+	_ Checker = (*diskPressure)(nil)
+)
+
+func newDiskPressure(spec scenario.Event) (Event, error) {
+	var errs []error
+	if spec.Size <= 0 {
+		errs = append(errs, errors.New("needs size: (how much to write)"))
+	}
+	if spec.Rate < 0 {
+		errs = append(errs, fmt.Errorf("rate %d is negative", spec.Rate))
+	}
+	if spec.Duration < 0 {
+		errs = append(errs, fmt.Errorf("duration %s is negative", spec.Duration))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &diskPressure{
+		name:     eventName(spec),
+		size:     spec.Size,
+		rate:     spec.Rate,
+		duration: spec.Duration,
+		path:     spec.Path,
+	}, nil
+}
+
+// Check finds the directory to write in.
+func (d *diskPressure) Check(env *Env) error {
+	_, err := d.directory(env)
+	return err
+}
+
+// directory is where the temp file goes: Path, else the directory that
+// holds the data directory, which must be on the same filesystem. Never
+// inside the data directory, whose files belong to the server.
+func (d *diskPressure) directory(env *Env) (string, error) {
+	dir := d.path
+	if dir == "" {
+		if env.DataDir == "" {
+			return "", fmt.Errorf("disk_pressure %s: disk_pressure needs path: on a non-embedded target", d.name)
+		}
+		dataDir := filepath.Clean(env.DataDir)
+		dir = filepath.Dir(dataDir)
+		same, err := sameFilesystem(dir, dataDir)
+		if err != nil {
+			return "", fmt.Errorf("disk_pressure %s: %w", d.name, err)
+		}
+		if !same {
+			return "", fmt.Errorf("disk_pressure %s: the data directory %s is a filesystem of its own, so nothing beside it "+
+				"shares its disk; set path: to a directory on the disk to load", d.name, dataDir)
+		}
+	} else if env.DataDir != "" && isWithin(dir, env.DataDir) {
+		return "", fmt.Errorf("disk_pressure %s: path %s is inside the data directory %s; choose a directory beside it",
+			d.name, dir, env.DataDir)
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("disk_pressure %s: %w", d.name, err)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("disk_pressure %s: path %s is not a directory", d.name, dir)
+	}
+	return dir, nil
+}
+
+// pressureStats are what a disk_pressure run measured.
+type pressureStats struct {
+	written  int64
+	fsyncs   int
+	maxFsync time.Duration
+}
+
+// Run writes, fsyncs and removes the file. The file is removed on every
+// path out, cancellation included.
+func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outcome string, detail map[string]any, err error) {
+	dir, err := d.directory(env)
+	if err != nil {
+		return "", nil, err
+	}
+	file, err := os.CreateTemp(dir, pressureFilePattern)
+	if err != nil {
+		return "", nil, fmt.Errorf("disk_pressure %s: %w", d.name, err)
+	}
+	path := file.Name()
+	defer func() {
+		closeErr := file.Close()
+		if removeErr := os.Remove(path); removeErr != nil || closeErr != nil {
+			err = errors.Join(err, closeErr, removeErr)
+		}
+	}()
+
+	// Random bytes, so that compressing or deduplicating filesystems
+	// cannot make the writes cheaper than the server's would be.
+	chunk := make([]byte, pressureChunk)
+	rand.NewChaCha8([32]byte{}).Read(chunk)
+
+	detail = map[string]any{"path": path, "size": d.size, "rate": d.rate}
+	notify(started, maps.Clone(detail))
+	begin := time.Now()
+	var stop time.Time
+	if d.duration > 0 {
+		stop = begin.Add(d.duration)
+	}
+	stats, stoppedEarly, err := d.write(ctx, file, chunk, begin, stop)
+	elapsed := max(time.Since(begin), time.Microsecond)
+	detail["bytes"] = stats.written
+	detail["fsyncs"] = stats.fsyncs
+	detail["max_fsync_ms"] = float64(stats.maxFsync.Microseconds()) / 1000
+	detail["seconds"] = elapsed.Seconds()
+	if err != nil {
+		return "", detail, cancelled(ctx, fmt.Errorf("disk_pressure %s: %s: %w", d.name, path, err))
+	}
+
+	var text strings.Builder
+	fmt.Fprintf(&text, "wrote %s in %s (%s/s), %d %s, slowest fsync %d ms",
+		formatBytes(stats.written), took(elapsed), formatBytes(int64(float64(stats.written)/elapsed.Seconds())),
+		stats.fsyncs, plural(stats.fsyncs, "fsync"), stats.maxFsync.Milliseconds())
+	switch {
+	case stats.written > d.size:
+		passes := math.Round(float64(stats.written)/float64(d.size)*10) / 10
+		fmt.Fprintf(&text, ", %s passes over a %s file", strconv.FormatFloat(passes, 'f', -1, 64), formatBytes(d.size))
+	case stoppedEarly:
+		fmt.Fprintf(&text, "; the duration ended before %s", formatBytes(d.size))
+	}
+	return text.String(), detail, nil
+}
+
+// write writes chunks into file until size is reached once (stop is
+// zero) or until stop, rewriting from the start; stoppedEarly says that
+// stop came before size was reached once.
+func (d *diskPressure) write(ctx context.Context, file *os.File, chunk []byte, begin, stop time.Time) (stats pressureStats, stoppedEarly bool, err error) {
+	var offset, unsynced int64
+	sync := func() error {
+		syncBegin := time.Now()
+		if err := file.Sync(); err != nil {
+			return err
+		}
+		stats.fsyncs++
+		stats.maxFsync = max(stats.maxFsync, time.Since(syncBegin))
+		unsynced = 0
+		return nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return stats, false, err
+		}
+		if !stop.IsZero() && !time.Now().Before(stop) {
+			break
+		}
+		if offset == d.size {
+			if stop.IsZero() {
+				break
+			}
+			offset = 0
+		}
+		if d.rate > 0 {
+			// Pace: the next chunk may start once the bytes so far are due.
+			due := begin.Add(time.Duration(float64(stats.written) / float64(d.rate) * float64(time.Second)))
+			if !stop.IsZero() && due.After(stop) {
+				due = stop
+			}
+			if wait := time.Until(due); wait > 0 {
+				timer := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					timer.Stop()
+					return stats, false, ctx.Err()
+				case <-timer.C:
+				}
+				continue // check ctx and stop again
+			}
+		}
+		n := min(int64(len(chunk)), d.size-offset)
+		if _, err := file.WriteAt(chunk[:n], offset); err != nil {
+			return stats, false, err
+		}
+		offset += n
+		stats.written += n
+		unsynced += n
+		if unsynced >= pressureSyncEvery || offset == d.size {
+			if err := sync(); err != nil {
+				return stats, false, err
+			}
+		}
+	}
+	if unsynced > 0 {
+		if err := sync(); err != nil {
+			return stats, false, err
+		}
+	}
+	return stats, stats.written < d.size, nil
+}
+
+// sameFilesystem reports whether two paths are on the same filesystem.
+func sameFilesystem(a, b string) (bool, error) {
+	infoA, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	infoB, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	statA, okA := infoA.Sys().(*syscall.Stat_t)
+	statB, okB := infoB.Sys().(*syscall.Stat_t)
+	if !okA || !okB {
+		return true, nil // cannot tell here; assume the common layout
+	}
+	return statA.Dev == statB.Dev, nil
+}
+
+// isWithin reports whether path is dir or below it, after resolving
+// symbolic links where the paths exist.
+func isWithin(path, dir string) bool {
+	path, dir = resolvePath(path), resolvePath(dir)
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolvePath makes path absolute and resolves its symbolic links; a path
+// that does not exist (yet) is only cleaned, and fails later where it is
+// used, with a clearer error.
+func resolvePath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		return resolved
+	}
+	return filepath.Clean(path)
+}
+
+// formatBytes prints a byte count with a binary unit: "512 MiB", "1.5 GiB".
+func formatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	value := float64(n)
+	unit := 0
+	for value >= 1024 && unit < len(units)-1 {
+		value /= 1024
+		unit++
+	}
+	if unit == 0 || value >= 10 || value == float64(int64(value)) {
+		return fmt.Sprintf("%.0f %s", value, units[unit])
+	}
+	return fmt.Sprintf("%.1f %s", value, units[unit])
+}

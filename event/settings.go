@@ -1,0 +1,273 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// reloadWait bounds how long a settings event waits for the server to
+// re-read its configuration after pg_reload_conf().
+const reloadWait = 10 * time.Second
+
+// listQuotedSettings are the settings whose value is a list of quoted
+// names (GUC_LIST_QUOTE): ALTER SYSTEM needs each element as its own
+// literal, or it takes 'a,b' for a single name "a,b" — which, for
+// shared_preload_libraries, keeps the server from starting. The server
+// does not expose the flag; pg_dump keeps the same list
+// (variable_is_guc_list_quote).
+var listQuotedSettings = []string{
+	"local_preload_libraries", "search_path", "session_preload_libraries",
+	"shared_preload_libraries", "temp_tablespaces", "unix_socket_directories",
+}
+
+// settingsEvent changes server settings with ALTER SYSTEM, then reloads
+// the configuration or restarts the server.
+type settingsEvent struct {
+	name     string
+	appName  string
+	settings map[string]string
+	restart  bool
+}
+
+var (
+	_ Event   = (*settingsEvent)(nil)
+	_ Checker = (*settingsEvent)(nil)
+)
+
+func newSettings(spec scenario.Event) (Event, error) {
+	if len(spec.Settings) == 0 {
+		return nil, errors.New("needs settings: (name: value pairs)")
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(spec.Settings)) {
+		switch {
+		case !isSettingName(name):
+			errs = append(errs, fmt.Errorf("setting %q: not a valid parameter name", name))
+		case strings.ContainsRune(spec.Settings[name], 0):
+			errs = append(errs, fmt.Errorf("setting %q: value contains a NUL byte", name))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &settingsEvent{
+		name:     eventName(spec),
+		appName:  sessionAppName(eventName(spec)),
+		settings: maps.Clone(spec.Settings),
+		restart:  spec.Restart,
+	}, nil
+}
+
+// Check refuses restart: true when the runner cannot restart the server.
+func (e *settingsEvent) Check(env *Env) error {
+	if e.restart && env.Restart == nil {
+		return fmt.Errorf("settings %s: restart needs the embedded server", e.name)
+	}
+	return nil
+}
+
+// Run applies the settings in name order, then reloads or restarts, and
+// checks what the server made of them: a setting that needs a restart the
+// event was not allowed to do is an error. Settings are not reverted
+// afterwards, and those applied before a failure stay applied.
+func (e *settingsEvent) Run(ctx context.Context, env *Env, started Started) (string, map[string]any, error) {
+	if err := e.Check(env); err != nil {
+		return "", nil, err
+	}
+	s, err := connect(ctx, env, e.appName)
+	if err != nil {
+		return "", nil, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+	}
+	defer func() { s.close(ctx) }() // s changes after a restart
+
+	names := slices.Sorted(maps.Keys(e.settings))
+	detail := map[string]any{"changed": maps.Clone(e.settings), "restart": e.restart}
+	notify(started, maps.Clone(detail))
+
+	loadedBefore, err := s.queryValue(ctx, "SELECT pg_conf_load_time()")
+	if err != nil {
+		return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+	}
+	for _, name := range names {
+		stmt := alterSystem(name, e.settings[name])
+		if _, err := s.exec(ctx, stmt); err != nil {
+			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
+		}
+	}
+
+	var how string
+	if e.restart {
+		s.close(ctx)
+		begin := time.Now()
+		if err := env.Restart(ctx); err != nil {
+			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: restart the server: %w", e.name, err))
+		}
+		restartTook := time.Since(begin)
+		detail["restart_seconds"] = restartTook.Seconds()
+		how = "restarted in " + took(restartTook)
+		reconnected, err := connect(ctx, env, e.appName)
+		if err != nil {
+			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", e.name, err))
+		}
+		s = reconnected
+	} else {
+		if _, err := s.exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: reload: %w", e.name, err))
+		}
+		if err := waitReloaded(ctx, s, loadedBefore); err != nil {
+			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		}
+		how = "reloaded"
+	}
+
+	effective, pending, err := readSettings(ctx, s, names)
+	if err != nil {
+		return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+	}
+	detail["effective"] = effective
+	if len(pending) > 0 {
+		verb := "needs"
+		if len(pending) > 1 {
+			verb = "need"
+		}
+		outcome := fmt.Sprintf("%s %s a restart; set restart: true", strings.Join(pending, ", "), verb)
+		if e.restart {
+			outcome = fmt.Sprintf("%s still pending a restart after the restart", strings.Join(pending, ", "))
+		}
+		detail["pending_restart"] = pending
+		return outcome, detail, fmt.Errorf("settings %s: %s", e.name, outcome)
+	}
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("%s = %s", name, effective[name]))
+	}
+	return strings.Join(parts, ", ") + "; " + how, detail, nil
+}
+
+// waitReloaded waits until this session has re-read the configuration
+// files: pg_reload_conf() only signals the postmaster, which then signals
+// every backend, so pg_settings lags it a little.
+func waitReloaded(ctx context.Context, s *session, loadedBefore string) error {
+	deadline := time.Now().Add(reloadWait)
+	for {
+		loaded, err := s.queryValue(ctx, "SELECT pg_conf_load_time()")
+		if err != nil {
+			return err
+		}
+		if loaded != loadedBefore {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not re-read its configuration within %s of pg_reload_conf() "+
+				"(an error in postgresql.conf? see the server log)", reloadWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// readSettings returns the current value of each setting (as SHOW prints
+// it) and the names still waiting for a restart.
+func readSettings(ctx context.Context, s *session, names []string) (effective map[string]string, pending []string, err error) {
+	quoted := make([]string, len(names))
+	for i, name := range names {
+		quoted[i] = quoteLiteral(strings.ToLower(name))
+	}
+	query := "SELECT lower(name), current_setting(name), pending_restart FROM pg_settings WHERE lower(name) IN (" +
+		strings.Join(quoted, ", ") + ")"
+	results, err := s.exec(ctx, query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read back the settings: %w", err)
+	}
+	found := map[string][2]string{}
+	for _, row := range results[0].Rows {
+		found[string(row[0])] = [2]string{string(row[1]), string(row[2])}
+	}
+	effective = map[string]string{}
+	for _, name := range names {
+		row, ok := found[strings.ToLower(name)]
+		if !ok {
+			continue // a custom (extension) setting nothing has defined yet
+		}
+		effective[name] = row[0]
+		if row[1] == "t" {
+			pending = append(pending, name)
+		}
+	}
+	return effective, pending, nil
+}
+
+// alterSystem is the ALTER SYSTEM statement that sets name to value.
+// Names are checked by isSettingName and folded to lower case, as the
+// server does with unquoted names.
+func alterSystem(name, value string) string {
+	name = strings.ToLower(name)
+	if !slices.Contains(listQuotedSettings, name) || strings.TrimSpace(value) == "" {
+		return fmt.Sprintf("ALTER SYSTEM SET %s = %s", name, quoteLiteral(value))
+	}
+	elements := splitList(value)
+	quoted := make([]string, len(elements))
+	for i, element := range elements {
+		quoted[i] = quoteLiteral(element)
+	}
+	return fmt.Sprintf("ALTER SYSTEM SET %s = %s", name, strings.Join(quoted, ", "))
+}
+
+// splitList splits a list value as postgresql.conf writes it
+// ('"$user", public') into its elements, as the server would: double
+// quotes keep case and blanks, unquoted names are folded to lower case.
+func splitList(value string) []string {
+	var elements []string
+	var element strings.Builder
+	inQuotes := false
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		switch {
+		case c == '"' && inQuotes && i+1 < len(value) && value[i+1] == '"':
+			element.WriteByte('"')
+			i++
+		case c == '"':
+			inQuotes = !inQuotes
+		case inQuotes:
+			element.WriteByte(c)
+		case c == ',':
+			elements = append(elements, element.String())
+			element.Reset()
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			// blanks around unquoted names separate nothing
+		case c >= 'A' && c <= 'Z':
+			element.WriteByte(c + 'a' - 'A')
+		default:
+			element.WriteByte(c)
+		}
+	}
+	return append(elements, element.String())
+}
+
+// isSettingName accepts parameter names, including extension ones
+// ("pg_stat_statements.track").
+func isSettingName(name string) bool {
+	if name == "" || !(name[0] == '_' || isLetter(name[0])) {
+		return false
+	}
+	for j := 1; j < len(name); j++ {
+		c := name[j]
+		if !(c == '_' || c == '.' || isLetter(c) || (c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// isLetter reports whether c is an ASCII letter.
+func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }

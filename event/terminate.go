@@ -1,0 +1,137 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// terminateWaitMillis is how long pg_terminate_backend waits for each
+// backend to exit (PostgreSQL 14 and later), so that the event is over
+// when the backends are really gone.
+const terminateWaitMillis = 5000
+
+// terminateEvent ends backends with pg_terminate_backend: those of a
+// workload (found by application_name), or one pid.
+type terminateEvent struct {
+	name     string
+	appName  string
+	workload string
+	pid      int
+}
+
+var _ Event = (*terminateEvent)(nil)
+
+func newTerminate(spec scenario.Event) (Event, error) {
+	if (spec.Workload == "") == (spec.PID == 0) {
+		return nil, errors.New("needs either workload: (whose backends to terminate) or pid:")
+	}
+	if spec.PID < 0 {
+		return nil, fmt.Errorf("pid %d is not a process id", spec.PID)
+	}
+	return &terminateEvent{
+		name:     eventName(spec),
+		appName:  sessionAppName(eventName(spec)),
+		workload: spec.Workload,
+		pid:      spec.PID,
+	}, nil
+}
+
+// workloadAppName is the application_name of a workload's sessions.
+func workloadAppName(env *Env, workload string) string {
+	if env.AppName != nil {
+		return env.AppName(workload)
+	}
+	return "firedrill:" + workload
+}
+
+// Run terminates the backends and waits (PostgreSQL 14+) until they have
+// exited. A workload with no sessions is an outcome ("terminated 0
+// backends"), and so is one that outlived the wait; a pid that was not
+// terminated is an error.
+func (e *terminateEvent) Run(ctx context.Context, env *Env, started Started) (string, map[string]any, error) {
+	s, err := connect(ctx, env, e.appName)
+	if err != nil {
+		return "", nil, cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
+	}
+	defer s.close(ctx)
+
+	terminate := "pg_terminate_backend(pid)"
+	if s.serverMajorVersion() >= 14 {
+		terminate = fmt.Sprintf("pg_terminate_backend(pid, %d)", terminateWaitMillis)
+	}
+	var query, param string
+	detail := map[string]any{}
+	if e.workload != "" {
+		param = workloadAppName(env, e.workload)
+		detail["workload"] = e.workload
+		detail["application_name"] = param
+		query = "SELECT pid, " + terminate + " FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()"
+	} else {
+		param = strconv.Itoa(e.pid)
+		detail["target_pid"] = e.pid
+		query = "SELECT pid, " + terminate + " FROM (SELECT $1::int AS pid) AS target"
+	}
+	notify(started, maps.Clone(detail))
+
+	result, err := s.execParams(ctx, query, param)
+	if err != nil {
+		return "", detail, cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
+	}
+	terminated, survived := []int{}, []int{}
+	for _, row := range result.Rows {
+		pid, err := strconv.Atoi(string(row[0]))
+		if err != nil {
+			return "", detail, fmt.Errorf("terminate %s: pid %q: %w", e.name, row[0], err)
+		}
+		if string(row[1]) == "t" {
+			terminated = append(terminated, pid)
+		} else {
+			survived = append(survived, pid)
+		}
+	}
+	detail["pids"] = terminated
+	if len(survived) > 0 {
+		detail["not_terminated"] = survived
+	}
+
+	if e.workload == "" {
+		if len(terminated) == 0 {
+			// The server says why in a warning: not a backend, or still
+			// there after the wait.
+			why := noticeMessages(s)
+			return "not terminated: " + why, detail, fmt.Errorf("terminate %s: %s", e.name, why)
+		}
+		return fmt.Sprintf("terminated pid %d", e.pid), detail, nil
+	}
+	outcome := fmt.Sprintf("terminated %d %s of workload %s", len(terminated), plural(len(terminated), "backend"), e.workload)
+	if len(survived) > 0 {
+		outcome += fmt.Sprintf("; %d not terminated: %s", len(survived), noticeMessages(s))
+	}
+	return outcome, detail, nil
+}
+
+// noticeMessages joins the warnings of the session's last statement.
+func noticeMessages(s *session) string {
+	if len(s.notices) == 0 {
+		return "the server gave no reason"
+	}
+	messages := make([]string, len(s.notices))
+	for i, notice := range s.notices {
+		messages[i] = notice.Message
+	}
+	return strings.Join(messages, "; ")
+}
+
+// plural is noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/firedrill/firedrill/report"
+	"github.com/firedrill/firedrill/runner"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+type runOpts struct {
+	dsn        string
+	out        string
+	allowShell bool
+	quiet      bool
+	progress   time.Duration
+}
+
+func newRunCmd(env *Env) *cobra.Command {
+	o := &runOpts{}
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO.yaml",
+		Short: "Run a scenario: workloads, events and samplers on one timeline, into a run directory",
+		Long: `Run a scenario: its workloads drive load, its events happen at their
+moments, and samplers read the database's insides on the same clock. Everything
+goes into a new run directory (under --out, default ./runs) that
+'firedrill report' reads again later.
+
+The target is a throwaway embedded PostgreSQL unless the scenario names one
+(target.dsn) or --dsn is given. On a given server, setup is confined to the
+schema firedrill owns (setup.schema, default "firedrill").
+
+While it runs, one line per workload every --progress interval shows
+throughput, p50/p99, failures and clients, then the database's active
+sessions and top wait event. Ctrl-C stops it cleanly: transactions are rolled
+back, the embedded server is removed, and the run directory keeps what was
+measured (status "interrupted", exit code 130).`,
+		Example: `  firedrill run examples/healthy.yaml
+  firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(env, args[0]) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dsn, "dsn", "", "run against this server instead of the scenario's target (connection string or URL)")
+	f.StringVar(&o.out, "out", "runs", "directory under which the run directory is created")
+	f.BoolVar(&o.allowShell, "allow-shell", false, "allow the scenario's shell events to run commands")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final summary")
+	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
+	return cmd
+}
+
+func (o *runOpts) run(env *Env, path string) error {
+	sc, err := scenario.Load(path)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	ctx, stop := env.Context()
+	defer stop()
+	logw := prefixWriter(env.Stderr, "firedrill: ")
+	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
+	ropts := runner.Options{
+		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, Version: Version,
+		Command: append([]string{"firedrill", "run"}, os.Args[min(2, len(os.Args)):]...),
+		Log:     logw,
+	}
+	if !o.quiet {
+		ropts.OnTick = prog.Tick
+		fmt.Fprintf(env.Stderr, "firedrill: running %s for %v (samples every %v)\n", sc.Name, sc.Duration, sc.SampleInterval)
+	} else {
+		ropts.Log = nil
+	}
+	res, runErr := runner.Run(ctx, ropts)
+	if res == nil {
+		if errors.Is(runErr, runner.ErrInterrupted) {
+			return withCode(ExitInterrupted, runErr)
+		}
+		return withCode(ExitUsage, runErr)
+	}
+	run, err := timeline.Open(res.Dir)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("read back the run: %w", err))
+	}
+	fmt.Fprintln(env.Stdout)
+	if err := report.WriteSummary(env.Stdout, run, nil); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(res.Dir)
+	fmt.Fprintf(env.Stdout, "\nrun directory: %s\n", abs)
+	if runErr != nil {
+		if errors.Is(runErr, runner.ErrInterrupted) {
+			return withCode(ExitInterrupted, runErr)
+		}
+		return withCode(ExitRunAborted, runErr)
+	}
+	return nil
+}
+
+func newValidateCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate SCENARIO.yaml...",
+		Short: "Check scenario files and list every problem with file:line:col",
+		Long: `Check scenario files without running them: the YAML against the schema
+(unknown keys are errors), durations and sizes, event kinds and their fields,
+threshold metrics, and every workload script (parsed as pgbench would).
+Every problem is listed, each with file:line:col. Exit code 0 when all files
+are valid, 1 otherwise.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := 0
+			for _, path := range args {
+				if _, err := scenario.Load(path); err != nil {
+					fmt.Fprintln(env.Stderr, err)
+					bad++
+					continue
+				}
+				fmt.Fprintf(env.Stdout, "%s: ok\n", path)
+			}
+			if bad > 0 {
+				return withCode(ExitUsage, nil)
+			}
+			return nil
+		},
+	}
+}
+
+func newReportCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Summarize a run directory again: totals, latency, errors, events, findings",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			run, err := timeline.Open(args[0])
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			return report.WriteSummary(env.Stdout, run, nil)
+		},
+	}
+}

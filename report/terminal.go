@@ -1,0 +1,223 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Progress formats live progress lines while a run goes on: one line per
+// workload per progress interval, with what the database is waiting on.
+type Progress struct {
+	W     io.Writer
+	Every float64 // seconds between lines; 0 = every tick
+	last  float64
+	acc   map[string]*progressAcc
+	order []string
+}
+
+type progressAcc struct {
+	count, failed int64
+	span          float64
+	p50, p99      int64
+	clients       int
+	poolP99       int64
+}
+
+// Tick takes a tick's intervals and samples; it prints when a progress
+// interval is complete.
+func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.Sample) {
+	if p.acc == nil {
+		p.acc = map[string]*progressAcc{}
+	}
+	for _, iv := range ivs {
+		a := p.acc[iv.Workload]
+		if a == nil {
+			a = &progressAcc{}
+			p.acc[iv.Workload] = a
+			p.order = append(p.order, iv.Workload)
+		}
+		a.count += iv.Count
+		a.failed += iv.Failed
+		a.span += iv.End - iv.Start
+		// The worst interval's percentiles stand for the progress span.
+		a.p50 = max(a.p50, iv.LatencyPct.P50)
+		a.p99 = max(a.p99, iv.LatencyPct.P99)
+		a.clients = iv.Clients
+		a.poolP99 = max(a.poolP99, iv.PoolWaitPct.P99)
+	}
+	if p.Every > 0 && t-p.last < p.Every-0.05 { // ticks land a little late
+		return
+	}
+	p.last = t
+	wait, aas := topWait(samples)
+	for _, name := range p.order {
+		a := p.acc[name]
+		tps := 0.0
+		if a.span > 0 {
+			tps = float64(a.count) / a.span
+		}
+		line := fmt.Sprintf("%7.1f s  %-12s %9.1f tps  p50 %s  p99 %s  failed %d  clients %d",
+			t, name, tps, ms(a.p50), ms(a.p99), a.failed, a.clients)
+		if a.poolP99 > 0 {
+			line += "  pool wait p99 " + ms(a.poolP99)
+		}
+		fmt.Fprintln(p.W, line)
+		*a = progressAcc{}
+	}
+	if wait != "" {
+		fmt.Fprintf(p.W, "%7.1f s  %-12s %9.1f active sessions, top wait %s\n", t, "database", aas, wait)
+	}
+}
+
+// topWait finds the wait event with the most active sessions in a tick's
+// pg_stat_activity sample.
+func topWait(samples []timeline.Sample) (string, float64) {
+	for _, s := range samples {
+		if s.Source != "pg_stat_activity" {
+			continue
+		}
+		best, bestV := "", 0.0
+		for k, v := range s.Values {
+			if name, ok := strings.CutPrefix(k, "wait."); ok && v > bestV {
+				best, bestV = name, v
+			}
+		}
+		if best != "" {
+			return fmt.Sprintf("%s (%.0f)", best, bestV), s.Values["aas"]
+		}
+	}
+	return "", 0
+}
+
+func ms(us int64) string {
+	v := float64(us) / 1000
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.2f s", v/1000)
+	case v >= 10:
+		return fmt.Sprintf("%.0f ms", v)
+	default:
+		return fmt.Sprintf("%.2f ms", v)
+	}
+}
+
+// WriteSummary prints a run's summary for a terminal: how it ended, each
+// workload's totals and latency, errors, events, and the findings, most
+// severe first.
+func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) error {
+	m := &run.Manifest
+	target := m.Target.Address
+	if m.Target.Embedded {
+		target = "embedded, " + target
+	}
+	fmt.Fprintf(w, "run %s: %s (%s), PostgreSQL %s (%s)\n", m.Name, m.Status, run.Dir, m.Target.ServerVersion, target)
+	if m.Error != "" {
+		fmt.Fprintf(w, "  %s\n", m.Error)
+	}
+	if run.Summary == nil {
+		fmt.Fprintln(w, "no summary: the run did not finish; the timeline holds what was measured")
+	} else {
+		fmt.Fprintf(w, "duration %.1f s\n\n", run.Summary.Duration)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "workload\ttx\ttps\tfailed\tp50\tp90\tp99\tp99.9\tmax\tpool wait p99\t")
+		for _, ws := range run.Summary.Workloads {
+			pool := "-"
+			if ws.PoolWait != nil {
+				pool = ms(ws.PoolPct.P99)
+			}
+			p := ws.LatencyPct
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", ws.Name, ws.Count, ws.TPS, ws.Failed,
+				ms(p.P50), ms(p.P90), ms(p.P99), ms(p.P999), ms(p.Max), pool)
+		}
+		tw.Flush()
+		for _, ws := range run.Summary.Workloads {
+			for _, e := range ws.Errors {
+				fmt.Fprintf(w, "  %s: %d × %s %s (first at %.1f s)\n", ws.Name, e.Count, e.Code, firstLine(e.Message), e.First)
+			}
+		}
+	}
+	if len(run.Marks) > 0 {
+		fmt.Fprintln(w, "\nevents:")
+		for _, mk := range run.Marks {
+			text := mk.Outcome
+			if mk.Error != "" {
+				text = "error: " + mk.Error
+			}
+			if mk.Phase == timeline.PhaseStart {
+				text = "started"
+				if len(mk.Detail) > 0 {
+					b, _ := json.Marshal(mk.Detail)
+					text += " " + string(b)
+				}
+			}
+			fmt.Fprintf(w, "  %7.1f s  %-16s %-5s %s\n", mk.T, mk.Event, mk.Phase, text)
+		}
+	}
+	for _, s := range m.Samplers {
+		if s.Notes != "" {
+			fmt.Fprintf(w, "note: sampler %s: %s\n", s.Name, s.Notes)
+		}
+	}
+	if findings != nil {
+		writeFindings(w, findings)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+var severityRank = map[string]int{diagnose.Critical: 0, diagnose.Warning: 1, diagnose.Info: 2}
+
+// SortFindings orders findings most severe first, then by time.
+func SortFindings(fs []diagnose.Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if a, b := severityRank[fs[i].Severity], severityRank[fs[j].Severity]; a != b {
+			return a < b
+		}
+		return fs[i].Start < fs[j].Start
+	})
+}
+
+func writeFindings(w io.Writer, findings []diagnose.Finding) {
+	if len(findings) == 0 {
+		fmt.Fprintln(w, "\nfindings: none")
+		return
+	}
+	fs := append([]diagnose.Finding(nil), findings...)
+	SortFindings(fs)
+	fmt.Fprintf(w, "\nfindings (%d):\n", len(fs))
+	for _, f := range fs {
+		WriteFinding(w, f)
+	}
+}
+
+// WriteFinding prints one finding: headline, window, evidence, mechanism
+// and remedy.
+func WriteFinding(w io.Writer, f diagnose.Finding) {
+	fmt.Fprintf(w, "\n[%s] %s  (%s, %.0f–%.0f s)\n", strings.ToUpper(f.Severity), f.Headline, f.Rule, f.Start, f.End)
+	for _, e := range f.Evidence {
+		at := ""
+		if e.T > 0 {
+			at = fmt.Sprintf("at %.0f s: ", e.T)
+		}
+		fmt.Fprintf(w, "    - %s%s  [%s]\n", at, e.Text, e.Series)
+	}
+	if f.Mechanism != "" {
+		fmt.Fprintf(w, "  why: %s\n", f.Mechanism)
+	}
+	if f.Remedy != "" {
+		fmt.Fprintf(w, "  fix: %s\n", f.Remedy)
+	}
+}

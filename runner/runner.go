@@ -1,0 +1,665 @@
+// Package runner executes a scenario: it brings up the target (an embedded
+// throwaway server, or the given one), runs setup, then drives the
+// workloads, fires the events and ticks the samplers on one clock, writing
+// everything into a run directory (package timeline's format). It is the
+// pipeline of DESIGN.md from the scenario to the timeline; diagnosis and
+// reports read the directory it leaves.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/sampler"
+	"github.com/firedrill/firedrill/sampler/host"
+	pgsampler "github.com/firedrill/firedrill/sampler/postgres"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
+	pgtarget "github.com/firedrill/firedrill/target/postgres"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Options configure one run of a scenario.
+type Options struct {
+	Scenario *scenario.Scenario
+	// RunDir is the run directory to create; if empty, a new directory
+	// named after the time and the scenario is made under OutDir.
+	RunDir string
+	OutDir string // default "runs"
+	// DSN overrides the scenario's target with a given server.
+	DSN        string
+	AllowShell bool
+	Version    string   // firedrill's version, for the manifest
+	Command    []string // the command line, for the manifest
+	// Log receives progress lines (server start, setup, events, errors).
+	Log io.Writer
+	// OnTick is called after each tick with the intervals and samples
+	// just recorded (for live output and live diagnosis); it runs on the
+	// clock's goroutine and must be quick.
+	OnTick func(t float64, intervals []timeline.Interval, samples []timeline.Sample)
+	// OnMark is called for each event mark as it happens.
+	OnMark func(timeline.Mark)
+}
+
+// Result is what a run left.
+type Result struct {
+	Dir      string
+	Manifest timeline.Manifest
+	Summary  timeline.Summary
+}
+
+// ErrInterrupted reports a run stopped by its context (SIGINT/SIGTERM);
+// the run directory holds what was measured until then.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Run executes the scenario and returns when it is over. On any outcome
+// the embedded server is stopped and removed and no session is left open
+// on the target; the run directory holds what was measured, with the
+// manifest's status saying how it ended.
+func Run(ctx context.Context, opts Options) (res *Result, err error) {
+	sc := opts.Scenario
+	logf := func(format string, args ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", args...)
+		}
+	}
+	dir, err := makeRunDir(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, timeline.ScriptsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	man := timeline.Manifest{
+		Format: timeline.Format, Name: sc.Name, Started: time.Now().UTC(), Status: timeline.StatusRunning,
+		Version: opts.Version, Command: opts.Command, Interval: sc.SampleInterval.Seconds(), Host: hostInfo(),
+	}
+	if err := copyScenario(sc, dir); err != nil {
+		return nil, err
+	}
+	w, err := timeline.Create(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf}
+	defer func() {
+		if cerr := w.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		man.Ended = time.Now().UTC()
+		switch {
+		case err == nil:
+			man.Status = timeline.StatusCompleted
+		case errors.Is(err, ErrInterrupted):
+			man.Status, man.Error = timeline.StatusInterrupted, err.Error()
+		default:
+			man.Status, man.Error = timeline.StatusFailed, err.Error()
+		}
+		if werr := timeline.WriteJSON(dir, timeline.ManifestFile, &man); werr != nil && err == nil {
+			err = werr
+		}
+		if res != nil {
+			res.Manifest = man
+		}
+	}()
+	if err := timeline.WriteJSON(dir, timeline.ManifestFile, &man); err != nil {
+		return nil, err
+	}
+
+	// The target.
+	connString, inst, err := r.openTarget(ctx)
+	if inst != nil {
+		defer func() {
+			if serr := inst.Stop(); serr != nil {
+				logf("stopping the embedded server: %v", serr)
+			}
+		}()
+	}
+	if err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	r.connString, r.inst = connString, inst
+
+	if err := r.setup(ctx); err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	if err := r.plan(); err != nil {
+		return nil, err
+	}
+	if err := r.startSamplers(ctx); err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	defer r.pgSamplers.Close()
+	if err := timeline.WriteJSON(dir, timeline.ManifestFile, &man); err != nil {
+		return nil, err
+	}
+
+	sum, err := r.execute(ctx)
+	if err != nil && !errors.Is(err, ErrInterrupted) {
+		return nil, err
+	}
+	if werr := timeline.WriteJSON(dir, timeline.SummaryFile, sum); werr != nil {
+		return nil, werr
+	}
+	return &Result{Dir: dir, Summary: *sum}, err
+}
+
+// interrupted turns an error caused by the context's cancellation into
+// ErrInterrupted.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %v", ErrInterrupted, err)
+	}
+	return err
+}
+
+func makeRunDir(opts Options) (string, error) {
+	if opts.RunDir != "" {
+		if entries, err := os.ReadDir(opts.RunDir); err == nil && len(entries) > 0 {
+			return "", fmt.Errorf("run directory %s exists and is not empty; choose another or remove it", opts.RunDir)
+		}
+		return opts.RunDir, os.MkdirAll(opts.RunDir, 0o755)
+	}
+	out := opts.OutDir
+	if out == "" {
+		out = "runs"
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", out, err)
+	}
+	base := time.Now().Format("20060102-150405") + "-" + opts.Scenario.Name
+	for i := 0; ; i++ {
+		dir := filepath.Join(out, base)
+		if i > 0 {
+			dir = fmt.Sprintf("%s-%d", dir, i+1)
+		}
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			return dir, nil
+		} else if !os.IsExist(err) {
+			return "", fmt.Errorf("create run directory: %w", err)
+		}
+	}
+}
+
+func copyScenario(sc *scenario.Scenario, dir string) error {
+	if sc.File == "" {
+		return nil
+	}
+	b, err := os.ReadFile(sc.File)
+	if err != nil {
+		return fmt.Errorf("copy scenario: %w", err)
+	}
+	return timeline.WriteFile(dir, timeline.ScenarioFile, b)
+}
+
+func hostInfo() timeline.Host {
+	h := timeline.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	h.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		h.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
+			h.MemBytes = kb * 1024
+		}
+	}
+	return h
+}
+
+// run is the state of one scenario run.
+type run struct {
+	opts       Options
+	sc         *scenario.Scenario
+	dir        string
+	w          *timeline.Writer
+	man        *timeline.Manifest
+	logf       func(string, ...any)
+	connString string
+	inst       *postgres.Instance
+	schema     string // non-embedded: the schema setup and workloads use
+
+	workloads  []*workloadRun
+	events     []event.Event
+	pgSamplers *pgsampler.Set
+	samplers   []sampler.Sampler
+	start      time.Time
+	// settingsDue asks the clock for a pg_settings snapshot (after a
+	// settings event), recorded as a sample of source "pg_settings".
+	settingsDue atomic.Bool
+}
+
+// workloadRun is one workload ready to run.
+type workloadRun struct {
+	spec    *scenario.Workload
+	cfg     engine.Config
+	scripts []*script.Script
+	target  *pgtarget.Target
+	ticks   chan time.Time
+	start   time.Duration
+	stop    time.Duration
+	result  *engine.Result
+	err     error
+}
+
+// openTarget starts the embedded server or checks the given one.
+func (r *run) openTarget(ctx context.Context) (string, *postgres.Instance, error) {
+	dsn := r.opts.DSN
+	if dsn == "" {
+		dsn = r.sc.Target.DSN
+	}
+	if dsn != "" {
+		if r.opts.DSN != "" && len(r.sc.Target.Settings) > 0 {
+			r.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
+		}
+		r.man.Target = timeline.Target{Kind: "postgres", Address: redactDSN(dsn)}
+		r.schema = r.sc.Setup.Schema
+		if r.schema == "" {
+			r.schema = "firedrill"
+		}
+		return dsn, nil, nil
+	}
+	settings := map[string]string{}
+	maxClients := 0
+	for i := range r.sc.Workloads {
+		_, n, _, _ := shape(&r.sc.Workloads[i])
+		if p := r.sc.Workloads[i].Pool; p > 0 {
+			n = p
+		}
+		maxClients += n
+	}
+	if maxClients+20 > 100 {
+		settings["max_connections"] = fmt.Sprint(maxClients + 20)
+	}
+	for k, v := range r.sc.Target.Settings {
+		settings[k] = v
+	}
+	inst, err := postgres.Start(ctx, postgres.Options{Settings: settings, Progress: prefixLines(r.opts.Log)})
+	if err != nil {
+		return "", nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
+	}
+	r.man.Target = timeline.Target{Kind: "postgres", Embedded: true, Address: inst.TCPAddr(),
+		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir()}
+	return inst.ConnString(), inst, nil
+}
+
+// redactDSN drops a password from a connection string for the manifest.
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest := dsn[i+3:]
+		if at := strings.Index(rest, "@"); at >= 0 {
+			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+				return dsn[:i+3] + rest[:colon] + ":xxx" + rest[at:]
+			}
+		}
+		return dsn
+	}
+	var parts []string
+	for _, f := range strings.Fields(dsn) {
+		if strings.HasPrefix(f, "password=") {
+			f = "password=xxx"
+		}
+		parts = append(parts, f)
+	}
+	return strings.Join(parts, " ")
+}
+
+// plan parses every workload's scripts and builds the engines' configs
+// and the events, so that mistakes surface before any load starts.
+func (r *run) plan() error {
+	runEnd := r.sc.Duration
+	for i := range r.sc.Workloads {
+		spec := &r.sc.Workloads[i]
+		syms := script.NewSymbols()
+		scripts, infos, err := loadScripts(r.sc, spec, syms, r.dir)
+		if err != nil {
+			return err
+		}
+		mode := pgtarget.Simple
+		if spec.Mode != "" {
+			if mode, err = pgtarget.ParseQueryMode(spec.Mode); err != nil {
+				return fmt.Errorf("workload %s: %w", spec.Name, err)
+			}
+		}
+		if mode != pgtarget.Simple {
+			for _, s := range scripts {
+				if err := s.CheckExtended(); err != nil {
+					return fmt.Errorf("workload %s: %w", spec.Name, err)
+				}
+			}
+		}
+		target, err := pgtarget.NewTarget(r.connString, mode, AppName(spec.Name))
+		if err != nil {
+			return fmt.Errorf("workload %s: %w", spec.Name, err)
+		}
+		if r.schema != "" && r.schema != "public" {
+			target.SetParam("search_path", r.schema+", public")
+		}
+		for k, v := range spec.Settings {
+			target.SetParam(k, v)
+		}
+		fn, clients, rateModel, maxRate := shape(spec)
+		stop := spec.Stop
+		if stop == 0 || stop > runEnd {
+			stop = runEnd
+		}
+		seed := uint64(time.Now().UnixNano())
+		if spec.Seed != nil {
+			seed = *spec.Seed
+		}
+		scale := spec.Scale
+		if scale == 0 {
+			scale = max(r.sc.Setup.PgbenchScale, 1)
+		}
+		wr := &workloadRun{spec: spec, scripts: scripts, target: target, start: spec.Start, stop: stop,
+			ticks: make(chan time.Time, 1)}
+		var defines []engine.Define
+		for _, k := range sortedKeys(spec.Defines) {
+			defines = append(defines, engine.Define{Name: k, Value: spec.Defines[k]})
+		}
+		wr.cfg = engine.Config{
+			Scripts: scripts, Symbols: syms, Defines: defines, Scale: scale,
+			Clients: clients, Duration: stop - spec.Start, LatencyLimit: spec.LatencyLimit,
+			MaxTries: max(spec.MaxTries, 1), PerCommand: true, RandomSeed: seed,
+			Ticks: wr.ticks, Shape: fn, Pool: spec.Pool, PoolTimeout: spec.PoolTimeout,
+			ContinueOnError: true, Stderr: r.opts.Log,
+		}
+		if rateModel {
+			wr.cfg.Rate = maxRate
+			if wr.cfg.Rate <= 0 {
+				wr.cfg.Rate = 1 // the shape sets the real rate
+			}
+		}
+		if wr.cfg.Duration <= 0 {
+			return fmt.Errorf("workload %s: starts at %v, after the run's end %v", spec.Name, spec.Start, stop)
+		}
+		r.workloads = append(r.workloads, wr)
+		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
+			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: spec.Pool,
+			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: mode.String(),
+		})
+	}
+	for i := range r.sc.Events {
+		spec := r.sc.Events[i]
+		ev, err := event.New(spec)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", spec.Name, err)
+		}
+		r.events = append(r.events, ev)
+		r.man.Events = append(r.man.Events, timeline.EventInfo{
+			Name: spec.Name, Kind: spec.Kind, At: spec.At.Seconds(), Duration: spec.Duration.Seconds()})
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// startSamplers connects the samplers and takes the settings snapshot.
+func (r *run) startSamplers(ctx context.Context) error {
+	timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
+	set, err := pgsampler.New(ctx, r.connString, pgsampler.Options{Timeout: timeout})
+	if err != nil {
+		return fmt.Errorf("samplers: %w", err)
+	}
+	r.pgSamplers = set
+	r.samplers = append(set.Samplers(), host.New(dataDirOf(r.inst))...)
+	notes := set.Notes()
+	for _, s := range r.samplers {
+		r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: s.Name(), Notes: notes[s.Name()]})
+	}
+	for name, note := range notes {
+		if !r.hasSampler(name) {
+			r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: name, Notes: note})
+		}
+	}
+	if settings, err := set.Settings(ctx); err == nil {
+		r.man.Settings = settings
+		r.man.Target.VersionNum = set.VersionNum()
+		if r.man.Target.ServerVersion == "" {
+			r.man.Target.ServerVersion = settings["server_version"]
+		}
+	} else {
+		r.logf("reading pg_settings: %v", err)
+	}
+	return nil
+}
+
+func (r *run) hasSampler(name string) bool {
+	for _, s := range r.samplers {
+		if s.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+func dataDirOf(inst *postgres.Instance) string {
+	if inst == nil {
+		return ""
+	}
+	return inst.DataDir()
+}
+
+// execute runs workloads, events and samplers on one clock until the
+// scenario's duration, and returns the summary.
+func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.start = time.Now()
+	var tickMu sync.Mutex // guards pending, filled by the engines' callbacks
+	var pending []timeline.Interval
+	var wg sync.WaitGroup
+	for _, wr := range r.workloads {
+		wr.cfg.OnProgress = func(p *engine.Progress) {
+			iv := toTimeline(wr.spec.Name, p, wr.start)
+			r.w.Add(timeline.Record{Interval: iv})
+			tickMu.Lock()
+			pending = append(pending, *iv)
+			tickMu.Unlock()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if wr.start > 0 {
+				select {
+				case <-time.After(wr.start - time.Since(r.start)):
+				case <-runCtx.Done():
+					return
+				}
+			}
+			r.logf("workload %s: starting %s", wr.spec.Name, describeShape(wr))
+			wr.result, wr.err = engine.Run(runCtx, wr.target, wr.cfg)
+			switch {
+			case wr.err != nil && !errors.Is(wr.err, engine.ErrAborted):
+				r.logf("workload %s: %v", wr.spec.Name, wr.err)
+			case wr.result != nil && wr.result.AbortedClient > 0:
+				r.logf("workload %s: %d clients aborted", wr.spec.Name, wr.result.AbortedClient)
+			}
+		}()
+	}
+	env := &event.Env{ConnString: r.connString, DataDir: dataDirOf(r.inst), AllowShell: r.opts.AllowShell, AppName: AppName}
+	if r.inst != nil {
+		env.Restart = func(ctx context.Context) error { return r.inst.Restart(ctx, nil) }
+	}
+	var evWG sync.WaitGroup
+	for i, ev := range r.events {
+		spec := r.sc.Events[i]
+		evWG.Add(1)
+		go func() {
+			defer evWG.Done()
+			r.fire(runCtx, ev, spec, env)
+		}()
+	}
+
+	// The clock: every tick closes the workloads' intervals and reads
+	// the samplers, so both land on the same instants.
+	ticker := time.NewTicker(r.sc.SampleInterval)
+	defer ticker.Stop()
+	end := time.NewTimer(r.sc.Duration)
+	defer end.Stop()
+	workloadsDone := make(chan struct{})
+	go func() { wg.Wait(); close(workloadsDone) }()
+	r.sample(runCtx, time.Now(), nil) // the baseline for rates
+	var runErr error
+loop:
+	for {
+		select {
+		case now := <-ticker.C:
+			for _, wr := range r.workloads {
+				select {
+				case wr.ticks <- now:
+				default: // the engine is behind; it closes a longer interval next time
+				}
+			}
+			// Give the engines a moment to hand over the intervals just
+			// closed, so OnTick sees them with the samples of this tick.
+			time.Sleep(2 * time.Millisecond)
+			tickMu.Lock()
+			ivs := pending
+			pending = nil
+			tickMu.Unlock()
+			r.sample(runCtx, now, ivs)
+		case <-end.C:
+			break loop
+		case <-ctx.Done():
+			runErr = fmt.Errorf("%w after %.0f s", ErrInterrupted, time.Since(r.start).Seconds())
+			r.logf("interrupted: stopping workloads and events")
+			break loop
+		}
+	}
+	// Workloads end by their own duration (or the cancellation); events
+	// still running at the end are cut short.
+	cancelWait := time.AfterFunc(5*time.Second, cancel)
+	<-workloadsDone
+	cancelWait.Stop()
+	cancel()
+	evWG.Wait()
+	tickMu.Lock()
+	ivs := pending
+	tickMu.Unlock()
+	r.sample(context.Background(), time.Now(), ivs) // the last samples, after the load
+	if err := r.w.Flush(); err != nil {
+		return nil, fmt.Errorf("write timeline: %w", err)
+	}
+	sum := &timeline.Summary{Duration: time.Since(r.start).Seconds()}
+	for _, wr := range r.workloads {
+		if wr.result == nil {
+			if wr.err != nil && runErr == nil && ctx.Err() == nil {
+				return nil, fmt.Errorf("workload %s: %w", wr.spec.Name, wr.err)
+			}
+			continue
+		}
+		sum.Workloads = append(sum.Workloads, summarize(wr.spec.Name, wr.result, wr.scripts, wr.start))
+	}
+	return sum, runErr
+}
+
+func describeShape(wr *workloadRun) string {
+	c := wr.cfg
+	s := fmt.Sprintf("%d clients", c.Clients)
+	if c.Rate > 0 {
+		s = fmt.Sprintf("rate %.0f/s over %d clients", c.Rate, c.Clients)
+	}
+	if c.Shape != nil {
+		s += fmt.Sprintf(", %d stages", len(wr.spec.Stages))
+	}
+	if c.Pool > 0 {
+		s += fmt.Sprintf(", pool of %d", c.Pool)
+	}
+	return s + fmt.Sprintf(", for %v", c.Duration)
+}
+
+// sample reads every sampler once and records the samples.
+func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval) {
+	t := now.Sub(r.start).Seconds()
+	samples := make([]timeline.Sample, 0, len(r.samplers))
+	for _, s := range r.samplers {
+		t0 := time.Now()
+		values, detail, err := s.Sample(ctx)
+		smp := timeline.Sample{Source: s.Name(), T: t, Values: values,
+			Duration: float64(time.Since(t0).Microseconds()) / 1000}
+		if err != nil {
+			smp.Error = err.Error()
+		}
+		if detail != nil {
+			if b, merr := json.Marshal(detail); merr == nil {
+				smp.Detail = b
+			} else {
+				smp.Error = fmt.Sprintf("encode detail: %v", merr)
+			}
+		}
+		r.w.Add(timeline.Record{Sample: &smp})
+		samples = append(samples, smp)
+	}
+	if r.settingsDue.Swap(false) {
+		if settings, err := r.pgSamplers.Settings(ctx); err == nil {
+			b, _ := json.Marshal(settings)
+			r.w.Add(timeline.Record{Sample: &timeline.Sample{Source: "pg_settings", T: t, Detail: b}})
+		} else {
+			r.logf("reading pg_settings after a settings event: %v", err)
+		}
+	}
+	if err := r.w.Flush(); err != nil {
+		r.logf("write timeline: %v", err)
+	}
+	if r.opts.OnTick != nil {
+		r.opts.OnTick(t, ivs, samples)
+	}
+}
+
+// fire waits for an event's moment, runs it, and marks its start and end.
+func (r *run) fire(ctx context.Context, ev event.Event, spec scenario.Event, env *event.Env) {
+	select {
+	case <-time.After(spec.At - time.Since(r.start)):
+	case <-ctx.Done():
+		return
+	}
+	started := false
+	outcome, detail, err := ev.Run(ctx, env, func(d map[string]any) {
+		started = true
+		r.mark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart, Detail: d})
+	})
+	if !started {
+		r.mark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart})
+	}
+	m := timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseEnd, Outcome: outcome, Detail: detail}
+	if err != nil {
+		m.Error = err.Error()
+		r.logf("event %s (%s): %v", spec.Name, spec.Kind, err)
+	} else {
+		r.logf("event %s (%s): %s", spec.Name, spec.Kind, outcome)
+	}
+	r.mark(m)
+	if spec.Kind == "settings" && err == nil {
+		r.settingsDue.Store(true) // the clock snapshots them: it owns the samplers' session
+	}
+}
+
+func (r *run) mark(m timeline.Mark) {
+	m.T = time.Since(r.start).Seconds()
+	r.w.Add(timeline.Record{Mark: &m})
+	if r.opts.OnMark != nil {
+		r.opts.OnMark(m)
+	}
+}

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/firedrill/firedrill/target/postgres/tpcb"
+)
+
+// setup runs the scenario's setup once, before any load: the schema
+// firedrill owns on a given server, pgbench's tables, then the SQL.
+func (r *run) setup(ctx context.Context) error {
+	cfg, err := pgconn.ParseConfig(r.connString)
+	if err != nil {
+		return fmt.Errorf("connection settings: %w", err)
+	}
+	cfg.RuntimeParams["application_name"] = "firedrill-setup"
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to %s:%d: %w\nIs the server running and accepting connections there? Check the scenario's target.dsn or --dsn, or remove them to use an embedded server.",
+			cfg.Host, cfg.Port, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
+	if r.schema != "" && r.schema != "public" {
+		q := fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s; SET search_path = %s, public", quoteIdent(r.schema), quoteIdent(r.schema))
+		if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
+			return fmt.Errorf("setup: create schema %s: %w", r.schema, err)
+		}
+	}
+	if n := r.sc.Setup.PgbenchScale; n > 0 {
+		r.logf("setup: pgbench tables at scale %d", n)
+		if err := tpcb.Init(ctx, conn, tpcb.InitOptions{Scale: n, Quiet: true}, io.Discard); err != nil {
+			return fmt.Errorf("setup: pgbench initialization: %w", err)
+		}
+	}
+	for _, src := range r.sc.Setup.SQL {
+		name := fmt.Sprintf("%s:%d:%d (inline SQL)", r.sc.File, src.Pos.Line, src.Pos.Col)
+		text := src.Inline
+		if src.File != "" {
+			path := r.sc.Resolve(src.File)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("setup: %w", err)
+			}
+			name, text = path, string(b)
+		}
+		r.logf("setup: %s", name)
+		t0 := time.Now()
+		if _, err := conn.Exec(ctx, text).ReadAll(); err != nil {
+			return fmt.Errorf("setup: %s", sqlErrorAt(name, src.File != "", text, err))
+		}
+		r.logf("setup: done in %.1f s", time.Since(t0).Seconds())
+	}
+	return nil
+}
+
+// sqlErrorAt names where in the SQL a server error points (its
+// position), as file:line:col when the SQL came from a file.
+func sqlErrorAt(name string, isFile bool, text string, err error) string {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Position <= 0 || !isFile {
+		return fmt.Sprintf("%s: %v", name, err)
+	}
+	line, col := 1, 1
+	for i, r := range []rune(text) {
+		if i >= int(pgErr.Position)-1 {
+			break
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("%s:%d:%d: %v", name, line, col, err)
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// prefixLines prefixes lines written by lower layers for the run's log.
+func prefixLines(w io.Writer) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return w
+}

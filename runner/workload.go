@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// AppName is the application_name of a workload's sessions, by which
+// samplers attribute activity and terminate events find them.
+func AppName(workload string) string { return "firedrill:" + workload }
+
+// loadScripts parses a workload's scripts and copies their text into the
+// run directory's scripts/ folder, so the run stays self-sufficient.
+func loadScripts(sc *scenario.Scenario, w *scenario.Workload, syms *script.Symbols, runDir string) ([]*script.Script, []timeline.ScriptInfo, error) {
+	var out []*script.Script
+	var infos []timeline.ScriptInfo
+	for i, src := range w.Scripts {
+		var s *script.Script
+		var text []byte
+		var err error
+		name := src.Name
+		switch {
+		case src.Builtin != "":
+			var b script.BuiltinInfo
+			if b, err = script.FindBuiltin(src.Builtin); err == nil {
+				text = []byte(b.Source)
+				s, err = script.Builtin(src.Builtin, syms)
+				if name == "" {
+					name = b.Name
+				}
+			}
+		case src.File != "":
+			path := sc.Resolve(src.File)
+			text, err = os.ReadFile(path)
+			if err == nil {
+				s, err = script.Parse(path, text, syms)
+			}
+			if name == "" {
+				name = filepath.Base(src.File)
+			}
+		default:
+			text = []byte(src.Inline)
+			if name == "" {
+				name = fmt.Sprintf("inline-%d", i+1)
+			}
+			s, err = script.Parse(fmt.Sprintf("%s:%d:%d", sc.File, src.Pos.Line, src.Pos.Col), text, syms)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("workload %s: %w", w.Name, err)
+		}
+		s.Name = name
+		s.Weight = max(src.Weight, 1)
+		out = append(out, s)
+		file := fmt.Sprintf("%s-%d-%s", w.Name, i+1, safeName(name))
+		if !strings.HasSuffix(file, ".sql") {
+			file += ".sql"
+		}
+		if err := os.WriteFile(filepath.Join(runDir, timeline.ScriptsDir, file), text, 0o644); err != nil {
+			return nil, nil, fmt.Errorf("copy script: %w", err)
+		}
+		info := timeline.ScriptInfo{Name: name, Weight: s.Weight, File: file}
+		for _, c := range s.Commands {
+			info.Commands = append(info.Commands, c.Text)
+		}
+		infos = append(infos, info)
+	}
+	return out, infos, nil
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' || r == ':' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// shape turns a workload's stages into the engine's Shape: linear ramps
+// from the previous target (the workload's clients/rate, or 0) to each
+// stage's target over its duration, then holding the last target.
+func shape(w *scenario.Workload) (fn func(time.Duration) (int, float64), maxClients int, rateModel bool, maxRate float64) {
+	type point struct {
+		at      time.Duration
+		clients float64
+		rate    float64
+	}
+	rateModel = w.Rate > 0
+	for _, st := range w.Stages {
+		if st.Rate != nil {
+			rateModel = true
+		}
+	}
+	pts := []point{{0, float64(w.Clients), w.Rate}}
+	maxClients, maxRate = w.Clients, w.Rate
+	at := time.Duration(0)
+	for _, st := range w.Stages {
+		at += st.Duration
+		p := point{at: at, clients: pts[len(pts)-1].clients, rate: pts[len(pts)-1].rate}
+		if st.Clients != nil {
+			p.clients = float64(*st.Clients)
+			maxClients = max(maxClients, *st.Clients)
+		}
+		if st.Rate != nil {
+			p.rate = *st.Rate
+			maxRate = max(maxRate, *st.Rate)
+		}
+		pts = append(pts, p)
+	}
+	if rateModel && maxClients == 0 {
+		// Enough clients to carry the rate when each transaction takes
+		// tens of milliseconds; they only work when the schedule says.
+		maxClients = max(8, int(maxRate/100))
+	}
+	if len(w.Stages) == 0 {
+		return nil, maxClients, rateModel, maxRate
+	}
+	fn = func(el time.Duration) (int, float64) {
+		last := pts[len(pts)-1]
+		if el >= last.at {
+			return clientsOf(last.clients, rateModel, maxClients), last.rate
+		}
+		for i := 1; i < len(pts); i++ {
+			if el < pts[i].at {
+				a, b := pts[i-1], pts[i]
+				f := float64(el-a.at) / float64(b.at-a.at)
+				c := a.clients + f*(b.clients-a.clients)
+				return clientsOf(c, rateModel, maxClients), a.rate + f*(b.rate-a.rate)
+			}
+		}
+		return clientsOf(last.clients, rateModel, maxClients), last.rate
+	}
+	return fn, maxClients, rateModel, maxRate
+}
+
+func clientsOf(c float64, rateModel bool, maxClients int) int {
+	if rateModel {
+		return maxClients // under a rate, the schedule decides; every client may take a slot
+	}
+	return int(c + 0.5)
+}
+
+// toTimeline converts an engine interval of a workload into a timeline
+// record; offset is the workload's start in the run.
+func toTimeline(workload string, p *engine.Progress, offset time.Duration) *timeline.Interval {
+	iv := p.Interval
+	t := &iv.Total
+	out := &timeline.Interval{
+		Workload:   workload,
+		Start:      (offset + time.Duration(iv.Start)*time.Microsecond).Seconds(),
+		End:        (offset + time.Duration(iv.End)*time.Microsecond).Seconds(),
+		Clients:    p.Clients,
+		Rate:       p.Rate,
+		Count:      t.Count,
+		Failed:     t.Failures(),
+		Skipped:    t.Skipped,
+		Late:       t.Late,
+		Retried:    t.Retried,
+		Retries:    t.Retries,
+		Latency:    iv.Hist.Clone(),
+		LatencyPct: iv.Hist.Percentiles(),
+	}
+	if t.Lag.Count > 0 {
+		out.LagMaxUS = int64(t.Lag.Max)
+		out.LagMeanUS = t.Lag.Mean()
+	}
+	if len(iv.Errors) > 0 {
+		out.Errors = make(map[string]int64, len(iv.Errors))
+		for k, v := range iv.Errors {
+			out.Errors[k] = v
+		}
+	}
+	if iv.PoolWait != nil {
+		out.PoolWait = iv.PoolWait.Clone()
+		out.PoolWaitPct = iv.PoolWait.Percentiles()
+	}
+	return out
+}
+
+// summarize turns a workload's engine result into its summary.
+func summarize(name string, res *engine.Result, scripts []*script.Script, start time.Duration) timeline.WorkloadSummary {
+	t := &res.Totals.Total
+	ws := timeline.WorkloadSummary{
+		Name:       name,
+		Duration:   res.Elapsed.Seconds(),
+		Count:      t.Count,
+		Failed:     t.Failures(),
+		Skipped:    t.Skipped,
+		Late:       t.Late,
+		Retried:    t.Retried,
+		Retries:    t.Retries,
+		Latency:    res.Totals.Hist,
+		LatencyPct: res.Totals.Hist.Percentiles(),
+		Aborted:    res.AbortedClient,
+	}
+	if res.Elapsed > 0 {
+		ws.TPS = float64(t.Count) / res.Elapsed.Seconds()
+	}
+	if res.Totals.PoolWait != nil {
+		ws.PoolWait = res.Totals.PoolWait
+		ws.PoolPct = res.Totals.PoolWait.Percentiles()
+	}
+	for i, s := range scripts {
+		ss := &res.Totals.Scripts[i]
+		sum := timeline.ScriptSummary{
+			Name: s.Name, Count: ss.Count, Failed: ss.Failures(),
+			Latency: ss.Hist, LatencyPct: ss.Hist.Percentiles(),
+		}
+		for j, c := range s.Commands {
+			cs := &ss.Commands[j]
+			cmd := timeline.CommandSummary{
+				Line: c.Pos.Line, Text: c.Text, Count: cs.Latency.Count, MeanUS: cs.Latency.Mean(),
+				Failures: cs.Failures, Retries: cs.Retries,
+			}
+			if cs.Hist != nil {
+				cmd.LatencyPct = cs.Hist.Percentiles()
+			}
+			sum.Commands = append(sum.Commands, cmd)
+		}
+		ws.Scripts = append(ws.Scripts, sum)
+	}
+	for _, e := range res.Errors {
+		ws.Errors = append(ws.Errors, timeline.ErrorSummary{
+			Code: e.Code, Message: e.Message, Detail: e.Detail, Count: e.Count,
+			First: (start + e.First).Seconds(), Last: (start + e.Last).Seconds(),
+		})
+	}
+	return ws
+}

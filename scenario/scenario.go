@@ -1,11 +1,9 @@
-// Package scenario is the scenario file: its schema, strict decoding
-// (unknown keys are errors) and validation that reports every problem at
-// once, each with file:line:col.
 package scenario
 
 import "time"
 
-// Scenario is a decoded scenario file.
+// Scenario is a decoded scenario file. After Load every defaulted field
+// holds its default, so that its users need not know the defaults.
 type Scenario struct {
 	Name        string
 	Description string
@@ -14,11 +12,13 @@ type Scenario struct {
 	File           string
 	Target         Target
 	Setup          Setup
-	SampleInterval time.Duration // default 1 s, at least 100 ms
-	Duration       time.Duration // the run's length; default: the latest workload stop / event end
-	Workloads      []Workload
-	Events         []Event
-	Thresholds     []Threshold
+	SampleInterval time.Duration // default 1 s, from 100 ms to 60 s
+	// Duration is the run's length; default: Bounds, the latest workload
+	// stop or stages' end and event end.
+	Duration   time.Duration
+	Workloads  []Workload
+	Events     []Event
+	Thresholds []Threshold
 }
 
 // Pos is a position in the scenario file, 1-based.
@@ -50,7 +50,7 @@ type Setup struct {
 // SQLSource is SQL read from a file or given inline.
 type SQLSource struct {
 	Pos    Pos
-	File   string // resolved against the scenario's directory
+	File   string // as written; Scenario.Resolve gives the path to open
 	Inline string
 }
 
@@ -60,13 +60,19 @@ type Workload struct {
 	Name    string
 	Scripts []ScriptSource
 	// Shape: Clients (closed model) or Rate (open model), or Stages.
+	// With Rate, or stages that set rates, Clients is how many clients
+	// carry the rate (filled by Load: one per 100/s, at least 8). With
+	// stages that set clients, Clients is the number at the start
+	// (default 0).
 	Clients int
-	Rate    float64 // transactions/s over all clients; needs Clients as the client count (default 1 per 100/s, at least 8)
-	Stages  []Stage
-	Start   time.Duration // offset from the run's start
-	Stop    time.Duration // offset; 0 = the end of the run
-	Mode    string        // simple (default), extended, prepared
-	Seed    *uint64
+	// Rate is transactions/s over all clients; with rate stages, the rate
+	// at the start (default 0).
+	Rate   float64
+	Stages []Stage
+	Start  time.Duration // offset from the run's start
+	Stop   time.Duration // offset; 0 = the end of the run
+	Mode   string        // one of Modes: simple (default), extended, prepared
+	Seed   *uint64
 	// Pool, when > 0, makes the clients share that many connections, as an
 	// application pool does; PoolTimeout fails a transaction that waited
 	// longer (HikariCP's connectionTimeout, default 30 s).
@@ -83,10 +89,12 @@ type Workload struct {
 
 // ScriptSource is one weighted script of a workload.
 type ScriptSource struct {
-	Pos     Pos
-	Name    string // default: the file's base name, the builtin's name, or "inline-N"
-	File    string
-	Builtin string // tpcb-like, simple-update, select-only (prefixes allowed, as pgbench)
+	Pos  Pos
+	Name string // default: the file's base name, the builtin's name, or "inline-N" (N: its place in the list, from 1)
+	File string // as written; Scenario.Resolve gives the path to open
+	// Builtin is tpcb-like, simple-update or select-only; the file may
+	// give a prefix, as pgbench's -b, and Load stores the full name.
+	Builtin string
 	Inline  string
 	Weight  int // default 1
 }
@@ -103,7 +111,7 @@ type Stage struct {
 // Event is something done at a moment of the run.
 type Event struct {
 	Pos      Pos
-	Name     string // default: kind-N
+	Name     string // default: kind-N, N its place in the events list, from 1
 	Kind     string // one of EventKinds
 	At       time.Duration
 	Duration time.Duration // hold_transaction, disk_pressure: how long
@@ -136,10 +144,14 @@ var EventKinds = []string{"hold_transaction", "sql", "settings", "terminate", "d
 
 // Threshold is a pass/fail condition on a metric of the run (issue: reports).
 type Threshold struct {
-	Pos    Pos
-	Metric string // e.g. "oltp.p99", "oltp.error_rate", "db.deadlocks", "finding.deadlock"
-	Op     string // <, <=, >, >=, ==, !=
+	Pos Pos
+	// Metric is e.g. "oltp.p99", "oltp.error_rate", "db.deadlocks",
+	// "finding.deadlock"; a parameter is spelt as in the metric table
+	// ("db.slru_hit_rate_min.MultiXactMember").
+	Metric string
+	Op     string // <, <=, >, >=, ==, !=, or OpAbsent/OpPresent for findings
 	Value  float64
-	Unit   string // as written: ms, s, %, or empty
-	Text   string // the condition as written, for messages
+	Unit   string     // as written: us, µs, ms, s, %, or empty; BaseValue converts
+	Text   string     // the condition as written, for messages
+	Kind   MetricKind // what the metric measures, from the metric table
 }

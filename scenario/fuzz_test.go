@@ -1,0 +1,92 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse feeds the loader arbitrary files: it must never panic, and it
+// either returns a scenario that holds its invariants or Errors that
+// each say where and what.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{"good", "bad"} {
+		files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+	for _, seed := range fuzzSeeds {
+		f.Add([]byte(seed))
+	}
+	// Scripts and SQL files are found next to the good example, so that
+	// inputs derived from it reach the script parser.
+	file := filepath.Join("testdata", "good", "fuzz.yaml")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(file, data)
+		if err != nil {
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) == 0 {
+				t.Fatalf("error is a %T (%v), want non-empty Errors", err, err)
+			}
+			for _, e := range errs {
+				if e.Msg == "" || e.Pos.Line < 0 || e.Pos.Col < 0 {
+					t.Fatalf("malformed error %#v", e)
+				}
+			}
+			return
+		}
+		if s.Duration <= 0 || s.SampleInterval < MinSampleInterval || s.SampleInterval > MaxSampleInterval {
+			t.Fatalf("duration %v, sample interval %v", s.Duration, s.SampleInterval)
+		}
+		if len(s.Workloads) == 0 {
+			t.Fatal("a scenario without workloads")
+		}
+		for _, w := range s.Workloads {
+			if w.Name == "" || len(w.Scripts) == 0 || w.Mode == "" || w.MaxTries < 1 || w.Scale < 1 {
+				t.Fatalf("workload not filled in: %+v", w)
+			}
+			if start, stop := w.Window(s.Duration); start > stop || stop > s.Duration {
+				t.Fatalf("workload %s window %v..%v in a %v run", w.Name, start, stop, s.Duration)
+			}
+			if !w.Open() && len(w.Stages) == 0 && w.MaxClients() < 1 {
+				t.Fatalf("workload %s has no clients", w.Name)
+			}
+		}
+		for _, e := range s.Events {
+			if e.Name == "" || e.At >= s.Duration || e.End() > s.Duration {
+				t.Fatalf("event %+v in a %v run", e, s.Duration)
+			}
+		}
+		for _, th := range s.Thresholds {
+			if th.Op == "" || th.Kind == 0 {
+				t.Fatalf("threshold not filled in: %+v", th)
+			}
+		}
+	})
+}
+
+// fuzzSeeds reach the corners the example files do not: aliases, merge
+// keys, block scalars, documents and odd scalars.
+var fuzzSeeds = []string{
+	"",
+	"---\n...\n",
+	"[]",
+	"name: a\nworkloads: [{name: w, scripts: [select-only], clients: 1}]\nduration: 1\n",
+	"x: &a {<<: *a}\n",
+	"a: &a [*a, *a]\nname: *a\n",
+	"w: &w {name: w, scripts: [{inline: |\n    \\set x 1\n    SELECT :x;\n}], clients: 1, stop: 1s}\nname: n\nworkloads: [*w, {<<: *w, name: v}]\n",
+	"name: n\nduration: 1m\nworkloads: [{name: w, scripts: [multixact.sql@3, other.sql], rate: 1e3, stages: [{duration: 5, rate: 1}]}]\nthresholds: {w.p99: '< 1ms', db.slru_hit_rate_min.xact: '> 1%', finding.x: present}\n",
+	"name: n\nduration: 10s\nworkloads: [{name: w, scripts: [select-only], clients: 1}]\nevents: [{kind: disk_pressure, at: 0, size: 1GiB, rate: 1e3/s}, {kind: terminate, at: 1, workload: w}]\n",
+	"!!binary aGVsbG8=\n",
+	"? [a]\n: b\n",
+	"name: \"\\xff\"\n",
+}

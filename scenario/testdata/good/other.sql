@@ -1,0 +1,2 @@
+\set id random(1, 1000)
+SELECT balance FROM accounts WHERE id = :id;

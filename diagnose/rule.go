@@ -1,0 +1,86 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Rule is a detector over a run's timeline. Rules read only the run
+// directory (through *timeline.Run), so they can be recomputed for old
+// runs and tested on recorded timelines without a server.
+type Rule interface {
+	// ID is the rule's stable name, e.g. "multixact-slru-thrash"; scenario
+	// thresholds refer to it as finding.<id>.
+	ID() string
+	// Check returns what the rule concludes from the run, nothing if it
+	// sees nothing. It must not fail on missing series (a sampler that did
+	// not run, an old run): it simply has less evidence.
+	Check(run *timeline.Run) []Finding
+}
+
+// Diagnose runs every registered rule over run and returns the findings,
+// most severe first, then by time.
+func Diagnose(run *timeline.Run) []Finding {
+	var out []Finding
+	for _, r := range Rules() {
+		for _, f := range r.Check(run) {
+			f.Rule = r.ID()
+			out = append(out, f)
+		}
+	}
+	Sort(out)
+	return out
+}
+
+var severityRank = map[string]int{Critical: 0, Warning: 1, Info: 2}
+
+// Sort orders findings most severe first, then by the start of their window.
+func Sort(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if a, b := severityRank[fs[i].Severity], severityRank[fs[j].Severity]; a != b {
+			return a < b
+		}
+		return fs[i].Start < fs[j].Start
+	})
+}
+
+// Known reports whether id names a registered rule (for thresholds).
+func Known(id string) bool {
+	for _, r := range Rules() {
+		if r.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Write stores findings in the run directory's findings.json.
+func Write(dir string, fs []Finding) error {
+	if fs == nil {
+		fs = []Finding{}
+	}
+	return timeline.WriteJSON(dir, timeline.FindingsFile, Findings{Format: FindingsFormat, Findings: fs})
+}
+
+// Read loads a run directory's findings.json; ok is false if it has none
+// (a run from before diagnosis, or one that did not finish).
+func Read(dir string) (fs []Finding, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, timeline.FindingsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var f Findings
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, timeline.FindingsFile), err)
+	}
+	return f.Findings, true, nil
+}

@@ -1,0 +1,168 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Stats summarises the points of a series inside a window.
+type Stats struct {
+	N              int
+	Mean, Min, Max float64
+	MinT, MaxT     float64 // when the extremes happened
+	First, Last    float64
+	FirstT, LastT  float64
+}
+
+// Over summarises the points with from <= T < to.
+func Over(points []timeline.Point, from, to float64) Stats {
+	s := Stats{Min: math.Inf(1), Max: math.Inf(-1)}
+	sum := 0.0
+	for _, p := range points {
+		if p.T < from || p.T >= to {
+			continue
+		}
+		if s.N == 0 {
+			s.First, s.FirstT = p.V, p.T
+		}
+		s.Last, s.LastT = p.V, p.T
+		if p.V < s.Min {
+			s.Min, s.MinT = p.V, p.T
+		}
+		if p.V > s.Max {
+			s.Max, s.MaxT = p.V, p.T
+		}
+		sum += p.V
+		s.N++
+	}
+	if s.N == 0 {
+		return Stats{}
+	}
+	s.Mean = sum / float64(s.N)
+	return s
+}
+
+// Median is the median value of the points with from <= T < to (0 if none).
+func Median(points []timeline.Point, from, to float64) float64 {
+	var vs []float64
+	for _, p := range points {
+		if p.T >= from && p.T < to {
+			vs = append(vs, p.V)
+		}
+	}
+	if len(vs) == 0 {
+		return 0
+	}
+	sort.Float64s(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}
+
+// SumSeries adds up, per sample, every value of source whose key starts
+// with prefix and ends with suffix (e.g. the sessions of all
+// "wait.LWLock:MultiXact…" events). Samples with no such key count as 0.
+func SumSeries(run *timeline.Run, source, prefix, suffix string) []timeline.Point {
+	var out []timeline.Point
+	for i := range run.Samples {
+		s := &run.Samples[i]
+		if s.Source != source || s.Error != "" {
+			continue
+		}
+		sum := 0.0
+		for k, v := range s.Values {
+			if strings.HasPrefix(k, prefix) && strings.HasSuffix(k, suffix) {
+				sum += v
+			}
+		}
+		out = append(out, timeline.Point{T: s.T, V: sum})
+	}
+	return out
+}
+
+// TPS is a workload's throughput series: successful transactions per
+// second of each interval, at the interval's end.
+func TPS(run *timeline.Run, workload string) []timeline.Point {
+	var out []timeline.Point
+	for _, iv := range run.WorkloadIntervals(workload) {
+		if iv.End > iv.Start {
+			out = append(out, timeline.Point{T: iv.End, V: iv.TPS()})
+		}
+	}
+	return out
+}
+
+// Throughput is a workload's successful transactions per second over
+// [from, to), from the intervals inside it (0 if none).
+func Throughput(run *timeline.Run, workload string, from, to float64) float64 {
+	var n int64
+	span := 0.0
+	for _, iv := range run.WorkloadIntervals(workload) {
+		if iv.Start >= from-1e-6 && iv.End <= to+1e-6 {
+			n += iv.Count
+			span += iv.End - iv.Start
+		}
+	}
+	if span == 0 {
+		return 0
+	}
+	return float64(n) / span
+}
+
+// EventSpan is an event's window on the timeline.
+type EventSpan struct {
+	Name, Kind string
+	Start, End float64 // End is the run's end if the event never ended
+	Started    map[string]any
+	Ended      map[string]any
+	Outcome    string
+	Error      string
+}
+
+// Events pairs each event's start and end marks.
+func Events(run *timeline.Run) []EventSpan {
+	var out []EventSpan
+	index := map[string]int{}
+	for _, m := range run.Marks {
+		i, ok := index[m.Event]
+		if !ok {
+			index[m.Event] = len(out)
+			out = append(out, EventSpan{Name: m.Event, Kind: m.Kind, Start: m.T, End: RunEnd(run)})
+			i = len(out) - 1
+		}
+		e := &out[i]
+		switch m.Phase {
+		case timeline.PhaseStart:
+			e.Start, e.Started = m.T, m.Detail
+		case timeline.PhaseEnd:
+			e.End, e.Ended, e.Outcome, e.Error = m.T, m.Detail, m.Outcome, m.Error
+		}
+	}
+	return out
+}
+
+// RunEnd is the time of the run's last record.
+func RunEnd(run *timeline.Run) float64 {
+	end := 0.0
+	if run.Summary != nil {
+		end = run.Summary.Duration
+	}
+	for _, iv := range run.Intervals {
+		end = max(end, iv.End)
+	}
+	for _, s := range run.Samples {
+		end = max(end, s.T)
+	}
+	return end
+}
+
+// Detail decodes a sample's detail into v; false if it has none or it
+// does not decode.
+func Detail(s *timeline.Sample, v any) bool {
+	return len(s.Detail) > 0 && json.Unmarshal(s.Detail, v) == nil
+}

@@ -390,7 +390,7 @@ func (r *run) plan() error {
 		r.workloads = append(r.workloads, wr)
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
 			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: spec.Pool,
-			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: mode.String(),
+			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: mode.String(), Settings: spec.Settings,
 		})
 	}
 	for i := range r.sc.Events {

@@ -84,6 +84,9 @@ type WorkloadInfo struct {
 	Start   float64      `json:"start_s"`
 	Stop    float64      `json:"stop_s"`
 	Mode    string       `json:"mode"` // simple, extended, prepared
+	// Settings are the session settings of the workload's connections
+	// (statement_timeout …), as the scenario gave them.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // ScriptInfo is one script of a workload.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
@@ -87,8 +88,12 @@ func (o *runOpts) run(env *Env, path string) error {
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("read back the run: %w", err))
 	}
+	findings := diagnose.Diagnose(run)
+	if err := diagnose.Write(res.Dir, findings); err != nil {
+		return withCode(ExitUsage, err)
+	}
 	fmt.Fprintln(env.Stdout)
-	if err := report.WriteSummary(env.Stdout, run, nil); err != nil {
+	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
 	abs, _ := filepath.Abs(res.Dir)
@@ -140,7 +145,9 @@ func newReportCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			return report.WriteSummary(env.Stdout, run, nil)
+			// Findings are recomputed: rules may have improved since the run.
+			findings := diagnose.Diagnose(run)
+			return report.WriteSummary(env.Stdout, run, findings)
 		},
 	}
 }

@@ -1,0 +1,161 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// runScenario runs a scenario file on an embedded server into a temp dir
+// and reads the run directory back.
+func runScenario(t *testing.T, path string) *timeline.Run {
+	t.Helper()
+	sc, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: sc, RunDir: t.TempDir() + "/run", Log: &log})
+	if err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+	}
+	run, err := timeline.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Manifest.Status != timeline.StatusCompleted || run.Summary == nil {
+		t.Fatalf("status %q, summary %v", run.Manifest.Status, run.Summary)
+	}
+	return run
+}
+
+// window describes a series over [from, to).
+type window struct {
+	min, max, mean float64
+	n              int
+}
+
+func over(points []timeline.Point, from, to float64) window {
+	w := window{min: math.Inf(1), max: math.Inf(-1)}
+	sum := 0.0
+	for _, p := range points {
+		if p.T >= from && p.T < to {
+			w.min, w.max = min(w.min, p.V), max(w.max, p.V)
+			sum += p.V
+			w.n++
+		}
+	}
+	if w.n > 0 {
+		w.mean = sum / float64(w.n)
+	}
+	return w
+}
+
+// tps is a workload's throughput over [from, to) from its intervals.
+func tps(run *timeline.Run, workload string, from, to float64) float64 {
+	var n int64
+	span := 0.0
+	for _, iv := range run.WorkloadIntervals(workload) {
+		if iv.Start >= from && iv.End <= to {
+			n += iv.Count
+			span += iv.End - iv.Start
+		}
+	}
+	if span == 0 {
+		return 0
+	}
+	return float64(n) / span
+}
+
+// holdWindow returns the hold_transaction's start and end marks' times and
+// the pid it reported.
+func holdWindow(t *testing.T, run *timeline.Run) (start, end float64, pid int) {
+	t.Helper()
+	for _, m := range run.Marks {
+		if m.Kind != "hold_transaction" {
+			continue
+		}
+		switch m.Phase {
+		case timeline.PhaseStart:
+			start = m.T
+			if p, ok := m.Detail["pid"].(float64); ok {
+				pid = int(p)
+			}
+		case timeline.PhaseEnd:
+			end = m.T
+			if m.Error != "" {
+				t.Fatalf("hold ended with an error: %s", m.Error)
+			}
+		}
+	}
+	if start == 0 || end == 0 || pid == 0 {
+		t.Fatalf("no complete hold_transaction marks: %+v", run.Marks)
+	}
+	return start, end, pid
+}
+
+// The multixact shape (INCIDENTS.md §1), shortened: while one idle
+// transaction holds the xmin horizon, the savepoint-after-row-lock
+// workload's MultiXact member cache hit rate collapses, the horizon's age
+// grows with the holder named, and throughput drops; the control script
+// shows none of the collapse.
+func TestMultixactShapeOnTheTimeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 55 s runs")
+	}
+	broken := runScenario(t, "testdata/multixact-short.yaml")
+	hs, he, pid := holdWindow(t, broken)
+	hit := broken.Series("pg_stat_slru", "MultiXactMember.hit_rate")
+	before, during := over(hit, 2, hs), over(hit, he-15, he)
+	t.Logf("broken: MultiXactMember hit rate before %.3f (min %.3f), end of hold min %.3f", before.mean, before.min, during.min)
+	if before.n == 0 || before.mean < 0.95 {
+		t.Errorf("hit rate before the hold %.3f over %d samples, want ≥ 0.95", before.mean, before.n)
+	}
+	if during.n == 0 || during.min >= 0.5 {
+		t.Errorf("hit rate at the end of the hold %.3f (min over %d samples), want < 0.5", during.min, during.n)
+	}
+
+	age := broken.Series("xmin_horizon", "age")
+	early, late := over(age, hs+1, hs+5), over(age, he-5, he)
+	t.Logf("broken: xmin horizon age %.0f early in the hold, %.0f at its end", early.mean, late.mean)
+	if late.min <= early.max || late.min < 10_000 {
+		t.Errorf("xmin horizon age %.0f..%.0f early in the hold, %.0f..%.0f at its end: want it growing", early.min, early.max, late.min, late.max)
+	}
+	holderNamed := false
+	for _, s := range broken.SourceSamples("xmin_horizon") {
+		if s.T > he-5 && s.T < he {
+			var holder struct{ PID int }
+			if json.Unmarshal(s.Detail, &holder) == nil && holder.PID == pid {
+				holderNamed = true
+			}
+		}
+	}
+	if !holderNamed {
+		t.Errorf("the xmin horizon's holder is never the hold's pid %d", pid)
+	}
+	brokenRatio := tps(broken, "oltp", he-15, he) / tps(broken, "oltp", 3, hs)
+	t.Logf("broken: throughput at the end of the hold / before = %.2f", brokenRatio)
+	if brokenRatio > 0.9 {
+		t.Errorf("throughput ratio %.2f, want a drop (≤ 0.9)", brokenRatio)
+	}
+
+	control := runScenario(t, "testdata/control-short.yaml")
+	hs, he, _ = holdWindow(t, control)
+	chit := over(control.Series("pg_stat_slru", "MultiXactMember.hit_rate"), hs, he)
+	controlRatio := tps(control, "oltp", he-15, he) / tps(control, "oltp", 3, hs)
+	t.Logf("control: MultiXactMember hit rate min %.3f over %d samples; throughput ratio %.2f", chit.min, chit.n, controlRatio)
+	if chit.n > 0 && chit.min < 0.9 {
+		t.Errorf("control's MultiXactMember hit rate fell to %.3f, want no collapse", chit.min)
+	}
+	if controlRatio <= brokenRatio {
+		t.Errorf("control's throughput ratio %.2f not better than broken's %.2f", controlRatio, brokenRatio)
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(m.Run()) }

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ type Writer struct {
 	dir string
 	mu  sync.Mutex
 	f   *os.File
+	gz  *gzip.Writer
 	buf *bufio.Writer
 	enc *json.Encoder
 	err error
@@ -35,7 +37,10 @@ func Create(dir string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create timeline: %w", err)
 	}
-	w := &Writer{dir: dir, f: f, buf: bufio.NewWriterSize(f, 64<<10)}
+	// gzip keeps an hour of samples to a few MB; each Flush ends a
+	// deflate block, so a killed run leaves a readable prefix.
+	gz, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	w := &Writer{dir: dir, f: f, gz: gz, buf: bufio.NewWriterSize(gz, 64<<10)}
 	w.enc = json.NewEncoder(w.buf)
 	w.enc.SetEscapeHTML(false)
 	return w, nil
@@ -60,6 +65,9 @@ func (w *Writer) Flush() error {
 	if w.err == nil {
 		w.err = w.buf.Flush()
 	}
+	if w.err == nil {
+		w.err = w.gz.Flush()
+	}
 	return w.err
 }
 
@@ -67,6 +75,9 @@ func (w *Writer) Flush() error {
 // is returned.
 func (w *Writer) Close() error {
 	ferr := w.Flush()
+	if ferr == nil {
+		ferr = w.gz.Close()
+	}
 	cerr := w.f.Close()
 	if ferr != nil {
 		return fmt.Errorf("write timeline: %w", ferr)
@@ -149,15 +160,40 @@ func Open(dir string) (*Run, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
-	f, err := os.Open(filepath.Join(dir, TimelineFile))
+	name := filepath.Join(dir, TimelineFile)
+	f, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		name = filepath.Join(dir, PlainTimelineFile)
+		f, err = os.Open(name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read timeline: %w", err)
 	}
 	defer f.Close()
-	if err := r.readTimeline(f); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, TimelineFile), err)
+	var src io.Reader = f
+	if strings.HasSuffix(name, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		src = &cutShortReader{r: gz}
+	}
+	if err := r.readTimeline(src); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return r, nil
+}
+
+// cutShortReader ends a gzip stream that a killed run left without its
+// trailer at the last complete block instead of failing.
+type cutShortReader struct{ r io.Reader }
+
+func (c *cutShortReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	return n, err
 }
 
 func compatible(format string) bool {

@@ -12,13 +12,16 @@ const Format = "firedrill.run/v1"
 // The files of a run directory. Everything a report, a rule or compare
 // needs is in these files; nothing else is read.
 const (
-	ManifestFile = "run.json"       // Manifest: what ran, where, when, how it ended
-	ScenarioFile = "scenario.yaml"  // the scenario as run (scripts under scripts/)
-	TimelineFile = "timeline.jsonl" // Records, one JSON object per line, in time order per source
-	SummaryFile  = "summary.json"   // Summary: whole-run totals per workload, script and command
-	FindingsFile = "findings.json"  // the diagnosis's findings (written by diagnose)
-	ReportFile   = "report.html"    // the self-contained HTML report
-	ScriptsDir   = "scripts"        // copies of the workload scripts as run
+	ManifestFile = "run.json"          // Manifest: what ran, where, when, how it ended
+	ScenarioFile = "scenario.yaml"     // the scenario as run (scripts under scripts/)
+	TimelineFile = "timeline.jsonl.gz" // Records, one JSON object per line, in time order per source, gzip-compressed
+	// PlainTimelineFile is the same without compression: readers accept
+	// it (handy for hand-made fixtures); the writer writes TimelineFile.
+	PlainTimelineFile = "timeline.jsonl"
+	SummaryFile       = "summary.json"  // Summary: whole-run totals per workload, script and command
+	FindingsFile      = "findings.json" // the diagnosis's findings (written by diagnose)
+	ReportFile        = "report.html"   // the self-contained HTML report
+	ScriptsDir        = "scripts"       // copies of the workload scripts as run
 )
 
 // Manifest describes a run: run.json.

@@ -53,6 +53,9 @@ type Options struct {
 	OnTick func(t float64, intervals []timeline.Interval, samples []timeline.Sample)
 	// OnMark is called for each event mark as it happens.
 	OnMark func(timeline.Mark)
+	// OnStart is called with the run directory once the load is about to
+	// start (the manifest with the plan is written).
+	OnStart func(dir string)
 }
 
 // Result is what a run left.
@@ -146,6 +149,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	defer r.pgSamplers.Close()
 	if err := timeline.WriteJSON(dir, timeline.ManifestFile, &man); err != nil {
 		return nil, err
+	}
+	if opts.OnStart != nil {
+		opts.OnStart(dir)
 	}
 
 	sum, err := r.execute(ctx)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -71,13 +72,21 @@ func (o *runOpts) run(env *Env, path string) error {
 		Command: append([]string{"firedrill", "run"}, os.Args[min(2, len(os.Args)):]...),
 		Log:     logw,
 	}
+	var runDir atomic.Value
+	runDir.Store("")
+	live := &liveDiagnosis{w: env.Stderr, dir: func() string { return runDir.Load().(string) }}
+	ropts.OnStart = func(dir string) { runDir.Store(dir) }
 	if !o.quiet {
-		ropts.OnTick = prog.Tick
+		ropts.OnTick = func(t float64, ivs []timeline.Interval, samples []timeline.Sample) {
+			prog.Tick(t, ivs, samples)
+			live.tick(t)
+		}
 		fmt.Fprintf(env.Stderr, "firedrill: running %s for %v (samples every %v)\n", sc.Name, sc.Duration, sc.SampleInterval)
 	} else {
 		ropts.Log = nil
 	}
 	res, runErr := runner.Run(ctx, ropts)
+	live.wait()
 	if res == nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {
 			return withCode(ExitInterrupted, runErr)

@@ -1,0 +1,55 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStatements runs a statement between ticks and finds it among the
+// top statements with its calls, while the samplers' own statements (of
+// this set and of the sets other tests run meanwhile) never show.
+func TestStatements(t *testing.T) {
+	t.Parallel()
+	set := newSet(t, server.ConnString(), Options{})
+	if note, ok := set.Notes()[statementsName]; ok {
+		t.Fatalf("the test server preloads pg_stat_statements, yet: %s", note)
+	}
+	smp := samplerOf(t, set, statementsName)
+	values, detail := sample(t, smp)
+	if detail != nil || len(values) != 0 {
+		t.Errorf("first tick: values %v, detail %+v; want nothing before there is an interval", values, detail)
+	}
+
+	work := openSession(t, server.ConnString(), "statements-work")
+	const calls = 10
+	for range calls {
+		exec(t, work, "SELECT pg_sleep(0.02) AS statements_test")
+	}
+	values, detail = sample(t, smp)
+	assertNoSampler(t, values, detail)
+	top, ok := detail.([]Statement)
+	if !ok {
+		t.Fatalf("detail is %T, want []Statement", detail)
+	}
+	if len(top) > topStatements {
+		t.Errorf("%d statements, want ≤ %d", len(top), topStatements)
+	}
+	var found *Statement
+	for i, stmt := range top {
+		if strings.Contains(stmt.Query, "statements_test") {
+			found = &top[i]
+		}
+		if i > 0 && stmt.TotalMS > top[i-1].TotalMS {
+			t.Errorf("statement %d took longer than statement %d: want the most time first", i, i-1)
+		}
+	}
+	if found == nil {
+		t.Fatalf("statements_test not in the top statements %+v", top)
+	}
+	if found.Calls != calls || found.TotalMS < calls*20 || found.MeanMS < 20 || found.Rows != calls || found.QueryID == 0 {
+		t.Errorf("statement %+v, want %d calls of ≥ 20 ms returning a row each", found, calls)
+	}
+	if values["calls_per_s"] <= 0 || values["exec_ms_per_s"] < found.TotalMS/60 || values["statements"] < 1 {
+		t.Errorf("values %v", values)
+	}
+}

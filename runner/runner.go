@@ -53,6 +53,9 @@ type Options struct {
 	OnTick func(t float64, intervals []timeline.Interval, samples []timeline.Sample)
 	// OnMark is called for each event mark as it happens.
 	OnMark func(timeline.Mark)
+	// NoSamplers runs without reading the database or host (for the
+	// sampler-overhead benchmark); the timeline has client metrics only.
+	NoSamplers bool
 	// OnStart is called with the run directory once the load is about to
 	// start (the manifest with the plan is written).
 	OnStart func(dir string)
@@ -146,7 +149,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.startSamplers(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
-	defer r.pgSamplers.Close()
+	if r.pgSamplers != nil {
+		defer r.pgSamplers.Close()
+	}
 	if err := timeline.WriteJSON(dir, timeline.ManifestFile, &man); err != nil {
 		return nil, err
 	}
@@ -202,14 +207,10 @@ func makeRunDir(opts Options) (string, error) {
 }
 
 func copyScenario(sc *scenario.Scenario, dir string) error {
-	if sc.File == "" {
+	if sc.Source == nil {
 		return nil
 	}
-	b, err := os.ReadFile(sc.File)
-	if err != nil {
-		return fmt.Errorf("copy scenario: %w", err)
-	}
-	return timeline.WriteFile(dir, timeline.ScenarioFile, b)
+	return timeline.WriteFile(dir, timeline.ScenarioFile, sc.Source)
 }
 
 func hostInfo() timeline.Host {
@@ -423,6 +424,9 @@ func sortedKeys(m map[string]string) []string {
 
 // startSamplers connects the samplers and takes the settings snapshot.
 func (r *run) startSamplers(ctx context.Context) error {
+	if r.opts.NoSamplers {
+		return nil
+	}
 	timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
 	set, err := pgsampler.New(ctx, r.connString, pgsampler.Options{Timeout: timeout})
 	if err != nil {
@@ -618,7 +622,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 		r.w.Add(timeline.Record{Sample: &smp})
 		samples = append(samples, smp)
 	}
-	if r.settingsDue.Swap(false) {
+	if r.settingsDue.Swap(false) && r.pgSamplers != nil {
 		if settings, err := r.pgSamplers.Settings(ctx); err == nil {
 			b, _ := json.Marshal(settings)
 			r.w.Add(timeline.Record{Sample: &timeline.Sample{Source: "pg_settings", T: t, Detail: b}})

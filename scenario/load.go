@@ -59,7 +59,7 @@ func Parse(filename string, data []byte) (*Scenario, error) {
 		lines:  strings.Split(string(data), "\n"),
 		budget: maxKeysVisited,
 	}
-	s := &Scenario{File: filename}
+	s := &Scenario{File: filename, Source: data}
 	root := d.document(data)
 	if root != nil {
 		l := &loader{decoder: d, s: s, scripts: make(map[string]bool)}

@@ -9,7 +9,10 @@ type Scenario struct {
 	Description string
 	// File is the path the scenario was read from; relative script and SQL
 	// files are resolved against its directory.
-	File           string
+	File string
+	// Source is the file's text as read, kept so a run can store the
+	// scenario exactly as run.
+	Source         []byte
 	Target         Target
 	Setup          Setup
 	SampleInterval time.Duration // default 1 s, from 100 ms to 60 s

@@ -117,6 +117,10 @@ func TestLoadFull(t *testing.T) {
 			{Pos: Pos{72, 21}, Metric: "finding.deadlock", Op: "absent", Text: "absent", Kind: Presence},
 		},
 	}
+	if string(s.Source) != string(mustRead(t, s.File)) {
+		t.Error("Source is not the file's text")
+	}
+	s.Source = nil
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Load differs:\n%s", diffJSON(t, s, want))
 	}
@@ -516,4 +520,13 @@ func TestAliasBomb(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -15,7 +15,7 @@ build: ## build bin/firedrill
 
 test: ## run every test against real throwaway servers (race detector on)
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 45m ./...
 
 test-short: ## run the tests without the race detector
 	$(GO) test -count=1 ./...
@@ -23,12 +23,14 @@ test-short: ## run the tests without the race detector
 fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata/fuzz
 	@for f in FuzzParse FuzzParseExpr FuzzEvalExpr; do \
 		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$${FUZZTIME:-60s} ./script/ || exit 1; done
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$${FUZZTIME:-60s} ./scenario/
 
-bench: build ## compare firedrill pgbench with the real pgbench on one embedded server (prints TPS ratios)
+bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench
+	$(GO) run ./bench/sampler-overhead
 
-demo: build ## a real 30 s TPC-B-like run on a throwaway PostgreSQL, with progress and percentiles
-	$(BIN) pgbench -c 8 -T 30 -P 5
+demo: build ## a real 4-minute multixact scenario on a throwaway PostgreSQL: timeline, findings, run directory
+	$(BIN) run examples/multixact.yaml
 
 vet: ## go vet and gofmt check
 	$(GO) vet ./...

@@ -11,6 +11,8 @@ have_pg_server() {
 have_pg_server || need+=(postgresql postgresql-contrib)
 command -v pgbench >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || need+=(postgresql-contrib)
 command -v useradd >/dev/null 2>&1 || need+=(passwd)
+# The HTML report's tests render it in headless Chromium.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
 	echo "setup: installing Debian packages: ${need[*]}"
@@ -21,7 +23,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	# Debian's package starts a cluster on 5432; firedrill never uses it
 	# and leaves it alone.
 else
-	echo "setup: PostgreSQL server binaries and pgbench present"
+	echo "setup: PostgreSQL server binaries, pgbench and chromium present"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -107,7 +107,7 @@ func holdWindow(t *testing.T, run *timeline.Run) (start, end float64, pid int) {
 // shows none of the collapse.
 func TestMultixactShapeOnTheTimeline(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two 55 s runs")
+		t.Skip("two 70 s runs")
 	}
 	broken := runScenario(t, "testdata/multixact-short.yaml")
 	hs, he, pid := holdWindow(t, broken)

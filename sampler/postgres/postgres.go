@@ -166,21 +166,33 @@ func (set *Set) Notes() map[string]string { return maps.Clone(set.notes) }
 func (set *Set) VersionNum() int { return set.session.version }
 
 // Settings snapshots the server's configuration: pg_settings name → the
-// value as current_setting shows it, with its unit ("128MB", "on").
+// value as current_setting shows it, with its unit ("128MB", "on"). It is
+// read on a fresh session without the samplers' own parameters (their
+// statement_timeout), so it shows what a new client session gets.
 func (set *Set) Settings(ctx context.Context) (map[string]string, error) {
-	settings := map[string]string{}
-	err := set.session.query(ctx, "read pg_settings",
-		Marker+" SELECT name, coalesce(current_setting(name, true), setting, '') FROM pg_settings",
-		nil, func(rows pgx.Rows) error {
-			var name, value string
-			if err := rows.Scan(&name, &value); err != nil {
-				return err
-			}
-			settings[name] = value
-			return nil
-		})
+	config := set.session.config.Copy()
+	config.RuntimeParams = map[string]string{"application_name": DefaultAppName + "-settings"}
+	ctx, cancel := context.WithTimeout(ctx, max(set.session.timeout, 2*time.Second)+2*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, config)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read pg_settings: %w", err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, Marker+" SELECT name, coalesce(current_setting(name, true), setting, '') FROM pg_settings")
+	if err != nil {
+		return nil, fmt.Errorf("read pg_settings: %w", err)
+	}
+	settings := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, fmt.Errorf("read pg_settings: %w", err)
+		}
+		settings[name] = value
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read pg_settings: %w", err)
 	}
 	return settings, nil
 }

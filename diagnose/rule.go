@@ -38,12 +38,23 @@ func Diagnose(run *timeline.Run) []Finding {
 	return out
 }
 
-var severityRank = map[string]int{Critical: 0, Warning: 1, Info: 2}
+// severityRank orders severities; an unknown one sorts last.
+func severityRank(s string) int {
+	switch s {
+	case Critical:
+		return 0
+	case Warning:
+		return 1
+	case Info:
+		return 2
+	}
+	return 3
+}
 
 // Sort orders findings most severe first, then by the start of their window.
 func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
-		if a, b := severityRank[fs[i].Severity], severityRank[fs[j].Severity]; a != b {
+		if a, b := severityRank(fs[i].Severity), severityRank(fs[j].Severity); a != b {
 			return a < b
 		}
 		return fs[i].Start < fs[j].Start

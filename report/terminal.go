@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -178,25 +177,13 @@ func firstLine(s string) string {
 	return s
 }
 
-var severityRank = map[string]int{diagnose.Critical: 0, diagnose.Warning: 1, diagnose.Info: 2}
-
-// SortFindings orders findings most severe first, then by time.
-func SortFindings(fs []diagnose.Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		if a, b := severityRank[fs[i].Severity], severityRank[fs[j].Severity]; a != b {
-			return a < b
-		}
-		return fs[i].Start < fs[j].Start
-	})
-}
-
 func writeFindings(w io.Writer, findings []diagnose.Finding) {
 	if len(findings) == 0 {
 		fmt.Fprintln(w, "\nfindings: none")
 		return
 	}
 	fs := append([]diagnose.Finding(nil), findings...)
-	SortFindings(fs)
+	diagnose.Sort(fs)
 	fmt.Fprintf(w, "\nfindings (%d):\n", len(fs))
 	for _, f := range fs {
 		WriteFinding(w, f)
@@ -221,3 +208,9 @@ func WriteFinding(w io.Writer, f diagnose.Finding) {
 		fmt.Fprintf(w, "  fix: %s\n", f.Remedy)
 	}
 }
+
+// SortFindings orders findings most severe first, then by time.
+func SortFindings(fs []diagnose.Finding) { diagnose.Sort(fs) }
+
+// severityRank orders severities for comparisons (critical first).
+var severityRank = map[string]int{diagnose.Critical: 0, diagnose.Warning: 1, diagnose.Info: 2}

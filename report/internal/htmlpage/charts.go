@@ -1,0 +1,752 @@
+package htmlpage
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// The sources and keys the charts read, as the samplers write them.
+const (
+	sourceActivity   = "pg_stat_activity"    // wait.<type>:<event>, wait.CPU: sessions
+	sourceSLRU       = "pg_stat_slru"        // <Name>.hit_rate: 0..1
+	sourceXmin       = "xmin_horizon"        // age: xids
+	sourceTables     = "pg_stat_user_tables" // <table>.n_dead_tup
+	sourceDatabase   = "pg_stat_database"    // numbackends, max_connections
+	sourceHost       = "host"                // cpu.user …: %; disk.*
+	sourceFiredrill  = "firedrill"           // cpu: cores; rss_bytes
+	waitPrefix       = "wait."
+	waitCPU          = "wait.CPU"
+	hitRateSuffix    = ".hit_rate"
+	deadTuplesSuffix = ".n_dead_tup"
+
+	topWaits  = 8 // wait events drawn on their own; the rest are "other"
+	topTables = 5 // tables whose dead tuples are drawn on their own
+)
+
+// chartSpec is one chart: what the template lays out and the script draws.
+type chartSpec struct {
+	ID     string       `json:"id"`
+	Title  string       `json:"title"`
+	Help   string       `json:"-"` // one line under the title
+	Axes   []axisSpec   `json:"axes"`
+	Series []seriesSpec `json:"series"`
+	Log    bool         `json:"log,omitempty"` // offers a log scale
+	NoData string       `json:"nodata,omitempty"`
+	Notes  []string     `json:"-"` // partial data: what is missing and why
+}
+
+// axisSpec is a y axis: 0 on the left, 1 on the right.
+type axisSpec struct {
+	Label string   `json:"label"`
+	Unit  string   `json:"unit"` // rate, ms, aas, pct (0..1), pct100, count, bytes, bytesps, cores
+	Min   *float64 `json:"min,omitempty"`
+	Max   *float64 `json:"max,omitempty"` // where the scale stops growing
+	// Headroom > 1 stretches the scale so the series use the lower
+	// 1/Headroom of the plot: errors stay below throughput.
+	Headroom float64 `json:"headroom,omitempty"`
+}
+
+// seriesSpec is one line or stacked area, its values Cols[Col] on Xs[X].
+type seriesSpec struct {
+	Label  string  `json:"label"`
+	X      int     `json:"x"`
+	Col    int     `json:"col"`
+	Axis   int     `json:"axis,omitempty"`
+	Color  string  `json:"color"`
+	Style  string  `json:"style,omitempty"` // "", "dash", "dot": only for smooth lines, dashes are slow on jagged ones
+	Alpha  float64 `json:"alpha,omitempty"` // the stroke's opacity; 0 is opaque
+	Width  float64 `json:"width,omitempty"`
+	Stack  bool    `json:"stack,omitempty"` // stacked on the previous stacked series
+	Hidden bool    `json:"hidden,omitempty"`
+}
+
+// column is a series' values; NaN is a gap (null in JSON).
+type column []float64
+
+// MarshalJSON writes six significant digits (integers exactly), which is
+// more than a chart can show and keeps a long run's report small.
+func (c column) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(c)*6)
+	b = append(b, '[')
+	for i, v := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			b = append(b, "null"...)
+		case v == math.Trunc(v) && math.Abs(v) < 1e15:
+			b = strconv.AppendInt(b, int64(v), 10)
+		default:
+			b = strconv.AppendFloat(b, v, 'g', 6, 64)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// timeColumn is a time axis in seconds, written to the millisecond.
+type timeColumn []float64
+
+// MarshalJSON writes each time to the millisecond.
+func (c timeColumn) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+len(c)*8)
+	b = append(b, '[')
+	for i, v := range c {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, math.Round(v*1000)/1000, 'f', -1, 64)
+	}
+	return append(b, ']'), nil
+}
+
+// chartData is every chart with the columns they draw.
+type chartData struct {
+	Xs     []timeColumn
+	Cols   []column
+	Charts []chartSpec
+}
+
+// addX stores a time axis once, however many series use it.
+func (d *chartData) addX(x []float64) int {
+	for i, have := range d.Xs {
+		if slices.Equal(have, x) {
+			return i
+		}
+	}
+	d.Xs = append(d.Xs, x)
+	return len(d.Xs) - 1
+}
+
+func (d *chartData) addCol(c column) int {
+	d.Cols = append(d.Cols, c)
+	return len(d.Cols) - 1
+}
+
+// palette colours workloads and tables: distinct, readable on white,
+// and without red, which means errors on these charts.
+var palette = []string{
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
+	"#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#005f5f",
+}
+
+func colorAt(i int) string { return palette[i%len(palette)] }
+
+func ptr(v float64) *float64 { return &v }
+
+// workloadData is one workload's interval columns.
+type workloadData struct {
+	name                           string
+	x                              int
+	tps, failed, skipped           int
+	p50, p95, p99, pool99          int
+	anyFailed, anySkipped, anyPool bool
+}
+
+// chartSources groups the run's samples by source once.
+type chartSources struct {
+	run     *timeline.Run
+	samples map[string][]*timeline.Sample
+	ran     map[string]string // sampler → notes, from the manifest
+}
+
+func buildCharts(run *timeline.Run, duration float64) chartData {
+	var d chartData
+	src := chartSources{run: run, samples: map[string][]*timeline.Sample{}, ran: map[string]string{}}
+	for i := range run.Samples {
+		s := &run.Samples[i]
+		src.samples[s.Source] = append(src.samples[s.Source], s)
+	}
+	for _, s := range run.Manifest.Samplers {
+		src.ran[s.Name] = s.Notes
+	}
+	wl := workloadColumns(&d, run)
+
+	d.Charts = append(d.Charts,
+		throughputChart(&d, wl, run),
+		aasChart(&d, &src),
+		latencyChart(wl, run),
+		connectionsChart(&d, &src, wl),
+		slruChart(&d, &src),
+		horizonChart(&d, &src),
+		hostCPUChart(&d, &src),
+		hostDiskChart(&d, &src),
+		firedrillChart(&d, &src),
+	)
+	return d
+}
+
+// workloadColumns turns intervals into per-workload columns, each point
+// at its interval's end (as rates from counters are).
+func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
+	byName := map[string][]*timeline.Interval{}
+	var order []string
+	for _, w := range run.Manifest.Workloads {
+		if _, ok := byName[w.Name]; !ok {
+			byName[w.Name] = nil
+			order = append(order, w.Name)
+		}
+	}
+	for i := range run.Intervals {
+		iv := &run.Intervals[i]
+		if _, ok := byName[iv.Workload]; !ok {
+			order = append(order, iv.Workload)
+		}
+		byName[iv.Workload] = append(byName[iv.Workload], iv)
+	}
+	var out []workloadData
+	for _, name := range order {
+		ivs := byName[name]
+		if len(ivs) == 0 {
+			continue
+		}
+		n := len(ivs)
+		x := make([]float64, n)
+		tps, failed, skipped := make(column, n), make(column, n), make(column, n)
+		p50, p95, p99, pool := make(column, n), make(column, n), make(column, n), make(column, n)
+		w := workloadData{name: name}
+		for i, iv := range ivs {
+			x[i] = iv.End
+			dt := iv.End - iv.Start
+			if dt <= 0 {
+				tps[i], failed[i], skipped[i] = math.NaN(), math.NaN(), math.NaN()
+			} else {
+				tps[i] = float64(iv.Count) / dt
+				failed[i] = float64(iv.Failed) / dt
+				skipped[i] = float64(iv.Skipped) / dt
+			}
+			w.anyFailed = w.anyFailed || iv.Failed > 0
+			w.anySkipped = w.anySkipped || iv.Skipped > 0
+			if iv.Count == 0 { // no successful transaction: no latency, a gap
+				p50[i], p95[i], p99[i] = math.NaN(), math.NaN(), math.NaN()
+			} else {
+				p50[i] = msFromUS(iv.LatencyPct.P50)
+				p95[i] = msFromUS(iv.LatencyPct.P95)
+				p99[i] = msFromUS(iv.LatencyPct.P99)
+			}
+			if iv.PoolWait != nil || iv.PoolWaitPct != (timeline.Percentiles{}) {
+				w.anyPool = true
+				pool[i] = msFromUS(iv.PoolWaitPct.P99)
+			} else {
+				pool[i] = math.NaN()
+			}
+		}
+		w.x = d.addX(x)
+		w.tps, w.failed, w.skipped = d.addCol(tps), d.addCol(failed), d.addCol(skipped)
+		w.p50, w.p95, w.p99, w.pool99 = d.addCol(p50), d.addCol(p95), d.addCol(p99), d.addCol(pool)
+		out = append(out, w)
+	}
+	return out
+}
+
+func noIntervals(run *timeline.Run) string {
+	why := "no workload intervals were recorded"
+	if run.Manifest.Status != timeline.StatusCompleted && run.Manifest.Error != "" {
+		why += " (the run " + run.Manifest.Status + ": " + run.Manifest.Error + ")"
+	}
+	return why
+}
+
+func throughputChart(d *chartData, wl []workloadData, run *timeline.Run) chartSpec {
+	c := chartSpec{
+		ID: "throughput", Title: "Throughput and errors",
+		Help: "Successful transactions per second (bold, left axis); failed and skipped per second (thin, pale, right axis, kept to the lower half).",
+		Axes: []axisSpec{{Label: "tx/s", Unit: "rate", Min: ptr(0)}, {Label: "errors/s", Unit: "rate", Min: ptr(0), Headroom: 2}},
+	}
+	if len(wl) == 0 {
+		c.NoData = noIntervals(run)
+		return c
+	}
+	for i, w := range wl {
+		c.Series = append(c.Series, seriesSpec{Label: w.name, X: w.x, Col: w.tps, Color: colorAt(i), Width: 1.5})
+	}
+	// Past a few workloads their error lines are a thicket over the
+	// throughput: draw the total (when they tick together) and keep each
+	// workload's line a legend click away.
+	shared := len(wl) > 3
+	var failedCols, skippedCols []int
+	for _, w := range wl {
+		shared = shared && w.x == wl[0].x
+		if w.anyFailed {
+			failedCols = append(failedCols, w.failed)
+		}
+		if w.anySkipped {
+			skippedCols = append(skippedCols, w.skipped)
+		}
+	}
+	if shared && len(failedCols) > 0 {
+		c.Series = append(c.Series, seriesSpec{Label: "all failed/s", X: wl[0].x, Col: d.addCol(sumCols(d, failedCols)), Axis: 1, Color: "#d62728", Width: 1, Alpha: 0.85})
+	}
+	if shared && len(skippedCols) > 0 {
+		c.Series = append(c.Series, seriesSpec{Label: "all skipped/s", X: wl[0].x, Col: d.addCol(sumCols(d, skippedCols)), Axis: 1, Color: "#8c564b", Width: 1, Alpha: 0.7})
+	}
+	for i, w := range wl {
+		if w.anyFailed {
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " failed/s", X: w.x, Col: w.failed, Axis: 1, Color: colorAt(i), Width: 1, Alpha: 0.7, Hidden: shared})
+		}
+		if w.anySkipped {
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " skipped/s", X: w.x, Col: w.skipped, Axis: 1, Color: colorAt(i), Width: 1, Alpha: 0.4, Hidden: shared})
+		}
+	}
+	return c
+}
+
+// sumCols adds columns of one time axis; a point is a gap only where
+// every column has one.
+func sumCols(d *chartData, cols []int) column {
+	out := make(column, len(d.Cols[cols[0]]))
+	for i := range out {
+		sum, n := 0.0, 0
+		for _, c := range cols {
+			if v := d.Cols[c][i]; !math.IsNaN(v) {
+				sum += v
+				n++
+			}
+		}
+		if n == 0 {
+			sum = math.NaN()
+		}
+		out[i] = sum
+	}
+	return out
+}
+
+func latencyChart(wl []workloadData, run *timeline.Run) chartSpec {
+	c := chartSpec{
+		ID: "latency", Title: "Latency",
+		Help: "Successful transactions' latency per tick: p99 bold, p95 paler, p50 palest. Click a legend entry to show or hide it.",
+		Axes: []axisSpec{{Label: "ms", Unit: "ms", Min: ptr(0)}},
+		Log:  true,
+	}
+	if len(wl) == 0 {
+		c.NoData = noIntervals(run)
+		return c
+	}
+	// Many workloads make 3×N lines; show their p99 and let the legend
+	// bring back the rest.
+	few := len(wl) <= 3
+	for i, w := range wl {
+		c.Series = append(c.Series,
+			seriesSpec{Label: w.name + " p99", X: w.x, Col: w.p99, Color: colorAt(i), Width: 1.5},
+			seriesSpec{Label: w.name + " p95", X: w.x, Col: w.p95, Color: colorAt(i), Width: 1, Alpha: 0.6, Hidden: !few},
+			seriesSpec{Label: w.name + " p50", X: w.x, Col: w.p50, Color: colorAt(i), Width: 1, Alpha: 0.35, Hidden: !few})
+	}
+	return c
+}
+
+// table is some keys of one source as columns on the source's time axis.
+type table struct {
+	x    int
+	cols map[string]int
+}
+
+// table builds columns for keys from the source's samples. A sample that
+// failed is a gap in every column; a key a good sample lacks is
+// missingValue (0 where absence means none, as for a wait event nobody
+// waits on; NaN otherwise).
+func (s *chartSources) table(d *chartData, source string, keys []string, missingValue float64) table {
+	samples := s.samples[source]
+	x := make([]float64, len(samples))
+	vals := make([]column, len(keys))
+	for k := range vals {
+		vals[k] = make(column, len(samples))
+	}
+	for i, sm := range samples {
+		x[i] = sm.T
+		failed := sm.Error != "" && len(sm.Values) == 0
+		for k, key := range keys {
+			v, ok := sm.Values[key]
+			switch {
+			case failed:
+				v = math.NaN()
+			case !ok:
+				v = missingValue
+			}
+			vals[k][i] = v
+		}
+	}
+	t := table{x: d.addX(x), cols: map[string]int{}}
+	for k, key := range keys {
+		t.cols[key] = d.addCol(vals[k])
+	}
+	return t
+}
+
+// keys lists the source's value names that match, sorted.
+func (s *chartSources) keys(source string, match func(string) bool) []string {
+	seen := map[string]bool{}
+	for _, sm := range s.samples[source] {
+		for k := range sm.Values {
+			if !seen[k] && match(k) {
+				seen[k] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// why says why source has nothing to draw, in the words an engineer can
+// act on: the sampler's own note, that it did not run, or its last error.
+func (s *chartSources) why(source, what string) string {
+	samples := s.samples[source]
+	if notes, ok := s.ran[source]; ok && notes != "" && len(samples) == 0 {
+		return source + ": " + notes
+	}
+	if len(samples) == 0 {
+		if _, ok := s.ran[source]; ok {
+			return "the " + source + " sampler ran but recorded nothing"
+		}
+		if len(s.ran) == 0 && len(s.run.Samples) == 0 {
+			return "no samplers ran in this run, so the database and host were not watched"
+		}
+		return "the " + source + " sampler did not run"
+	}
+	failed, last := 0, ""
+	for _, sm := range samples {
+		if sm.Error != "" {
+			failed++
+			last = sm.Error
+		}
+	}
+	if failed == len(samples) {
+		return fmt.Sprintf("every %s read failed (%d; last: %s)", source, failed, last)
+	}
+	why := source + " reported no " + what
+	if notes := s.ran[source]; notes != "" {
+		why += " (" + notes + ")"
+	}
+	return why
+}
+
+// joinReasons joins two reasons for no data, once if they are the same.
+func joinReasons(a, b string) string {
+	if a == b {
+		return a
+	}
+	return a + "; " + b
+}
+
+// gaps notes reads that failed, which the chart shows as gaps.
+func (s *chartSources) gaps(source string) []string {
+	samples := s.samples[source]
+	failed, last := 0, ""
+	for _, sm := range samples {
+		if sm.Error != "" {
+			failed++
+			last = sm.Error
+		}
+	}
+	if failed == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: %d of %d reads failed and are gaps (last: %s)", source, failed, len(samples), last)}
+}
+
+// waitColors colours wait events by type, as Performance Insights does:
+// CPU green, IO blue, locks red, lightweight locks pink.
+var waitColors = map[string][]string{
+	"CPU":       {"#2ca02c"},
+	"IO":        {"#1f5fbf", "#4a86d9", "#7aa8e8", "#a9c8f2"},
+	"Lock":      {"#c62828", "#e05050", "#ef8080", "#f5aaaa"},
+	"LWLock":    {"#b0307a", "#d0559c", "#e283bb", "#efb0d6"},
+	"IPC":       {"#e08a00", "#f0a830", "#f5c46a"},
+	"Client":    {"#7b5aa6", "#a283c9"},
+	"Timeout":   {"#8c6d31", "#b8955a"},
+	"Activity":  {"#17becf", "#6fd7e2"},
+	"BufferPin": {"#bcbd22"},
+	"Extension": {"#637939"},
+	"other":     {"#9e9e9e"},
+}
+
+func waitColor(key string, used map[string]int) string {
+	typ, _, _ := strings.Cut(strings.TrimPrefix(key, waitPrefix), ":")
+	shades, ok := waitColors[typ]
+	if !ok {
+		shades = []string{"#8c564b", "#a9786d", "#c49c93"}
+	}
+	c := shades[used[typ]%len(shades)]
+	used[typ]++
+	return c
+}
+
+func aasChart(d *chartData, src *chartSources) chartSpec {
+	c := chartSpec{
+		ID: "aas", Title: "Database load (average active sessions)",
+		Help: fmt.Sprintf("Sessions active in the database per tick, stacked by what they wait on (CPU = running, not waiting); the top %d waits by total, the rest as other.", topWaits),
+		Axes: []axisSpec{{Label: "sessions", Unit: "aas", Min: ptr(0)}},
+	}
+	keys := src.keys(sourceActivity, func(k string) bool { return strings.HasPrefix(k, waitPrefix) })
+	if len(keys) == 0 {
+		c.NoData = src.why(sourceActivity, "wait events")
+		return c
+	}
+	c.Notes = src.gaps(sourceActivity)
+	t := src.table(d, sourceActivity, keys, 0)
+	total := map[string]float64{}
+	for _, k := range keys {
+		for _, v := range d.Cols[t.cols[k]] {
+			if !math.IsNaN(v) {
+				total[k] += v
+			}
+		}
+	}
+	var waits []string
+	for _, k := range keys {
+		if k != waitCPU {
+			waits = append(waits, k)
+		}
+	}
+	slices.SortStableFunc(waits, func(a, b string) int { return cmp.Compare(total[b], total[a]) })
+	var rest []string
+	if len(waits) > topWaits {
+		waits, rest = waits[:topWaits], waits[topWaits:]
+	}
+	used := map[string]int{}
+	if _, ok := t.cols[waitCPU]; ok {
+		c.Series = append(c.Series, seriesSpec{Label: "CPU", X: t.x, Col: t.cols[waitCPU], Color: waitColor(waitCPU, used), Stack: true})
+	}
+	for _, k := range waits {
+		c.Series = append(c.Series, seriesSpec{Label: strings.TrimPrefix(k, waitPrefix), X: t.x, Col: t.cols[k], Color: waitColor(k, used), Stack: true})
+	}
+	if len(rest) > 0 {
+		other := make(column, len(d.Xs[t.x]))
+		for _, k := range rest {
+			for i, v := range d.Cols[t.cols[k]] {
+				other[i] += v // NaN stays NaN: a failed read is a gap
+			}
+		}
+		c.Series = append(c.Series, seriesSpec{
+			Label: fmt.Sprintf("other (%d waits)", len(rest)), X: t.x, Col: d.addCol(other), Color: waitColors["other"][0], Stack: true,
+		})
+	}
+	// The waits not drawn on their own are summed into "other"; their own
+	// columns are not needed by the page.
+	dropCols(d, t, rest)
+	if m := src.run.Manifest; m.Target.Embedded && m.Host.CPUs > 0 {
+		vcpus := make(column, len(d.Xs[t.x]))
+		for i := range vcpus {
+			vcpus[i] = float64(m.Host.CPUs)
+		}
+		c.Series = append(c.Series, seriesSpec{Label: "host vCPUs", X: t.x, Col: d.addCol(vcpus), Color: "#444444", Style: "dash", Width: 1})
+	}
+	return c
+}
+
+// dropCols empties columns nothing draws, so they cost two bytes each in
+// the page instead of a run's worth of numbers.
+func dropCols(d *chartData, t table, keys []string) {
+	for _, k := range keys {
+		d.Cols[t.cols[k]] = column{}
+	}
+}
+
+func connectionsChart(d *chartData, src *chartSources, wl []workloadData) chartSpec {
+	c := chartSpec{
+		ID: "connections", Title: "Connections and pool wait",
+		Help: "Server backends against max_connections (left, dashed); time transactions waited for a pooled connection, p99 (right, thin).",
+		Axes: []axisSpec{{Label: "connections", Unit: "count", Min: ptr(0)}, {Label: "pool wait p99", Unit: "ms", Min: ptr(0)}},
+	}
+	keys := src.keys(sourceDatabase, func(k string) bool { return k == "numbackends" || k == "max_connections" })
+	if len(keys) > 0 {
+		t := src.table(d, sourceDatabase, keys, math.NaN())
+		if col, ok := t.cols["numbackends"]; ok {
+			c.Series = append(c.Series, seriesSpec{Label: "backends", X: t.x, Col: col, Color: "#1f77b4", Width: 1.5})
+		}
+		if col, ok := t.cols["max_connections"]; ok {
+			c.Series = append(c.Series, seriesSpec{Label: "max_connections", X: t.x, Col: col, Color: "#d62728", Style: "dash", Width: 1})
+		}
+		c.Notes = src.gaps(sourceDatabase)
+	} else {
+		c.Notes = append(c.Notes, "connections: no data: "+src.why(sourceDatabase, "connection counts"))
+	}
+	anyPool := false
+	for i, w := range wl {
+		if w.anyPool {
+			anyPool = true
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " pool wait p99", X: w.x, Col: w.pool99, Axis: 1, Color: colorAt(i), Width: 1, Alpha: 0.8})
+		}
+	}
+	if !anyPool && len(wl) > 0 {
+		c.Notes = append(c.Notes, "pool wait: no workload shares a pool (each client has its own connection)")
+	}
+	if len(c.Series) == 0 {
+		c.NoData = src.why(sourceDatabase, "connection counts") + "; and no workload shares a pool"
+		if len(wl) == 0 {
+			c.NoData = src.why(sourceDatabase, "connection counts")
+		}
+		c.Notes = nil
+	}
+	return c
+}
+
+func slruChart(d *chartData, src *chartSources) chartSpec {
+	c := chartSpec{
+		ID: "slru", Title: "SLRU cache hit rate",
+		Help: "Share of SLRU page reads found in memory per tick; a fall means reads from disk (multixact and subtransaction storms show here). Gaps are ticks without reads.",
+		Axes: []axisSpec{{Label: "hit rate", Unit: "pct", Max: ptr(1)}},
+	}
+	keys := src.keys(sourceSLRU, func(k string) bool { return strings.HasSuffix(k, hitRateSuffix) })
+	if len(keys) == 0 {
+		c.NoData = src.why(sourceSLRU, "hit rates")
+		return c
+	}
+	c.Notes = src.gaps(sourceSLRU)
+	t := src.table(d, sourceSLRU, keys, math.NaN())
+	for i, k := range keys {
+		c.Series = append(c.Series, seriesSpec{Label: strings.TrimSuffix(k, hitRateSuffix), X: t.x, Col: t.cols[k], Color: colorAt(i), Width: 1.5})
+	}
+	return c
+}
+
+func horizonChart(d *chartData, src *chartSources) chartSpec {
+	c := chartSpec{
+		ID: "horizon", Title: "xmin horizon age and dead tuples",
+		Help: fmt.Sprintf("How many transactions old the oldest snapshot is (left); dead tuples vacuum cannot yet remove (right, dashed: the %d tables with most, and all tables).", topTables),
+		Axes: []axisSpec{{Label: "xmin age (xids)", Unit: "count", Min: ptr(0)}, {Label: "dead tuples", Unit: "count", Min: ptr(0)}},
+	}
+	if keys := src.keys(sourceXmin, func(k string) bool { return k == "age" }); len(keys) > 0 {
+		t := src.table(d, sourceXmin, keys, math.NaN())
+		c.Series = append(c.Series, seriesSpec{Label: "xmin horizon age", X: t.x, Col: t.cols["age"], Color: "#d62728", Width: 2})
+		c.Notes = append(c.Notes, src.gaps(sourceXmin)...)
+	} else {
+		c.Notes = append(c.Notes, "xmin horizon: no data: "+src.why(sourceXmin, "horizon age"))
+	}
+	keys := src.keys(sourceTables, func(k string) bool { return strings.HasSuffix(k, deadTuplesSuffix) })
+	if len(keys) > 0 {
+		t := src.table(d, sourceTables, keys, math.NaN())
+		peak := map[string]float64{}
+		for _, k := range keys {
+			for _, v := range d.Cols[t.cols[k]] {
+				if !math.IsNaN(v) {
+					peak[k] = math.Max(peak[k], v)
+				}
+			}
+		}
+		top := slices.Clone(keys)
+		slices.SortStableFunc(top, func(a, b string) int { return cmp.Compare(peak[b], peak[a]) })
+		var rest []string
+		if len(top) > topTables {
+			top, rest = top[:topTables], top[topTables:]
+		}
+		for i, k := range top {
+			c.Series = append(c.Series, seriesSpec{Label: strings.TrimSuffix(k, deadTuplesSuffix), X: t.x, Col: t.cols[k], Axis: 1, Color: colorAt(i), Style: "dash"})
+		}
+		if len(keys) > 1 {
+			cols := make([]int, len(keys))
+			for i, k := range keys {
+				cols[i] = t.cols[k]
+			}
+			all := sumCols(d, cols)
+			c.Series = append(c.Series, seriesSpec{Label: fmt.Sprintf("all %d tables", len(keys)), X: t.x, Col: d.addCol(all), Axis: 1, Color: "#555555", Style: "dash", Width: 1.5})
+		}
+		dropCols(d, t, rest)
+		c.Notes = append(c.Notes, src.gaps(sourceTables)...)
+	} else {
+		c.Notes = append(c.Notes, "dead tuples: no data: "+src.why(sourceTables, "dead tuples"))
+	}
+	if len(c.Series) == 0 {
+		c.NoData = joinReasons(src.why(sourceXmin, "horizon age"), src.why(sourceTables, "dead tuples"))
+		c.Notes = nil
+	}
+	return c
+}
+
+func hostCPUChart(d *chartData, src *chartSources) chartSpec {
+	c := chartSpec{
+		ID: "hostcpu", Title: "Host CPU",
+		Help: "The machine firedrill ran on, stacked: user, system, and time idle waiting for I/O.",
+		Axes: []axisSpec{{Label: "CPU %", Unit: "pct100", Min: ptr(0), Max: ptr(100)}},
+	}
+	named := []struct{ key, label, color string }{
+		{"cpu.user", "user", "#2ca02c"}, {"cpu.system", "system", "#ff7f0e"}, {"cpu.iowait", "iowait", "#1f77b4"},
+	}
+	keys := src.keys(sourceHost, func(k string) bool { return strings.HasPrefix(k, "cpu.") })
+	if len(keys) == 0 {
+		c.NoData = src.why(sourceHost, "CPU use")
+		return c
+	}
+	t := src.table(d, sourceHost, keys, math.NaN())
+	for _, n := range named {
+		if col, ok := t.cols[n.key]; ok {
+			c.Series = append(c.Series, seriesSpec{Label: n.label, X: t.x, Col: col, Color: n.color, Stack: true})
+		}
+	}
+	if len(c.Series) == 0 {
+		c.NoData = src.why(sourceHost, "CPU use")
+	}
+	c.Notes = src.gaps(sourceHost)
+	return c
+}
+
+func hostDiskChart(d *chartData, src *chartSources) chartSpec {
+	c := chartSpec{
+		ID: "hostdisk", Title: "Host disk",
+		Help: "Bytes read and written per second (left); average I/O wait per request (right, thin grey).",
+		Axes: []axisSpec{{Label: "bytes/s", Unit: "bytesps", Min: ptr(0)}, {Label: "await", Unit: "ms", Min: ptr(0)}},
+	}
+	named := []struct{ key, label, color, side string }{
+		{"disk.write_bytes_per_s", "write", "#ff7f0e", ""},
+		{"disk.read_bytes_per_s", "read", "#1f77b4", ""},
+		{"disk.await_ms", "await", "#555555", "right"},
+	}
+	keys := src.keys(sourceHost, func(k string) bool { return strings.HasPrefix(k, "disk.") })
+	if len(keys) == 0 {
+		c.NoData = src.why(sourceHost, "disk use")
+		return c
+	}
+	t := src.table(d, sourceHost, keys, math.NaN())
+	for _, n := range named {
+		if col, ok := t.cols[n.key]; ok {
+			s := seriesSpec{Label: n.label, X: t.x, Col: col, Color: n.color, Width: 1.5}
+			if n.side == "right" {
+				s.Axis, s.Width = 1, 1
+			}
+			c.Series = append(c.Series, s)
+		}
+	}
+	if len(c.Series) == 0 {
+		c.NoData = src.why(sourceHost, "disk use")
+	}
+	c.Notes = src.gaps(sourceHost)
+	return c
+}
+
+func firedrillChart(d *chartData, src *chartSources) chartSpec {
+	c := chartSpec{
+		ID: "firedrill", Title: "firedrill itself",
+		Help: "The load generator's own CPU (left, cores) and memory (right, dashed). Near the host's cores, the client, not the database, limits the run.",
+		Axes: []axisSpec{{Label: "cores", Unit: "cores", Min: ptr(0)}, {Label: "RSS", Unit: "bytes", Min: ptr(0)}},
+	}
+	keys := src.keys(sourceFiredrill, func(k string) bool { return k == "cpu" || k == "rss_bytes" })
+	if len(keys) == 0 {
+		c.NoData = src.why(sourceFiredrill, "CPU or memory use")
+		return c
+	}
+	t := src.table(d, sourceFiredrill, keys, math.NaN())
+	if col, ok := t.cols["cpu"]; ok {
+		c.Series = append(c.Series, seriesSpec{Label: "CPU", X: t.x, Col: col, Color: "#2ca02c", Width: 1.5})
+		if cpus := src.run.Manifest.Host.CPUs; cpus > 0 {
+			line := make(column, len(d.Xs[t.x]))
+			for i := range line {
+				line[i] = float64(cpus)
+			}
+			c.Series = append(c.Series, seriesSpec{Label: "host vCPUs", X: t.x, Col: d.addCol(line), Color: "#444444", Style: "dot", Width: 1})
+		}
+	}
+	if col, ok := t.cols["rss_bytes"]; ok {
+		c.Series = append(c.Series, seriesSpec{Label: "RSS", X: t.x, Col: col, Axis: 1, Color: "#9467bd", Style: "dash", Width: 1.5})
+	}
+	c.Notes = src.gaps(sourceFiredrill)
+	return c
+}

@@ -1,0 +1,572 @@
+package htmlpage
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// page is what the template renders: the header and tables as values, the
+// charts as placeholders the script fills from Data.
+type page struct {
+	assets
+	Data template.JS
+
+	M        *timeline.Manifest
+	Duration float64
+	Started  string
+	Ended    string
+
+	Findings []findingView
+	Counts   severityCounts
+	Charts   []chartSpec
+
+	HasSummary     bool
+	Workloads      []timeline.WorkloadSummary
+	AnyPool        bool
+	AnySkipped     bool
+	AnyRetries     bool
+	Scripts        []scriptView
+	Errors         []errorView
+	Events         []eventView
+	Settings       []settingView
+	SettingChanges []settingChange
+	Samplers       []samplerView
+}
+
+type severityCounts struct{ Critical, Warning, Info, Other int }
+
+// findingView is a finding with its place in the page.
+type findingView struct {
+	diagnose.Finding
+	ID   string // anchor of its detail
+	Rank int
+}
+
+type scriptView struct {
+	Workload string
+	timeline.ScriptSummary
+}
+
+type errorView struct {
+	Workload string
+	timeline.ErrorSummary
+}
+
+// eventView is one event: as planned, and as it happened (its marks).
+type eventView struct {
+	Name, Kind    string
+	Planned       string // "at 1:00 for 30 s", empty if not in the manifest
+	Start, End    float64
+	Started       bool
+	Ended         bool
+	Outcome       string
+	Error         string
+	Detail        string // the marks' details as JSON
+	DetailIsEmpty bool
+}
+
+type settingView struct {
+	Name, Value string
+	Changed     bool // a settings event changed it during the run
+}
+
+// settingChange is one setting a settings event changed.
+type settingChange struct {
+	T              float64
+	Event          string
+	Name           string
+	Before, After  string
+	BeforeUnknown  bool
+	AfterFromEvent bool
+}
+
+type samplerView struct {
+	Name, Notes string
+	Samples     int
+	Failed      int
+	LastError   string
+}
+
+// severityRank orders severities, most severe highest; an unknown
+// severity ranks below info so it never hides a real one.
+func severityRank(s string) int {
+	switch s {
+	case diagnose.Critical:
+		return 3
+	case diagnose.Warning:
+		return 2
+	case diagnose.Info:
+		return 1
+	}
+	return 0
+}
+
+func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
+	p := &page{M: &run.Manifest}
+	p.Duration = runDuration(run)
+	if !run.Manifest.Started.IsZero() {
+		p.Started = run.Manifest.Started.UTC().Format("2006-01-02 15:04:05 MST")
+	}
+	if !run.Manifest.Ended.IsZero() {
+		p.Ended = run.Manifest.Ended.UTC().Format("2006-01-02 15:04:05 MST")
+	}
+
+	p.Findings = sortFindings(findings)
+	for _, f := range p.Findings {
+		switch f.Severity {
+		case diagnose.Critical:
+			p.Counts.Critical++
+		case diagnose.Warning:
+			p.Counts.Warning++
+		case diagnose.Info:
+			p.Counts.Info++
+		default:
+			p.Counts.Other++
+		}
+	}
+
+	if s := run.Summary; s != nil {
+		p.HasSummary = true
+		p.Workloads = s.Workloads
+		for _, w := range s.Workloads {
+			p.AnyPool = p.AnyPool || w.PoolWait != nil || w.PoolPct != (timeline.Percentiles{})
+			p.AnySkipped = p.AnySkipped || w.Skipped > 0 || w.Late > 0
+			p.AnyRetries = p.AnyRetries || w.Retried > 0 || w.Retries > 0
+			for _, sc := range w.Scripts {
+				p.Scripts = append(p.Scripts, scriptView{Workload: w.Name, ScriptSummary: sc})
+			}
+			for _, e := range w.Errors {
+				p.Errors = append(p.Errors, errorView{Workload: w.Name, ErrorSummary: e})
+			}
+		}
+		slices.SortStableFunc(p.Errors, func(a, b errorView) int { return cmp.Compare(b.Count, a.Count) })
+	}
+
+	bands := eventBands(run.Marks)
+	p.Events = eventViews(run.Manifest.Events, run.Marks)
+	p.SettingChanges = settingChanges(run.Manifest.Settings, run.Marks)
+	p.Settings = settingViews(run.Manifest.Settings, p.SettingChanges)
+	p.Samplers = samplerViews(run)
+
+	cd := buildCharts(run, p.Duration)
+	p.Charts = cd.Charts
+	data := pageData{
+		Duration: p.Duration,
+		Xs:       cd.Xs,
+		Cols:     cd.Cols,
+		Charts:   cd.Charts,
+		Events:   bands,
+	}
+	for _, f := range p.Findings {
+		data.Findings = append(data.Findings, findingBand{
+			ID: f.ID, Severity: f.Severity, Start: f.Start, End: f.End, Headline: f.Headline,
+		})
+	}
+	var err error
+	if p.Data, err = encodeData(data); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// pageData is the JSON blob the script draws from.
+type pageData struct {
+	Duration float64       `json:"duration"`
+	Xs       []timeColumn  `json:"xs"`   // time axes, shared by columns
+	Cols     []column      `json:"cols"` // values, each on one of Xs
+	Charts   []chartSpec   `json:"charts"`
+	Events   []eventBand   `json:"events"`
+	Findings []findingBand `json:"findings"`
+}
+
+// eventBand is an event's span on the charts.
+type eventBand struct {
+	Name    string  `json:"name"`
+	Kind    string  `json:"kind"`
+	Start   float64 `json:"t0"`
+	End     float64 `json:"t1"` // = Start for a moment; -1 if it never ended
+	Outcome string  `json:"outcome,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// findingBand is a finding's window on the charts.
+type findingBand struct {
+	ID       string  `json:"id"`
+	Severity string  `json:"severity"`
+	Start    float64 `json:"t0"`
+	End      float64 `json:"t1"`
+	Headline string  `json:"headline"`
+}
+
+// runDuration is how long the run lasted: the summary's word, else the
+// manifest's clock, else the last thing on the timeline.
+func runDuration(run *timeline.Run) float64 {
+	d := 0.0
+	if run.Summary != nil {
+		d = run.Summary.Duration
+	}
+	if d <= 0 && !run.Manifest.Started.IsZero() && !run.Manifest.Ended.IsZero() {
+		d = run.Manifest.Ended.Sub(run.Manifest.Started).Seconds()
+	}
+	// The timeline can outlast the summary's duration by a partial tick.
+	for _, iv := range run.Intervals {
+		d = math.Max(d, iv.End)
+	}
+	if n := len(run.Samples); n > 0 {
+		d = math.Max(d, run.Samples[n-1].T)
+	}
+	if n := len(run.Marks); n > 0 {
+		d = math.Max(d, run.Marks[n-1].T)
+	}
+	return d
+}
+
+func sortFindings(findings []diagnose.Finding) []findingView {
+	out := make([]findingView, len(findings))
+	for i, f := range findings {
+		out[i] = findingView{Finding: f, Rank: severityRank(f.Severity)}
+	}
+	slices.SortStableFunc(out, func(a, b findingView) int {
+		if c := cmp.Compare(b.Rank, a.Rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Start, b.Start)
+	})
+	for i := range out {
+		out[i].ID = fmt.Sprintf("finding-%d", i+1)
+	}
+	return out
+}
+
+// eventBands pairs each start mark with the next end mark of the same
+// event; an end without a start is drawn as a moment.
+func eventBands(marks []timeline.Mark) []eventBand {
+	bands := []eventBand{}
+	open := map[string][]int{} // event → indexes of its unended bands
+	for _, m := range marks {
+		switch m.Phase {
+		case timeline.PhaseEnd:
+			if q := open[m.Event]; len(q) > 0 {
+				b := &bands[q[0]]
+				open[m.Event] = q[1:]
+				b.End, b.Outcome, b.Error = m.T, m.Outcome, m.Error
+				continue
+			}
+			bands = append(bands, eventBand{Name: m.Event, Kind: m.Kind, Start: m.T, End: m.T, Outcome: m.Outcome, Error: m.Error})
+		default:
+			open[m.Event] = append(open[m.Event], len(bands))
+			bands = append(bands, eventBand{Name: m.Event, Kind: m.Kind, Start: m.T, End: -1, Outcome: m.Outcome, Error: m.Error})
+		}
+	}
+	return bands
+}
+
+func eventViews(planned []timeline.EventInfo, marks []timeline.Mark) []eventView {
+	var out []eventView
+	index := map[string]int{}
+	details := map[string][]map[string]any{}
+	for _, e := range planned {
+		index[e.Name] = len(out)
+		v := eventView{Name: e.Name, Kind: e.Kind, Planned: "at " + clock(e.At)}
+		if e.Duration > 0 {
+			v.Planned += fmt.Sprintf(" for %s", durationText(e.Duration))
+		}
+		out = append(out, v)
+	}
+	for _, m := range marks {
+		i, ok := index[m.Event]
+		if !ok {
+			i = len(out)
+			index[m.Event] = i
+			out = append(out, eventView{Name: m.Event, Kind: m.Kind})
+		}
+		v := &out[i]
+		if v.Kind == "" {
+			v.Kind = m.Kind
+		}
+		if m.Phase == timeline.PhaseEnd {
+			if !v.Ended {
+				v.End = m.T
+			}
+			v.Ended = true
+			v.Outcome = cmp.Or(m.Outcome, v.Outcome)
+			v.Error = cmp.Or(m.Error, v.Error)
+		} else if !v.Started {
+			v.Started, v.Start = true, m.T
+		}
+		if len(m.Detail) > 0 {
+			details[m.Event] = append(details[m.Event], m.Detail)
+		}
+	}
+	for i := range out {
+		d := details[out[i].Name]
+		switch len(d) {
+		case 0:
+			out[i].DetailIsEmpty = true
+		case 1:
+			b, _ := json.MarshalIndent(d[0], "", "  ") // a decoded JSON value always encodes
+			out[i].Detail = string(b)
+		default:
+			b, _ := json.MarshalIndent(d, "", "  ")
+			out[i].Detail = string(b)
+		}
+	}
+	return out
+}
+
+// settingChanges reads what settings events changed from their marks'
+// detail "changed", in whichever of the plain shapes an event writes:
+// {"name": "new"}, {"name": {"old": …, "new": …}} or a list of
+// {"name": …, "old"/"from": …, "new"/"to"/"value": …}.
+func settingChanges(initial map[string]string, marks []timeline.Mark) []settingChange {
+	current := map[string]string{}
+	for k, v := range initial {
+		current[k] = v
+	}
+	var out []settingChange
+	add := func(m timeline.Mark, name string, before, after any) {
+		c := settingChange{T: m.T, Event: m.Event, Name: name, AfterFromEvent: true}
+		if after != nil {
+			c.After = valueText(after)
+		}
+		if before != nil {
+			c.Before = valueText(before)
+		} else if v, ok := current[name]; ok {
+			c.Before = v
+		} else {
+			c.BeforeUnknown = true
+		}
+		current[name] = c.After
+		out = append(out, c)
+	}
+	for _, m := range marks {
+		changed, ok := m.Detail["changed"]
+		if !ok {
+			continue
+		}
+		switch ch := changed.(type) {
+		case map[string]any:
+			names := make([]string, 0, len(ch))
+			for k := range ch {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				if pair, ok := ch[name].(map[string]any); ok {
+					add(m, name, firstOf(pair, "old", "from", "before"), firstOf(pair, "new", "to", "after", "value"))
+				} else {
+					add(m, name, nil, ch[name])
+				}
+			}
+		case []any:
+			for _, e := range ch {
+				switch e := e.(type) {
+				case map[string]any:
+					name, _ := firstOf(e, "name", "setting").(string)
+					add(m, name, firstOf(e, "old", "from", "before"), firstOf(e, "new", "to", "after", "value"))
+				case string:
+					name, value, _ := strings.Cut(e, "=")
+					add(m, strings.TrimSpace(name), nil, strings.TrimSpace(value))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func firstOf(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+func valueText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case float64:
+		return fmt.Sprint(v)
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func settingViews(settings map[string]string, changes []settingChange) []settingView {
+	changed := map[string]bool{}
+	for _, c := range changes {
+		changed[c.Name] = true
+	}
+	out := make([]settingView, 0, len(settings))
+	for k, v := range settings {
+		out = append(out, settingView{Name: k, Value: v, Changed: changed[k]})
+	}
+	slices.SortFunc(out, func(a, b settingView) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func samplerViews(run *timeline.Run) []samplerView {
+	index := map[string]int{}
+	var out []samplerView
+	for _, s := range run.Manifest.Samplers {
+		index[s.Name] = len(out)
+		out = append(out, samplerView{Name: s.Name, Notes: s.Notes})
+	}
+	for i := range run.Samples {
+		s := &run.Samples[i]
+		j, ok := index[s.Source]
+		if !ok {
+			j = len(out)
+			index[s.Source] = j
+			out = append(out, samplerView{Name: s.Source})
+		}
+		out[j].Samples++
+		if s.Error != "" {
+			out[j].Failed++
+			out[j].LastError = s.Error
+		}
+	}
+	return out
+}
+
+// clock formats seconds since the run's start as m:ss (h:mm:ss past an
+// hour), the axis the charts use.
+func clock(sec float64) string {
+	neg := sec < 0
+	if neg {
+		sec = -sec
+	}
+	s := int64(math.Round(sec))
+	var out string
+	if s >= 3600 {
+		out = fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	} else {
+		out = fmt.Sprintf("%d:%02d", s/60, s%60)
+	}
+	if neg {
+		return "-" + out
+	}
+	return out
+}
+
+// windowText formats a window as "1:05–2:30 (85 s)", a moment as "at 1:05".
+func windowText(t0, t1 float64) string {
+	if t1 <= t0 {
+		return "at " + clock(t0)
+	}
+	return fmt.Sprintf("%s–%s (%s)", clock(t0), clock(t1), durationText(t1-t0))
+}
+
+func durationText(sec float64) string {
+	if sec < 120 {
+		return trimFloat(sec, 1) + " s"
+	}
+	return (time.Duration(math.Round(sec)) * time.Second).String()
+}
+
+// msFromUS turns microseconds into milliseconds for msText.
+func msFromUS(us int64) float64 { return float64(us) / 1000 }
+
+// msText formats milliseconds with three significant digits.
+func msText(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 0.001:
+		return "<0.001"
+	case ms < 1:
+		return trimFloat(ms, 3)
+	case ms < 10:
+		return trimFloat(ms, 2)
+	case ms < 100:
+		return trimFloat(ms, 1)
+	}
+	return fmt.Sprintf("%.0f", ms)
+}
+
+func trimFloat(v float64, digits int) string {
+	s := fmt.Sprintf("%.*f", digits, v)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// countText groups thousands with a thin space: 1 234 567.
+func countText(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// numText formats an evidence value: integers grouped, others with four
+// significant digits.
+func numText(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return countText(int64(v))
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+func rateText(v float64) string {
+	if v >= 100 {
+		return countText(int64(math.Round(v)))
+	}
+	return trimFloat(v, 1)
+}
+
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// severityClass is the CSS class of a severity; anything unknown is
+// drawn as info rather than breaking the page.
+func severityClass(s string) string {
+	switch s {
+	case diagnose.Critical, diagnose.Warning, diagnose.Info:
+		return "sev-" + s
+	}
+	return "sev-info"
+}
+
+func isURL(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}

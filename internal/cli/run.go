@@ -101,12 +101,15 @@ func (o *runOpts) run(env *Env, path string) error {
 	if err := diagnose.Write(res.Dir, findings); err != nil {
 		return withCode(ExitUsage, err)
 	}
+	if err := report.WriteHTMLFile(run, findings); err != nil {
+		return withCode(ExitUsage, fmt.Errorf("write the HTML report: %w", err))
+	}
 	fmt.Fprintln(env.Stdout)
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
 	abs, _ := filepath.Abs(res.Dir)
-	fmt.Fprintf(env.Stdout, "\nrun directory: %s\n", abs)
+	fmt.Fprintf(env.Stdout, "\nrun directory: %s\nreport:        %s\n", abs, filepath.Join(abs, timeline.ReportFile))
 	if runErr != nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {
 			return withCode(ExitInterrupted, runErr)
@@ -145,18 +148,39 @@ are valid, 1 otherwise.`,
 }
 
 func newReportCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	write := false
+	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Summarize a run directory again: totals, latency, errors, events, findings",
-		Args:  cobra.ExactArgs(1),
+		Long: `Read a run directory again and print its summary: how the run ended,
+each workload's totals and latency percentiles, errors by SQLSTATE, events,
+and the findings. The rules run again on the recorded timeline, so an old
+run gets today's diagnosis. With --write, findings.json and report.html in
+the directory are rewritten too.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run, err := timeline.Open(args[0])
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
-			// Findings are recomputed: rules may have improved since the run.
 			findings := diagnose.Diagnose(run)
-			return report.WriteSummary(env.Stdout, run, findings)
+			if write {
+				if err := diagnose.Write(run.Dir, findings); err != nil {
+					return withCode(ExitUsage, err)
+				}
+				if err := report.WriteHTMLFile(run, findings); err != nil {
+					return withCode(ExitUsage, err)
+				}
+			}
+			if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
+				return err
+			}
+			if write {
+				fmt.Fprintf(env.Stdout, "\nreport: %s\n", filepath.Join(run.Dir, timeline.ReportFile))
+			}
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&write, "write", false, "rewrite findings.json and report.html in the run directory")
+	return cmd
 }

@@ -166,3 +166,32 @@ func RunEnd(run *timeline.Run) float64 {
 func Detail(s *timeline.Sample, v any) bool {
 	return len(s.Detail) > 0 && json.Unmarshal(s.Detail, v) == nil
 }
+
+// SampleNear returns the sample of source closest to t within tolerance
+// seconds (a sampler that failed that tick is skipped), or nil.
+func SampleNear(run *timeline.Run, source string, t, tolerance float64) *timeline.Sample {
+	var best *timeline.Sample
+	for i := range run.Samples {
+		s := &run.Samples[i]
+		if s.Source != source || s.Error != "" || math.Abs(s.T-t) > tolerance {
+			continue
+		}
+		if best == nil || math.Abs(s.T-t) < math.Abs(best.T-t) {
+			best = s
+		}
+	}
+	return best
+}
+
+// Tick is the run's sample interval in seconds (1 when the manifest does
+// not say).
+func Tick(run *timeline.Run) float64 {
+	if run.Manifest.Interval > 0 {
+		return run.Manifest.Interval
+	}
+	return 1
+}
+
+// WorkloadApp is the application_name of a workload's sessions, as the
+// runner sets it: the key of its pg_stat_activity app.<name>.* series.
+func WorkloadApp(workload string) string { return "firedrill:" + workload }

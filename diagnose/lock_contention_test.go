@@ -1,0 +1,81 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+)
+
+// hotrow: 16 clients, every transaction updates the same counter row
+// (id = 1) and inserts an order, synchronous_commit on.
+
+func TestLockContentionFires(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(lockContention{}, openRecording(t, "hotrow"))
+	if len(fs) != 1 {
+		t.Fatalf("got %d findings, want 1", len(fs))
+	}
+	f := fs[0]
+	if f.Severity != Warning || f.Workload != "orders" {
+		t.Errorf("severity %s workload %q", f.Severity, f.Workload)
+	}
+	for _, s := range []string{"queue for locks", "of active time", "UPDATE counter", "same row (1)", "chain heads"} {
+		if !strings.Contains(f.Headline, s) {
+			t.Errorf("headline lacks %q: %s", s, f.Headline)
+		}
+	}
+	series := map[string]bool{}
+	for _, e := range f.Evidence {
+		series[e.Series] = true
+	}
+	for _, s := range []string{"pg_stat_activity:wait.Lock:*", "locks:max_wait_s", "locks:root_blockers", "locks:detail"} {
+		if !series[s] {
+			t.Errorf("no evidence from %s", s)
+		}
+	}
+	if !strings.Contains(f.Remedy, "lock_timeout") || !strings.Contains(f.Remedy, "pg_blocking_pids") {
+		t.Errorf("remedy: %s", f.Remedy)
+	}
+}
+
+// The lock waits of a deadlocking workload are reported, below critical,
+// pointing at the deadlock finding.
+func TestLockContentionWithDeadlocks(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(lockContention{}, openRecording(t, "stock-deadlock"))
+	if len(fs) != 1 || fs[0].Severity == Critical || !strings.Contains(fs[0].Mechanism, "Unlike a deadlock") {
+		t.Fatalf("%+v", fs)
+	}
+}
+
+// pgbench's TPC-B-like at 4 clients waits for branch rows all the time:
+// short hand-overs, not a queue. At most an info.
+func TestLockContentionQuiet(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"healthy", "guarded", "commit", "journal", "poolsmall", "multixact-broken"} {
+		for _, f := range findingsOf(lockContention{}, openRecording(t, name)) {
+			if f.Severity != Info {
+				t.Errorf("%s: %s %s", name, f.Severity, f.Headline)
+			}
+		}
+	}
+	for _, name := range []string{"commit", "journal", "journal-drill", "poolsmall"} {
+		if fs := findingsOf(lockContention{}, openRecording(t, name)); len(fs) != 0 {
+			t.Errorf("%s: %s", name, fs[0].Headline)
+		}
+	}
+}
+
+func TestSplitLiterals(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, shape, values string }{
+		{"UPDATE counter SET n = n + 1 WHERE id = 1;", "UPDATE counter SET n = n + ? WHERE id = ?;", "1"},
+		{"UPDATE t SET v = 'x' WHERE k = 'a''b' AND n = 2.5", "UPDATE t SET v = ? WHERE k = ? AND n = ?", "'a''b', 2.5"},
+		{"UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2;", "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2;", ""},
+		{"SELECT 1", "SELECT ?", ""},
+	} {
+		shape, values := splitLiterals(c.in)
+		if shape != c.shape || values != c.values {
+			t.Errorf("splitLiterals(%q) = %q, %q; want %q, %q", c.in, shape, values, c.shape, c.values)
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// journal: cursor pagination (`WHERE deleted_at IS NULL AND posted_at < …
+// ORDER BY posted_at DESC LIMIT 20`) over 150,000 rows without an index,
+// 16 clients over a pool of 5, with the plans captured at the end;
+// journal-fixed: the same, the index built with CREATE INDEX CONCURRENTLY
+// at 25 s.
+
+func TestMissingIndexFires(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "journal")
+	fs := findingsOf(missingIndex{}, run)
+	if len(fs) != 1 {
+		t.Fatalf("got %d findings, want 1", len(fs))
+	}
+	f := fs[0]
+	if f.Severity != Warning || f.Workload != "feed" {
+		t.Errorf("severity %s workload %q", f.Severity, f.Workload)
+	}
+	for _, s := range []string{"Top statement", "of database time", "150,000 rows of a", "sorts them", "a (posted_at) WHERE deleted_at IS NULL"} {
+		if !strings.Contains(f.Headline, s) {
+			t.Errorf("headline lacks %q: %s", s, f.Headline)
+		}
+	}
+	for _, s := range []string{"CREATE INDEX CONCURRENTLY ON a (posted_at) WHERE deleted_at IS NULL;", "(deleted_at, posted_at)", "ORDER BY"} {
+		if !strings.Contains(f.Remedy, s) {
+			t.Errorf("remedy lacks %q: %s", s, f.Remedy)
+		}
+	}
+	series := map[string]bool{}
+	for _, e := range f.Evidence {
+		series[strings.SplitN(e.Series, ":", 2)[0]] = true
+		if strings.HasPrefix(e.Series, "explain:") && !strings.Contains(e.Text, "Seq Scan on a") {
+			t.Errorf("plan evidence: %s", e.Text)
+		}
+	}
+	for _, s := range []string{"explain", "pg_stat_statements", "pg_stat_user_tables", "script"} {
+		if !series[s] {
+			t.Errorf("no evidence from %s: %+v", s, f.Evidence)
+		}
+	}
+}
+
+// without drops a source's samples from a run.
+func without(run *timeline.Run, sources ...string) *timeline.Run {
+	v := *run
+	v.Samples = nil
+	for _, s := range run.Samples {
+		if !contains(sources, s.Source) {
+			v.Samples = append(v.Samples, s)
+		}
+	}
+	return &v
+}
+
+// Without the plans, the columns come from the statement's text; without
+// statements either, the table's counters name the table.
+func TestMissingIndexFallbacks(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "journal")
+	fs := findingsOf(missingIndex{}, without(run, "explain"))
+	if len(fs) != 1 || fs[0].Severity != Warning || !strings.Contains(fs[0].Remedy, "CREATE INDEX CONCURRENTLY ON a (posted_at) WHERE deleted_at IS NULL;") {
+		t.Fatalf("without plans: %+v", fs)
+	}
+	fs = findingsOf(missingIndex{}, without(run, "explain", "pg_stat_statements"))
+	if len(fs) != 1 || !strings.Contains(fs[0].Headline, "a is read by sequential scans") || !strings.Contains(fs[0].Remedy, "CREATE INDEX CONCURRENTLY") {
+		t.Fatalf("without statements: %+v", fs)
+	}
+}
+
+// The index built mid-run: the finding says so, as info, and its window
+// ends when the scans stopped.
+func TestMissingIndexResolved(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(missingIndex{}, openRecording(t, "journal-fixed"))
+	if len(fs) != 1 {
+		t.Fatalf("got %d findings, want 1", len(fs))
+	}
+	f := fs[0]
+	if f.Severity != Info || !strings.HasPrefix(f.Headline, "Resolved at") || !strings.Contains(f.Headline, "create-index") || f.End > 35 {
+		t.Errorf("%s [%.0f, %.0f] %s", f.Severity, f.Start, f.End, f.Headline)
+	}
+}
+
+func TestMissingIndexQuiet(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"healthy", "guarded", "poolsmall", "commit", "stock-deadlock", "multixact-broken"} {
+		if fs := findingsOf(missingIndex{}, openRecording(t, name)); len(fs) != 0 {
+			t.Errorf("%s: %s %s", name, fs[0].Severity, fs[0].Headline)
+		}
+	}
+}
+
+func TestRecommendIndex(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		filter string
+		sort   []string
+		want   string // the CREATE INDEX statement
+		alt    string // in the alternative, if any
+	}{
+		{"((deleted_at IS NULL) AND (posted_at < (now() - make_interval(0, 0, 0, $1, 0, 0, '0'::double precision))))", []string{"posted_at DESC"},
+			"CREATE INDEX CONCURRENTLY ON a (posted_at) WHERE deleted_at IS NULL;", "(deleted_at, posted_at)"},
+		{"(user_id = $1)", []string{"created_at DESC"}, "CREATE INDEX CONCURRENTLY ON a (user_id, created_at);", ""},
+		{"((status = 'open'::text) AND (tenant_id = $2))", nil, "CREATE INDEX CONCURRENTLY ON a (status, tenant_id);", ""},
+		{"(created_at >= '2024-01-01 00:00:00+00'::timestamp with time zone)", nil, "CREATE INDEX CONCURRENTLY ON a (created_at);", ""},
+		{"(a_id = ANY ($1))", nil, "CREATE INDEX CONCURRENTLY ON a (a_id);", ""},
+		{"", []string{"a.score DESC", "a.id"}, "CREATE INDEX CONCURRENTLY ON a (score DESC, id);", ""},
+		{"(lower(email) = $1)", nil, "", ""},
+		{"(x.a = y.b)", nil, "", ""},
+		{"deleted_at is not null and kind = $1", []string{"id"}, "CREATE INDEX CONCURRENTLY ON a (kind, id) WHERE deleted_at IS NOT NULL;", "(deleted_at, kind, id)"},
+		{"n BETWEEN $1 AND $2", nil, "CREATE INDEX CONCURRENTLY ON a (n);", ""},
+	}
+	for _, tc := range tests {
+		got := recommendIndex("a", []string{tc.filter}, tc.sort, rel{names: []string{"a"}, bareOK: true})
+		if got.primary != tc.want {
+			t.Errorf("recommendIndex(%q, %q) = %q, want %q", tc.filter, tc.sort, got.primary, tc.want)
+		}
+		if tc.alt != "" && !strings.Contains(got.alternative, tc.alt) {
+			t.Errorf("recommendIndex(%q): alternative %q lacks %q", tc.filter, got.alternative, tc.alt)
+		}
+	}
+}
+
+func TestQueryClauses(t *testing.T) {
+	t.Parallel()
+	where, order := queryClauses("SELECT id FROM a\nWHERE deleted_at IS NULL AND posted_at < now() - make_interval(days => $1)\nORDER BY posted_at DESC, id LIMIT $2")
+	if where != "deleted_at is null and posted_at < now() - make_interval(days => $1)" {
+		t.Errorf("where %q", where)
+	}
+	if strings.Join(order, "|") != "posted_at desc|id" {
+		t.Errorf("order %q", order)
+	}
+	if got := queryTables("SELECT * FROM public.a JOIN b ON b.a_id = a.id WHERE x IN (SELECT y FROM c)"); strings.Join(got, ",") != "a,b,c" {
+		t.Errorf("tables %q", got)
+	}
+}
+
+// journal-drill: the journal drill's page query (a LIMIT 20 subquery on
+// the entries, a join to their lines, a correlated count of attachments)
+// over tables with no index but their primary keys, 40 pages/s through a
+// pool of 5; the plans captured at the end show each scan's role.
+func TestMissingIndexSeveralTables(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "journal-drill")
+	for name, r := range map[string]*timeline.Run{"with plans": run, "without plans": without(run, "explain")} {
+		fs := findingsOf(missingIndex{}, r)
+		if len(fs) != 1 {
+			t.Fatalf("%s: got %d findings, want 1", name, len(fs))
+		}
+		f := fs[0]
+		if f.Severity != Warning || f.Workload != "pages" {
+			t.Errorf("%s: severity %s workload %q", name, f.Severity, f.Workload)
+		}
+		for _, s := range []string{
+			"CREATE INDEX CONCURRENTLY ON journal_entry (posted_at) WHERE deleted_at IS NULL;",
+			"CREATE INDEX CONCURRENTLY ON journal_line (entry_id);",
+			"CREATE INDEX CONCURRENTLY ON journal_attachment (entry_id);",
+		} {
+			if !strings.Contains(f.Remedy, s) {
+				t.Errorf("%s: remedy lacks %q: %s", name, s, f.Remedy)
+			}
+		}
+		for _, s := range []string{"once per outer row", "missing indexes on"} {
+			if !strings.Contains(f.Headline, s) {
+				t.Errorf("%s: headline lacks %q: %s", name, s, f.Headline)
+			}
+		}
+	}
+}
+
+func TestTableClauses(t *testing.T) {
+	t.Parallel()
+	const page = `SELECT e.id, e.posted_at, sum(l.amount) AS total,
+       (SELECT count(*) FROM journal_attachment a WHERE a.entry_id = e.id) AS attachments
+  FROM (SELECT id, posted_at FROM journal_entry
+         WHERE deleted_at IS NULL AND posted_at < now() - make_interval(mins => $1)
+         ORDER BY posted_at DESC LIMIT 20) AS e
+  JOIN journal_line l ON l.entry_id = e.id
+ GROUP BY e.id, e.posted_at ORDER BY e.posted_at DESC`
+	for _, c := range []struct {
+		table, index string
+		outer        bool
+	}{
+		{"journal_entry", "CREATE INDEX CONCURRENTLY ON journal_entry (posted_at) WHERE deleted_at IS NULL;", false},
+		{"journal_line", "CREATE INDEX CONCURRENTLY ON journal_line (entry_id);", false},
+		{"journal_attachment", "CREATE INDEX CONCURRENTLY ON journal_attachment (entry_id);", true},
+	} {
+		b, ok := tableClauses(page, c.table)
+		if !ok {
+			t.Fatalf("%s not found", c.table)
+		}
+		if got := recommendIndex(c.table, b.conds, b.sortKeys, b.r).primary; got != c.index || b.perOuterRow != c.outer {
+			t.Errorf("%s: %q (per outer row %v), want %q (%v); block %+v", c.table, got, b.perOuterRow, c.index, c.outer, b)
+		}
+	}
+}

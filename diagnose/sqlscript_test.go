@@ -1,0 +1,180 @@
+package diagnose
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+func TestClassifySQL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		text string
+		want sqlStmt
+	}{
+		{"begin", "BEGIN;", sqlStmt{Kind: stmtBegin}},
+		{"begin isolation, lower case", "begin isolation level repeatable read;", sqlStmt{Kind: stmtBegin}},
+		{"start transaction", "START TRANSACTION;", sqlStmt{Kind: stmtBegin}},
+		{"commit", "COMMIT;", sqlStmt{Kind: stmtEnd}},
+		{"end", "end", sqlStmt{Kind: stmtEnd}},
+		{"rollback", "ROLLBACK WORK;", sqlStmt{Kind: stmtEnd}},
+		{"prepare transaction ends the session's transaction", "PREPARE TRANSACTION 'x';", sqlStmt{Kind: stmtEnd}},
+		{"commit prepared ends another one", "COMMIT PREPARED 'x';", sqlStmt{Kind: stmtOther}},
+		{"savepoint", "SAVEPOINT nested;", sqlStmt{Kind: stmtSavepoint, Savepoint: "nested"}},
+		{"release", "RELEASE SAVEPOINT nested;", sqlStmt{Kind: stmtRelease, Savepoint: "nested"}},
+		{"release short", "release nested", sqlStmt{Kind: stmtRelease, Savepoint: "nested"}},
+		{"rollback to", "ROLLBACK TO SAVEPOINT s1;", sqlStmt{Kind: stmtRollbackTo, Savepoint: "s1"}},
+		{"rollback transaction to", "rollback transaction to s1", sqlStmt{Kind: stmtRollbackTo, Savepoint: "s1"}},
+		{"meta", `\set aid random(1, 100000 * :scale)`, sqlStmt{Kind: stmtMeta}},
+		{"for update", "SELECT abalance FROM pgbench_accounts WHERE aid = :aid FOR UPDATE;",
+			sqlStmt{Kind: stmtLock, Lock: "FOR UPDATE", Locked: []string{"pgbench_accounts"}}},
+		{"for no key update, qualified and quoted", `select * from public."Stock" s where s.sku = $1 for no key update`,
+			sqlStmt{Kind: stmtLock, Lock: "FOR NO KEY UPDATE", Locked: []string{"Stock"}}},
+		{"for share of", "SELECT * FROM a JOIN b ON a.id = b.a_id WHERE a.id = 1 FOR SHARE OF b",
+			sqlStmt{Kind: stmtLock, Lock: "FOR SHARE", Locked: []string{"b"}}},
+		{"for key share over a join", "SELECT * FROM a JOIN b USING (id) FOR KEY SHARE",
+			sqlStmt{Kind: stmtLock, Lock: "FOR KEY SHARE", Locked: []string{"a", "b"}}},
+		{"for update in a comment is not a lock", "SELECT 1 /* FOR UPDATE */ -- for update\n",
+			sqlStmt{Kind: stmtOther}},
+		{"for update in a string is not a lock", "SELECT 'for update' FROM t", sqlStmt{Kind: stmtOther}},
+		{"nested comments", "SELECT /* a /* b */ FOR UPDATE */ 1 FROM t", sqlStmt{Kind: stmtOther}},
+		{"update", "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;",
+			sqlStmt{Kind: stmtWrite, Written: []string{"pgbench_accounts"}}},
+		{"update only", "update only t set x = 1", sqlStmt{Kind: stmtWrite, Written: []string{"t"}}},
+		{"delete", "DELETE FROM stock WHERE sku = 1", sqlStmt{Kind: stmtWrite, Written: []string{"stock"}}},
+		{"insert on conflict do update", "INSERT INTO t (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET n = t.n + 1",
+			sqlStmt{Kind: stmtWrite, Written: []string{"t"}}},
+		{"cte update", "WITH u AS (UPDATE t SET n = 1 RETURNING id) SELECT * FROM u",
+			sqlStmt{Kind: stmtWrite, Written: []string{"t"}}},
+		{"dollar quote hides keywords", "SELECT $$ UPDATE t SET x = 1 $$", sqlStmt{Kind: stmtOther}},
+		{"parameters are not dollar quotes", "UPDATE t SET x = $1 WHERE id = $2", sqlStmt{Kind: stmtWrite, Written: []string{"t"}}},
+		{"empty", "  -- nothing\n", sqlStmt{Kind: stmtOther}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := classifySQL(tt.text); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("classifySQL(%q) = %+v, want %+v", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+// testScript builds a workload script from command texts.
+func testScript(workload, name string, commands ...string) workloadScript {
+	ws := workloadScript{Workload: workload, Script: name}
+	for i, c := range commands {
+		ws.Commands = append(ws.Commands, scriptCommand{Workload: workload, Script: name, Line: i + 1, Text: c, Stmt: classifySQL(c)})
+	}
+	return ws
+}
+
+func TestLockSavepointWrites(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		script workloadScript
+		want   int // patterns found
+	}{
+		{"the multixact pattern", testScript("w", "m.sql", `\set aid random(1, 10)`, "BEGIN;",
+			"SELECT abalance FROM pgbench_accounts WHERE aid = :aid FOR UPDATE;", "SAVEPOINT nested;",
+			"UPDATE pgbench_accounts SET abalance = 1 WHERE aid = :aid;", "RELEASE SAVEPOINT nested;", "COMMIT;"), 1},
+		{"the control: no savepoint", testScript("w", "c.sql", "BEGIN;",
+			"SELECT abalance FROM pgbench_accounts WHERE aid = :aid FOR UPDATE;", "SELECT 1;",
+			"UPDATE pgbench_accounts SET abalance = 1 WHERE aid = :aid;", "COMMIT;"), 0},
+		{"released before the write", testScript("w", "r.sql", "BEGIN;", "SELECT * FROM t FOR SHARE;",
+			"SAVEPOINT s;", "RELEASE s;", "UPDATE t SET x = 1;", "COMMIT;"), 0},
+		{"another table", testScript("w", "o.sql", "BEGIN;", "SELECT * FROM a FOR UPDATE;",
+			"SAVEPOINT s;", "UPDATE b SET x = 1;", "COMMIT;"), 0},
+		{"a second lock inside the savepoint", testScript("w", "l.sql", "begin", "select * from t for key share",
+			"savepoint s", "select * from t for update", "commit"), 1},
+		{"lock and write in separate transactions", testScript("w", "s.sql", "BEGIN;", "SELECT * FROM t FOR UPDATE;",
+			"COMMIT;", "BEGIN;", "SAVEPOINT s;", "UPDATE t SET x = 1;", "COMMIT;"), 0},
+		{"autocommit: no transaction block", testScript("w", "a.sql", "SELECT * FROM t FOR UPDATE;",
+			"SAVEPOINT s;", "UPDATE t SET x = 1;"), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := lockSavepointWrites([]workloadScript{tt.script}); len(got) != tt.want {
+				t.Errorf("found %d patterns, want %d: %+v", len(got), tt.want, got)
+			}
+		})
+	}
+}
+
+func TestDeepSubtransactions(t *testing.T) {
+	t.Parallel()
+	deep := func(n int, write bool) workloadScript {
+		cmds := []string{"BEGIN;"}
+		for i := 0; i < n; i++ {
+			cmds = append(cmds, "SAVEPOINT s;")
+			if write {
+				cmds = append(cmds, "UPDATE t SET x = x + 1 WHERE id = 1;")
+			}
+		}
+		return testScript("w", "deep.sql", append(cmds, "COMMIT;")...)
+	}
+	released := []string{"BEGIN;"}
+	for i := 0; i < 70; i++ {
+		released = append(released, "SAVEPOINT s;", "INSERT INTO t VALUES (1);", "RELEASE SAVEPOINT s;")
+	}
+	rolledBack := []string{"BEGIN;", "SAVEPOINT s;"}
+	for i := 0; i < 70; i++ {
+		rolledBack = append(rolledBack, "INSERT INTO t VALUES (1);", "ROLLBACK TO SAVEPOINT s;")
+	}
+	tests := []struct {
+		name    string
+		script  workloadScript
+		withXID int // 0: not reported
+	}{
+		{"70 writing savepoints", deep(70, true), 70},
+		{"64 is still cached", deep(64, true), 0},
+		{"savepoints that never write get no xid", deep(100, false), 0},
+		{"released subtransactions still count", testScript("w", "r.sql", append(released, "COMMIT;")...), 70},
+		{"rolled back ones leave the cache", testScript("w", "b.sql", append(rolledBack, "COMMIT;")...), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := deepSubtransactions([]workloadScript{tt.script})
+			switch {
+			case tt.withXID == 0 && len(got) != 0:
+				t.Errorf("reported %+v, want nothing", got)
+			case tt.withXID > 0 && (len(got) != 1 || got[0].WithXID != tt.withXID):
+				t.Errorf("got %+v, want one script with %d subtransactions with xids", got, tt.withXID)
+			}
+		})
+	}
+}
+
+func TestSplitScriptFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	text := "-- a comment\n\\set aid random(1, 10)\nBEGIN;\nSELECT *\n  FROM t -- trailing; not the end\n  WHERE id = :aid;\nCOMMIT;\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.sql"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	texts, lines := splitScriptFile(filepath.Join(dir, "x.sql"))
+	if len(texts) != 4 || !reflect.DeepEqual(lines, []int{2, 3, 4, 7}) {
+		t.Fatalf("got %q at lines %v", texts, lines)
+	}
+	// A run whose manifest lacks command texts falls back on the copies.
+	run := &timeline.Run{Dir: filepath.Dir(dir), Manifest: timeline.Manifest{Workloads: []timeline.WorkloadInfo{
+		{Name: "w", Scripts: []timeline.ScriptInfo{{Name: "x.sql", File: "x.sql"}}}}}}
+	if err := os.MkdirAll(filepath.Join(dir, timeline.ScriptsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, timeline.ScriptsDir, "x.sql"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run.Dir = dir
+	ws := workloadScripts(run)
+	if len(ws) != 1 || len(ws[0].Commands) != 4 || ws[0].Commands[2].Line != 4 || ws[0].Commands[2].Stmt.Kind != stmtOther {
+		t.Fatalf("workloadScripts = %+v", ws)
+	}
+}

@@ -1,0 +1,249 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// xminHorizonHeld finds a transaction, prepared transaction or replication
+// slot that pins the xmin horizon long enough for dead row versions to
+// pile up where vacuum cannot remove them.
+type xminHorizonHeld struct{}
+
+var _ Rule = xminHorizonHeld{}
+
+// Thresholds of xmin-horizon-held: the mechanism, not a drill's numbers.
+const (
+	// horizonMinHoldS is how long the horizon must stay put: autovacuum
+	// wakes up every autovacuum_naptime (1 min by default), so a shorter
+	// hold rarely costs anything.
+	horizonMinHoldS = 30
+	// horizonMinAge and horizonAgeFactor: the age must be well beyond what
+	// the run's own short transactions produce (its typical age outside
+	// holds), and beyond a trickle of transactions.
+	horizonMinAge    = 1000
+	horizonAgeFactor = 10
+	// deadMinGrowth is how many dead rows a table must gain during the hold
+	// to count as piling up.
+	deadMinGrowth = 1000
+)
+
+func (xminHorizonHeld) ID() string { return "xmin-horizon-held" }
+
+func (r xminHorizonHeld) Check(run *timeline.Run) []Finding {
+	holds := horizonHolds(run, horizonMinHoldS)
+	if len(holds) == 0 {
+		return nil
+	}
+	typical := typicalHorizonAge(run, holds)
+	var out []Finding
+	for _, h := range holds {
+		if h.EndAge < horizonMinAge || h.EndAge < horizonAgeFactor*typical {
+			continue
+		}
+		tables, haveTables := deadTupleGrowth(run, h.Start, h.End)
+		if haveTables && len(tables) == 0 {
+			continue // nothing was updated or deleted: a harmless hold
+		}
+		out = append(out, r.finding(run, h, typical, tables))
+	}
+	return out
+}
+
+func (r xminHorizonHeld) finding(run *timeline.Run, h horizonHold, typical float64, tables []deadGrowth) Finding {
+	holder, known := findHolder(run, h)
+	f := Finding{Rule: r.ID(), Severity: Warning, Start: h.Start, End: h.End}
+	who := "Something"
+	if known {
+		who = "One " + holder.describe()
+		if w, ok := workloadOfApp(run, holder.App); ok {
+			f.Workload = w
+		}
+	}
+	headline := fmt.Sprintf("%s held back the xmin horizon for %s (age %s → %s xids)",
+		who, formatSeconds(h.Duration()), formatCount(h.StartAge), formatCount(h.EndAge))
+	if !h.EndedBeforeRunEnds {
+		headline += ", still held when the run ended"
+	}
+	if len(tables) > 0 {
+		t := tables[0]
+		headline += fmt.Sprintf("; dead rows in %s piled up %s → %s", t.Table, formatCount(t.StartDead), formatCount(t.PeakDead))
+		if t.Vacuums > 0 {
+			headline += fmt.Sprintf(" although autovacuum ran %d×", t.Vacuums)
+		} else {
+			headline += ", vacuum could not remove them"
+		}
+	}
+	f.Headline = headline
+
+	f.Evidence = append(f.Evidence,
+		Evidence{Series: h.Series, T: h.Start, Value: h.StartAge,
+			Text: fmt.Sprintf("horizon age %s xids when it stopped moving (typical in this run: %s xids)", formatCount(h.StartAge), formatCount(typical))},
+		Evidence{Series: h.Series, T: h.End, Value: h.EndAge,
+			Text: fmt.Sprintf("horizon age %s xids after growing without a drop for %s", formatCount(h.EndAge), formatSeconds(h.Duration()))})
+	if known {
+		f.Evidence = append(f.Evidence, holderEvidence(holder))
+	}
+	if st := Over(run.Series("pg_stat_activity", "oldest_xact_age_s"), h.Start, h.End+Tick(run)); st.N > 0 && st.Max > 0 {
+		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_activity:oldest_xact_age_s", T: st.MaxT, Value: st.Max,
+			Text: fmt.Sprintf("oldest open transaction %s", formatSeconds(st.Max))})
+	}
+	for i, t := range tables {
+		if i == 3 {
+			break
+		}
+		f.Evidence = append(f.Evidence,
+			Evidence{Series: "pg_stat_user_tables:" + t.Key + ".n_dead_tup", T: t.PeakT, Value: t.PeakDead,
+				Text: fmt.Sprintf("%s: dead rows %s → %s (%s live)", t.Table, formatCount(t.StartDead), formatCount(t.PeakDead), formatCount(t.Live))})
+		if t.Vacuums > 0 {
+			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_user_tables:" + t.Key + ".autovacuum_count", T: t.LastVacuumT, Value: float64(t.Vacuums),
+				Text: fmt.Sprintf("%s: %d (auto)vacuum runs during the hold; dead rows after the last one: %s", t.Table, t.Vacuums, formatCount(t.DeadAfterVacuum))})
+		}
+		if t.PeakDead >= t.Live && t.Live > 0 && t.PeakDead >= 10*deadMinGrowth {
+			f.Severity = Critical // the table is more garbage than data
+		}
+	}
+	if h.Duration() >= 600 {
+		f.Severity = Critical
+	}
+
+	f.Mechanism = "VACUUM (and HOT pruning) may remove a dead row version only when no open transaction could still see it; " +
+		"the oldest transaction or snapshot anywhere in the cluster, the xmin horizon, sets that limit. " +
+		"While one transaction stays open, every update and delete leaves garbage that stays: tables and indexes bloat, " +
+		"scans step over dead versions, and structures such as pg_multixact and pg_subtrans cannot be truncated."
+	remedy := "Find the holder: `SELECT pid, state, xact_start, backend_xid, backend_xmin, left(query, 60) FROM pg_stat_activity " +
+		"WHERE backend_xid IS NOT NULL OR backend_xmin IS NOT NULL ORDER BY xact_start`. "
+	if known {
+		remedy += holder.remedy()
+	} else {
+		remedy += "End it (`SELECT pg_terminate_backend(pid)`), and bound transactions with idle_in_transaction_session_timeout and statement_timeout."
+	}
+	f.Remedy = remedy
+	f.References = []string{
+		"https://www.postgresql.org/docs/current/routine-vacuuming.html#VACUUM-FOR-SPACE-RECOVERY",
+		"https://www.postgresql.org/docs/current/runtime-config-client.html#GUC-IDLE-IN-TRANSACTION-SESSION-TIMEOUT",
+		"https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-ACTIVITY-VIEW",
+	}
+	return f
+}
+
+// holderEvidence is the holder as an observation.
+func holderEvidence(x xminHolder) Evidence {
+	ev := Evidence{T: x.T, Value: x.XactAgeS}
+	switch x.From {
+	case "pg_stat_activity":
+		ev.Series = "pg_stat_activity:detail"
+	case "xmin_horizon":
+		ev.Series = "xmin_horizon:detail"
+	default:
+		ev.Series = x.From
+	}
+	if x.XactAgeS < 0 {
+		ev.Value = x.AgeXIDs
+	}
+	text := "holder: " + x.describe()
+	if x.Event != "" && !strings.HasPrefix(x.From, "event:") {
+		text += "; opened by the firedrill event " + x.Event
+	}
+	ev.Text = text
+	return ev
+}
+
+// typicalHorizonAge is the median horizon age outside the holds: what the
+// run's own transactions keep it at.
+func typicalHorizonAge(run *timeline.Run, holds []horizonHold) float64 {
+	_, pts := horizonAgeSeries(run)
+	var outside []timeline.Point
+	for _, p := range pts {
+		in := false
+		for _, h := range holds {
+			if p.T >= h.Start && p.T <= h.End+Tick(run) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			outside = append(outside, p)
+		}
+	}
+	return Median(outside, -1, RunEnd(run)+1)
+}
+
+// deadGrowth is one table's dead rows over a window.
+type deadGrowth struct {
+	Key             string // schema.table as sampled
+	Table           string // without the schema when it is public
+	StartDead       float64
+	PeakDead        float64
+	PeakT           float64
+	Live            float64
+	Vacuums         int
+	LastVacuumT     float64
+	DeadAfterVacuum float64
+}
+
+// deadTupleGrowth lists the tables whose dead rows grew over [from, to],
+// most first; ok is false when the run has no table statistics at all.
+func deadTupleGrowth(run *timeline.Run, from, to float64) ([]deadGrowth, bool) {
+	keys := run.Keys("pg_stat_user_tables")
+	if len(keys) == 0 {
+		return nil, false
+	}
+	tol := Tick(run)
+	var out []deadGrowth
+	for _, k := range keys {
+		table, ok := strings.CutSuffix(k, ".n_dead_tup")
+		if !ok {
+			continue
+		}
+		dead := run.Series("pg_stat_user_tables", k)
+		start := Over(dead, from-tol, from+tol)
+		during := Over(dead, from, to+tol)
+		if start.N == 0 || during.N == 0 {
+			continue
+		}
+		g := deadGrowth{Key: table, Table: strings.TrimPrefix(table, "public."),
+			StartDead: start.First, PeakDead: during.Max, PeakT: during.MaxT}
+		if g.PeakDead-g.StartDead < deadMinGrowth || g.PeakDead < 1.5*g.StartDead {
+			continue
+		}
+		if live := Over(run.Series("pg_stat_user_tables", table+".n_live_tup"), from, to+tol); live.N > 0 {
+			g.Live = live.Last
+		}
+		for _, kind := range []string{".autovacuum_count", ".vacuum_count"} {
+			for _, p := range run.Series("pg_stat_user_tables", table+kind) {
+				if p.T > from && p.T <= to+tol && p.V > 0 {
+					g.Vacuums += int(p.V)
+					g.LastVacuumT = max(g.LastVacuumT, p.T)
+				}
+			}
+		}
+		if g.Vacuums > 0 {
+			if after := Over(dead, g.LastVacuumT, to+tol); after.N > 0 {
+				g.DeadAfterVacuum = after.Min
+			}
+			if g.DeadAfterVacuum < 0.5*g.PeakDead && g.LastVacuumT < to {
+				continue // vacuum did clean up: not held back
+			}
+		}
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].PeakDead-out[i].StartDead > out[j].PeakDead-out[j].StartDead
+	})
+	return out, true
+}
+
+// workloadOfApp maps a session's application_name to the workload that
+// opened it ("firedrill:<workload>", as the runner names them).
+func workloadOfApp(run *timeline.Run, app string) (string, bool) {
+	for _, w := range run.Manifest.Workloads {
+		if app == WorkloadApp(w.Name) {
+			return w.Name, true
+		}
+	}
+	return "", false
+}

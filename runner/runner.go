@@ -569,6 +569,7 @@ loop:
 	ivs := pending
 	tickMu.Unlock()
 	r.sample(context.Background(), time.Now(), ivs) // the last samples, after the load
+	r.captureExplains(ctx)                          // plans of the top statements, for missing-index
 	if err := r.w.Flush(); err != nil {
 		return nil, fmt.Errorf("write timeline: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,17 +35,35 @@ func TestCLIHelperProcess(t *testing.T) {
 	os.Exit(Main(OSEnv(), strings.Split(args, "\x1f")))
 }
 
-func startCLI(t *testing.T, tmp string, args ...string) (*exec.Cmd, *strings.Builder) {
+// syncBuffer collects a child's output while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startCLI(t *testing.T, tmp string, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelperProcess$", "-test.timeout=5m")
 	cmd.Env = append(os.Environ(), cliHelperEnv+"="+strings.Join(args, "\x1f"), "TMPDIR="+tmp)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	return cmd, &out
+	return cmd, out
 }
 
 // privateTmp is a short temp root the server's user can reach (its socket

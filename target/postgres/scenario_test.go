@@ -146,7 +146,7 @@ func TestTerminatedClientsReconnect(t *testing.T) {
 func TestShapeChangesActiveClients(t *testing.T) {
 	pg := admin(t)
 	cfg := newConfig(t, "s.sql", "SELECT pg_sleep(0.005);\n")
-	cfg.Clients, cfg.Duration, cfg.ContinueOnError = 4, 1200*time.Millisecond, true
+	cfg.Clients, cfg.Duration, cfg.ContinueOnError = 4, 3*time.Second, true
 	cfg.Shape = func(el time.Duration) (int, float64) {
 		if el < 600*time.Millisecond {
 			return 1, 0
@@ -161,8 +161,11 @@ func TestShapeChangesActiveClients(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	early := sessions(t, pg)
 	ticks <- time.Now()
-	time.Sleep(600 * time.Millisecond)
+	// The stage adds clients 600 ms after the engine's start (which a
+	// loaded machine may delay): wait for them rather than sleep.
+	waitFor(2*time.Second, func() bool { return sessions(t, pg) == 4 })
 	late := sessions(t, pg)
+	time.Sleep(100 * time.Millisecond)
 	ticks <- time.Now()
 	out := <-done
 	if out.err != nil {

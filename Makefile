@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/firedrill
 
-.PHONY: help setup build test test-short fuzz bench demo vet clean
+.PHONY: help setup build test test-drills test-short fuzz bench demo vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -16,6 +16,9 @@ build: ## build bin/firedrill
 test: ## run every test against real throwaway servers (race detector on)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 45m ./...
+
+test-drills: ## run every drill's quick version and check its expected findings (about 12 minutes)
+	FIREDRILL_DRILL_TESTS=1 $(GO) test -count=1 -timeout 30m -run '^TestDrillQuick$$' -v ./internal/cli/
 
 test-short: ## run the tests without the race detector
 	$(GO) test -count=1 ./...

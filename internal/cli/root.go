@@ -23,6 +23,7 @@ const (
 	ExitOK          = 0
 	ExitUsage       = 1   // bad options, bad script, cannot connect, initialization failed
 	ExitRunAborted  = 2   // clients were aborted by errors during the run
+	ExitThresholds  = 99  // the run completed but a threshold failed (k6's code)
 	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; results so far were printed
 )
 
@@ -86,7 +87,7 @@ machine) and removes afterwards.`,
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.AddCommand(newPgbenchCmd(env), newRunCmd(env), newValidateCmd(env), newReportCmd(env))
+	root.AddCommand(newPgbenchCmd(env), newRunCmd(env), newValidateCmd(env), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env))
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

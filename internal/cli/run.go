@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +25,7 @@ type runOpts struct {
 	allowShell bool
 	quiet      bool
 	progress   time.Duration
+	jsonOut    string
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -55,12 +58,16 @@ measured (status "interrupted", exit code 130).`,
 	f.BoolVar(&o.allowShell, "allow-shell", false, "allow the scenario's shell events to run commands")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final summary")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
+	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
 	return cmd
 }
 
 func (o *runOpts) run(env *Env, path string) error {
 	sc, err := scenario.Load(path)
 	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if err := report.CheckThresholdMetrics(sc); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	ctx, stop := env.Context()
@@ -108,6 +115,18 @@ func (o *runOpts) run(env *Env, path string) error {
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
+	thresholds := report.EvaluateThresholds(sc.Thresholds, run, findings)
+	if len(thresholds) > 0 {
+		fmt.Fprintln(env.Stdout)
+		if err := report.WriteThresholds(env.Stdout, thresholds); err != nil {
+			return err
+		}
+	}
+	if o.jsonOut != "" {
+		if err := writeRunJSON(o.jsonOut, run, findings, thresholds); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
 	abs, _ := filepath.Abs(res.Dir)
 	fmt.Fprintf(env.Stdout, "\nrun directory: %s\nreport:        %s\n", abs, filepath.Join(abs, timeline.ReportFile))
 	if runErr != nil {
@@ -115,6 +134,25 @@ func (o *runOpts) run(env *Env, path string) error {
 			return withCode(ExitInterrupted, runErr)
 		}
 		return withCode(ExitRunAborted, runErr)
+	}
+	if failed := report.FailedThresholds(thresholds); len(failed) > 0 {
+		names := make([]string, len(failed))
+		for i, r := range failed {
+			names[i] = r.Metric + " " + r.Condition
+		}
+		return withCode(ExitThresholds, fmt.Errorf("%d of %d thresholds failed: %s", len(failed), len(thresholds), strings.Join(names, "; ")))
+	}
+	return nil
+}
+
+// writeRunJSON writes --json: the run's result for CI (docs/json.md).
+func writeRunJSON(path string, run *timeline.Run, findings []diagnose.Finding, thresholds []report.ThresholdResult) error {
+	var buf bytes.Buffer
+	if err := report.WriteJSON(&buf, run, findings, thresholds); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write --json: %w", err)
 	}
 	return nil
 }
@@ -132,7 +170,11 @@ are valid, 1 otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, path := range args {
-				if _, err := scenario.Load(path); err != nil {
+				sc, err := scenario.Load(path)
+				if err == nil {
+					err = report.CheckThresholdMetrics(sc)
+				}
+				if err != nil {
 					fmt.Fprintln(env.Stderr, err)
 					bad++
 					continue

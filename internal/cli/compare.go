@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/report"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+type compareOpts struct {
+	json   string
+	alpha  float64
+	warmup string
+	block  time.Duration
+	noise  string
+}
+
+func newCompareCmd(env *Env) *cobra.Command {
+	o := &compareOpts{}
+	cmd := &cobra.Command{
+		Use:   "compare RUN_A RUN_B",
+		Short: "Compare two run directories: throughput and latency with a significance test, findings, settings",
+		Long: `Compare run B against run A (the baseline), workload by workload (matched
+by name): throughput and latency percentiles (p50, p95, p99), each with the
+medians and confidence intervals of both runs and a plain verdict — "no
+significant difference, p = 0.41" or "B is 31 % ± 4 % faster, p < 0.001".
+
+The test is the Mann–Whitney U test, as benchstat runs it, over the runs'
+per-interval values taken together in blocks of a few seconds: neighbouring
+intervals resemble each other (a checkpoint, a busy neighbour lasts several
+seconds), and testing them one by one would call two runs of the same code
+different. The start of each workload (--warmup) is left out. A difference
+the test finds but that is no larger than how much each run differed from
+itself (its second half against its first), or whose confidence interval
+reaches no change at all, is reported as "within noise".
+
+Then the findings that appeared or vanished (by rule, with severity), the
+workload definitions and the server settings that differ. Findings come from
+each run's findings.json, or are recomputed when it has none.
+
+Two runs on a shared machine differ for reasons that are not the code: when
+a verdict matters, repeat the runs, alternating A and B, and set --min-change
+to what runs of the same code disagree by.`,
+		Example: `  firedrill compare runs/20260101-120000-stock-broken runs/20260101-121000-stock-fixed
+  firedrill compare A B --json compare.json --warmup 10s`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(env, args[0], args[1]) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.json, "json", "", "also write the comparison as JSON (schema firedrill.compare/v1) to this file")
+	f.Float64Var(&o.alpha, "alpha", report.DefaultCompareOptions.Alpha, "significance level of the test")
+	f.StringVar(&o.warmup, "warmup", "10%", "leave out the start of each workload: a share of its time (10%) or a duration (15s)")
+	f.DurationVar(&o.block, "block", 0, "block length for the test (0 = chosen from the data's autocorrelation, at least 3s)")
+	f.StringVar(&o.noise, "min-change", "0%", "call changes smaller than this within noise (e.g. 10%: what two runs of the same code disagree by on this machine)")
+	return cmd
+}
+
+func (o *compareOpts) run(env *Env, dirA, dirB string) error {
+	opts := report.DefaultCompareOptions
+	if o.alpha <= 0 || o.alpha >= 1 {
+		return withCode(ExitUsage, fmt.Errorf("--alpha %g: want a level between 0 and 1, as in 0.05", o.alpha))
+	}
+	opts.Alpha = o.alpha
+	warmup, fraction, err := parseWarmup(o.warmup)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	opts.Warmup, opts.WarmupFraction = warmup, fraction
+	opts.Block = o.block.Seconds()
+	minChange, err := parsePercent(o.noise)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--min-change %q: %w", o.noise, err))
+	}
+	opts.MinChange = minChange
+	if o.block < 0 {
+		return withCode(ExitUsage, fmt.Errorf("--block %v: want a duration of 0 or more", o.block))
+	}
+	a, fa, err := openCompared(dirA)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	b, fb, err := openCompared(dirB)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	c := report.CompareWith(a, b, fa, fb, opts)
+	if err := report.WriteCompare(env.Stdout, c); err != nil {
+		return fmt.Errorf("print comparison: %w", err)
+	}
+	if o.json != "" {
+		var buf bytes.Buffer
+		if err := report.WriteCompareJSON(&buf, c); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.json, buf.Bytes(), 0o644); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("write --json: %w", err))
+		}
+	}
+	return nil
+}
+
+// openCompared reads a run directory and its findings: findings.json, or
+// the diagnosis recomputed when the run has none.
+func openCompared(dir string) (*timeline.Run, []diagnose.Finding, error) {
+	run, err := timeline.Open(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare: %w", err)
+	}
+	fs, ok, err := diagnose.Read(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare: read findings of %s: %w", filepath.Clean(dir), err)
+	}
+	if !ok {
+		fs = diagnose.Diagnose(run)
+	}
+	return run, fs, nil
+}
+
+// parsePercent reads a share written as a percentage ("10%", "2.5 %").
+func parsePercent(text string) (float64, error) {
+	p, ok := strings.CutSuffix(strings.TrimSpace(text), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+	if !ok || err != nil || v < 0 || v >= 100 {
+		return 0, fmt.Errorf("want a percentage from 0%% to below 100%%, as in 10%%")
+	}
+	return v / 100, nil
+}
+
+// parseWarmup reads --warmup: "10%" is a share of the workload's time,
+// anything else a duration ("15s", or bare seconds).
+func parseWarmup(text string) (seconds, fraction float64, err error) {
+	text = strings.TrimSpace(text)
+	if strings.HasSuffix(text, "%") {
+		v, err := parsePercent(text)
+		if err != nil {
+			return 0, 0, fmt.Errorf("--warmup %q: %w, or a duration, as in 15s", text, err)
+		}
+		return 0, v, nil
+	}
+	if v, err := strconv.ParseFloat(text, 64); err == nil && v >= 0 {
+		return v, 0, nil
+	}
+	d, err := time.ParseDuration(text)
+	if err != nil || d < 0 {
+		return 0, 0, fmt.Errorf("--warmup %q: want a share, as in 10%%, or a duration, as in 15s", text)
+	}
+	return d.Seconds(), 0, nil
+}

@@ -149,6 +149,9 @@ func (o *drillOpts) run(env *Env, name string) error {
 			if err != nil {
 				return withCode(ExitUsage, err)
 			}
+			if slices.ContainsFunc(variants, func(x drills.Variant) bool { return x.Name == vn }) {
+				return withCode(ExitUsage, fmt.Errorf("--variant %s given twice", vn))
+			}
 			variants = append(variants, v)
 		}
 	}

@@ -126,6 +126,11 @@ type MetricExpect struct {
 	// RelativeTo, a window, makes the value a ratio: the metric in
 	// Window divided by the same metric in RelativeTo.
 	RelativeTo string `yaml:"relative_to"`
+	// CompareTo, another variant, divides the value by the same value
+	// measured on that variant's run: "fixed keeps 1.2 × the share of its
+	// throughput that broken keeps". It is skipped when that variant did
+	// not run.
+	CompareTo string `yaml:"compare_to"`
 	// Want is the condition: an operator and a number ("<= 0.7", "== 0").
 	Want string `yaml:"want"`
 	// Quick replaces Want under --quick, where a shortened run may show
@@ -329,6 +334,9 @@ func (d Drill) Validate() []error {
 				if ref.name != "" && !windows[ref.name] {
 					bad("%s: %s %q: no such window", mwhat, ref.key, ref.name)
 				}
+			}
+			if m.CompareTo != "" && (m.CompareTo == v.Name || !slices.ContainsFunc(d.Variants, func(o Variant) bool { return o.Name == m.CompareTo })) {
+				bad("%s: compare_to %q: want another variant of the drill", mwhat, m.CompareTo)
 			}
 			if _, err := parseCondition(m.Want); err != nil {
 				bad("%s: want: %v", mwhat, err)

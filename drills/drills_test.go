@@ -412,7 +412,7 @@ variants:
 	run := fakeRun(t)
 	for _, quick := range []bool{false, true} {
 		got := map[string]Check{}
-		for _, c := range d.Check(d.Variants[0], run, findings, quick) {
+		for _, c := range d.Check(d.Variants[0], run, findings, quick, nil) {
 			got[c.Expectation] = c
 		}
 		want := map[string]bool{
@@ -498,5 +498,63 @@ func TestMaterializeWritesScripts(t *testing.T) {
 	}
 	if _, err := Get("nope"); err == nil || !strings.Contains(err.Error(), "multixact") {
 		t.Errorf("an unknown drill must list the drills, got %v", err)
+	}
+}
+
+// TestCheckCompareTo: an expectation may divide by the same value
+// measured on another variant's run, and is skipped when that variant did
+// not run.
+func TestCheckCompareTo(t *testing.T) {
+	t.Parallel()
+	d, err := Parse("drill.yaml", []byte(`
+name: fake
+title: t
+story: s
+quick: {time_scale: 0.5}
+windows:
+  - {name: before, from: 10s, to: long-tx.start}
+  - {name: hold, from: long-tx.start, to: long-tx.due}
+variants:
+  - {name: broken, scenario: broken.yaml}
+  - name: fixed
+    scenario: fixed.yaml
+    expect:
+      metrics:
+        - {metric: tps, window: hold, relative_to: before, compare_to: broken, want: ">= 2"}
+        - {metric: tps, window: hold, relative_to: before, compare_to: broken, want: ">= 1", quick: skip}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := d.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	fixed := fakeRun(t) // keeps 40 % of its throughput in the hold
+	broken := fakeRun(t)
+	for i := range broken.Intervals { // keeps 10 %
+		if broken.Intervals[i].Start >= 20 {
+			broken.Intervals[i].Count = 10
+		}
+	}
+	checks := d.Check(d.Variants[1], fixed, nil, false, map[string]*timeline.Run{"broken": broken, "fixed": fixed})
+	var metric []Check
+	for _, c := range checks {
+		if strings.Contains(c.Expectation, "÷ in broken") {
+			metric = append(metric, c)
+		}
+	}
+	if len(metric) != 2 || !metric[0].Pass || !strings.HasPrefix(metric[0].Got, "4: ") || !metric[1].Pass {
+		t.Errorf("compare_to checks: %+v", metric)
+	}
+	for _, c := range d.Check(d.Variants[1], fixed, nil, true, nil) {
+		if strings.Contains(c.Expectation, "÷ in broken") && (!c.Skipped || c.Pass) {
+			t.Errorf("without broken's run the comparison is skipped, not passed: %+v", c)
+		}
+	}
+	bad := d
+	bad.Variants = append([]Variant(nil), d.Variants...)
+	bad.Variants[1].Expect.Metrics = []MetricExpect{{Metric: "tps", CompareTo: "fixed", Want: ">= 1"}}
+	if errs := bad.Validate(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `compare_to "fixed"`) {
+		t.Errorf("comparing a variant with itself must be an error: %v", errs)
 	}
 }

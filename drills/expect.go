@@ -65,8 +65,9 @@ func parseAnchor(text string) (anchor, error) {
 	return a, nil
 }
 
-// Events names the events the drill's windows refer to; every variant's
-// scenario must have them.
+// Events names the events the drill's windows refer to. A variant whose
+// scenario lacks one cannot be measured in that window (the journal's
+// build window exists only where the index is built).
 func (d Drill) Events() []string {
 	var names []string
 	for _, w := range d.Windows {
@@ -362,14 +363,19 @@ type Check struct {
 	// reported" or "tps in hold / before <= 0.7".
 	Expectation string
 	Pass        bool
+	// Skipped is set when the expectation could not be judged: it compares
+	// with a variant that did not run.
+	Skipped bool
 	// Got says what the run showed.
 	Got string
 }
 
-// Check tests a variant's expectations on its run and findings. Quick
-// uses each metric's quick condition and scales the windows' offsets.
-// An expected rule that is not registered fails, saying so.
-func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, quick bool) []Check {
+// Check tests a variant's expectations on its run and findings; others
+// holds the runs of the drill's other variants, by name, for the
+// expectations that compare with one (nil if none ran). Quick uses each
+// metric's quick condition and scales the windows' offsets. An expected
+// rule that is not registered fails, saying so.
+func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, quick bool, others map[string]*timeline.Run) []Check {
 	var out []Check
 	add := func(what string, pass bool, got string) {
 		out = append(out, Check{Variant: v.Name, Expectation: what, Pass: pass, Got: got})
@@ -443,6 +449,25 @@ func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, 
 			add(what, false, err.Error())
 			continue
 		}
+		if m.CompareTo != "" {
+			other := others[m.CompareTo]
+			if other == nil {
+				out = append(out, Check{Variant: v.Name, Expectation: what, Skipped: true,
+					Got: "variant " + m.CompareTo + " did not run"})
+				continue
+			}
+			otherValue, otherGot, err := d.measureExpect(other, m, quick)
+			if err == nil && otherValue == 0 {
+				err = fmt.Errorf("%s is 0 in %s: no ratio", describeMetric(MetricExpect{Metric: m.Metric, Workload: m.Workload, Window: m.Window, RelativeTo: m.RelativeTo}), m.CompareTo)
+			}
+			if err != nil {
+				add(what, false, fmt.Sprintf("%s: %v", m.CompareTo, err))
+				continue
+			}
+			ratio := value / otherValue
+			got = fmt.Sprintf("%s: %s here, %s in %s", strconv.FormatFloat(ratio, 'g', 3, 64), got, otherGot, m.CompareTo)
+			value = ratio
+		}
 		add(what, c.holds(value), got)
 	}
 	return out
@@ -469,6 +494,9 @@ func describeMetric(m MetricExpect) string {
 		s += " over the run / in " + m.RelativeTo
 	case m.Window != "":
 		s += " in " + m.Window
+	}
+	if m.CompareTo != "" {
+		s = "(" + s + ") here ÷ in " + m.CompareTo
 	}
 	return s
 }

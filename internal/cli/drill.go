@@ -427,22 +427,37 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick bool) int {
 	fmt.Fprintln(w, "\nexpectations:")
 	failed, total := 0, 0
+	others := map[string]*timeline.Run{}
 	for _, r := range runs {
-		for _, c := range d.Check(r.variant, r.run, r.findings, quick) {
-			total++
+		others[r.variant.Name] = r.run
+	}
+	skipped := 0
+	for _, r := range runs {
+		for _, c := range d.Check(r.variant, r.run, r.findings, quick, others) {
 			verdict := "PASS"
-			if !c.Pass {
+			switch {
+			case c.Skipped:
+				verdict = "SKIP"
+				skipped++
+			case !c.Pass:
 				verdict = "FAIL"
 				failed++
+				total++
+			default:
+				total++
 			}
 			fmt.Fprintf(w, "  %s  %-8s %s: %s\n", verdict, c.Variant, c.Expectation, c.Got)
 		}
 	}
 	if failed == 0 {
-		fmt.Fprintf(w, "all %d expectations hold\n", total)
+		fmt.Fprintf(w, "all %d expectations hold", total)
 	} else {
-		fmt.Fprintf(w, "%d of %d expectations failed\n", failed, total)
+		fmt.Fprintf(w, "%d of %d expectations failed", failed, total)
 	}
+	if skipped > 0 {
+		fmt.Fprintf(w, " (%d skipped: they compare with a variant that did not run)", skipped)
+	}
+	fmt.Fprintln(w)
 	return failed
 }
 

@@ -134,7 +134,7 @@ func checkFinding(t *testing.T, where string, r Rule, f Finding, runEnd float64)
 	if f.Rule != "" && f.Rule != r.ID() {
 		t.Errorf("%s: rule %q, want %q", where, f.Rule, r.ID())
 	}
-	if severityRank(f.Severity) > 2 {
+	if SeverityRank(f.Severity) > 2 {
 		t.Errorf("%s: severity %q is not one of info, warning, critical", where, f.Severity)
 	}
 	const slack = 1 // the last samples can lie just past the run's last record

@@ -38,8 +38,8 @@ func Diagnose(run *timeline.Run) []Finding {
 	return out
 }
 
-// severityRank orders severities; an unknown one sorts last.
-func severityRank(s string) int {
+// SeverityRank orders severities, critical first; an unknown one sorts last.
+func SeverityRank(s string) int {
 	switch s {
 	case Critical:
 		return 0
@@ -54,7 +54,7 @@ func severityRank(s string) int {
 // Sort orders findings most severe first, then by the start of their window.
 func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
-		if a, b := severityRank(fs[i].Severity), severityRank(fs[j].Severity); a != b {
+		if a, b := SeverityRank(fs[i].Severity), SeverityRank(fs[j].Severity); a != b {
 			return a < b
 		}
 		return fs[i].Start < fs[j].Start

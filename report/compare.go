@@ -887,7 +887,7 @@ func compareFindings(fa, fb []diagnose.Finding) []FindingChange {
 		if ri, rj := rank[out[i].Change], rank[out[j].Change]; ri != rj {
 			return ri < rj
 		}
-		return severityRank[worseSeverity(out[i])] < severityRank[worseSeverity(out[j])]
+		return diagnose.SeverityRank(worseSeverity(out[i])) < diagnose.SeverityRank(worseSeverity(out[j]))
 	})
 	return out
 }
@@ -896,7 +896,7 @@ func worseSeverity(fc FindingChange) string {
 	if fc.SeverityA == "" {
 		return fc.SeverityB
 	}
-	if fc.SeverityB == "" || severityRank[fc.SeverityA] < severityRank[fc.SeverityB] {
+	if fc.SeverityB == "" || diagnose.SeverityRank(fc.SeverityA) < diagnose.SeverityRank(fc.SeverityB) {
 		return fc.SeverityA
 	}
 	return fc.SeverityB

@@ -211,6 +211,3 @@ func WriteFinding(w io.Writer, f diagnose.Finding) {
 
 // SortFindings orders findings most severe first, then by time.
 func SortFindings(fs []diagnose.Finding) { diagnose.Sort(fs) }
-
-// severityRank orders severities for comparisons (critical first).
-var severityRank = map[string]int{diagnose.Critical: 0, diagnose.Warning: 1, diagnose.Info: 2}

@@ -156,16 +156,27 @@ func TestMultixactShapeOnTheTimeline(t *testing.T) {
 		t.Errorf("throughput ratio %.2f, want a drop (≤ 0.9)", brokenRatio)
 	}
 
+	brokenReads := over(broken.Series("pg_stat_slru", "MultiXactMember.blks_read_per_s"), he-15, he)
+
 	control := runScenario(t, "testdata/control-short.yaml")
 	hs, he, _ = holdWindow(t, control)
 	chit := over(control.Series("pg_stat_slru", "MultiXactMember.hit_rate"), hs, he)
+	controlReads := over(control.Series("pg_stat_slru", "MultiXactMember.blks_read_per_s"), he-15, he)
 	controlRatio := tps(control, "oltp", he-15, he) / tps(control, "oltp", 3, hs)
-	t.Logf("control: MultiXactMember hit rate min %.3f over %d samples; throughput ratio %.2f", chit.min, chit.n, controlRatio)
+	t.Logf("control: MultiXactMember hit rate min %.3f over %d samples; member reads %.0f/s vs broken's %.0f/s; throughput ratio %.2f",
+		chit.min, chit.n, controlReads.mean, brokenReads.mean, controlRatio)
 	if chit.n > 0 && chit.min < 0.9 {
 		t.Errorf("control's MultiXactMember hit rate fell to %.3f, want no collapse", chit.min)
 	}
-	if controlRatio <= brokenRatio {
-		t.Errorf("control's throughput ratio %.2f not better than broken's %.2f", controlRatio, brokenRatio)
+	// The control differs from the broken script in the mechanism, not
+	// necessarily in throughput: its dead rows pile up behind the same
+	// horizon, and on a shared CI machine the two throughput ratios overlap
+	// (0.64 vs 0.78 once). What must differ is the member cache missing.
+	if brokenReads.n == 0 || brokenReads.mean < 100 {
+		t.Errorf("broken: MultiXactMember reads %.0f/s over %d samples at the end of the hold, want a cache missing (≥ 100/s)", brokenReads.mean, brokenReads.n)
+	}
+	if controlReads.mean > brokenReads.mean/20 {
+		t.Errorf("control: MultiXactMember reads %.0f/s, want under 5%% of broken's %.0f/s", controlReads.mean, brokenReads.mean)
 	}
 }
 

@@ -29,6 +29,12 @@ const (
 	// deadMinGrowth is how many dead rows a table must gain during the hold
 	// to count as piling up.
 	deadMinGrowth = 1000
+	// holdStartVacuumTicks: a vacuum reported this many ticks after the
+	// hold's start may have begun before it. The start is known to a tick
+	// (the age's last standstill), the holder may take its xid up to a
+	// tick later, and a vacuum's count appears on the first sample after
+	// it ends; the half tick absorbs the samplers' jitter.
+	holdStartVacuumTicks = 2.5
 )
 
 func (xminHorizonHeld) ID() string { return "xmin-horizon-held" }
@@ -97,7 +103,7 @@ func (r xminHorizonHeld) finding(run *timeline.Run, h horizonHold, typical float
 		}
 		f.Evidence = append(f.Evidence,
 			Evidence{Series: "pg_stat_user_tables:" + t.Key + ".n_dead_tup", T: t.PeakT, Value: t.PeakDead,
-				Text: fmt.Sprintf("%s: dead rows %s → %s (%s live)", t.Table, formatCount(t.StartDead), formatCount(t.PeakDead), formatCount(t.Live))})
+				Text: deadRowsText(t)})
 		if t.Vacuums > 0 {
 			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_user_tables:" + t.Key + ".autovacuum_count", T: t.LastVacuumT, Value: float64(t.Vacuums),
 				Text: fmt.Sprintf("%s: %d (auto)vacuum runs during the hold; dead rows after the last one: %s", t.Table, t.Vacuums, formatCount(t.DeadAfterVacuum))})
@@ -128,6 +134,15 @@ func (r xminHorizonHeld) finding(run *timeline.Run, h horizonHold, typical float
 		"https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-ACTIVITY-VIEW",
 	}
 	return f
+}
+
+// deadRowsText describes a table's dead rows over the hold.
+func deadRowsText(t deadGrowth) string {
+	text := fmt.Sprintf("%s: dead rows %s → %s (%s live)", t.Table, formatCount(t.StartDead), formatCount(t.PeakDead), formatCount(t.Live))
+	if t.StartVacuums > 0 && t.DeadBeforeStartVacuum > t.StartDead {
+		text += fmt.Sprintf("; a vacuum as the hold began had removed the older ones (%s before it)", formatCount(t.DeadBeforeStartVacuum))
+	}
+	return text
 }
 
 // holderEvidence is the holder as an observation.
@@ -174,25 +189,65 @@ func typicalHorizonAge(run *timeline.Run, holds []horizonHold) float64 {
 
 // deadGrowth is one table's dead rows over a window.
 type deadGrowth struct {
-	Key             string // schema.table as sampled
-	Table           string // without the schema when it is public
-	StartDead       float64
-	PeakDead        float64
-	PeakT           float64
-	Live            float64
+	Key       string  // schema.table as sampled
+	Table     string  // without the schema when it is public
+	StartDead float64 // the lowest count as the hold began, after any vacuum at its start
+	StartT    float64
+	PeakDead  float64 // the highest count after StartT
+	PeakT     float64
+	Live      float64
+	// Vacuums ran during the hold (those at its start not counted);
+	// DeadAfterVacuum is the lowest count after the last one.
 	Vacuums         int
 	LastVacuumT     float64
 	DeadAfterVacuum float64
+	// StartVacuums ran as the hold began and may have removed what died
+	// before it (DeadBeforeStartVacuum): they say nothing about the hold.
+	StartVacuums          int
+	DeadBeforeStartVacuum float64
+}
+
+// vacuumRun is a sample that reports (auto)vacuums ended in its interval.
+type vacuumRun struct {
+	T float64
+	N int
+}
+
+// vacuumRuns lists the table's vacuums (manual and auto) reported in
+// [from, to], in time order.
+func vacuumRuns(run *timeline.Run, table string, from, to float64) []vacuumRun {
+	byT := map[float64]int{}
+	for _, kind := range []string{".autovacuum_count", ".vacuum_count"} {
+		for _, p := range run.Series("pg_stat_user_tables", table+kind) {
+			if p.T >= from && p.T <= to && p.V > 0 {
+				byT[p.T] += int(p.V)
+			}
+		}
+	}
+	out := make([]vacuumRun, 0, len(byT))
+	for t, n := range byT {
+		out = append(out, vacuumRun{T: t, N: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].T < out[j].T })
+	return out
 }
 
 // deadTupleGrowth lists the tables whose dead rows grew over [from, to],
 // most first; ok is false when the run has no table statistics at all.
+//
+// A vacuum reported within holdStartVacuumTicks of the hold's start may
+// have taken its cutoff before the horizon was held, and then removes the
+// dead rows of before the hold: growth is judged from the lowest count
+// after it, not from the count before it. A vacuum later in the hold
+// shows that the dead rows were not held back when it removed most of
+// what had piled up since then.
 func deadTupleGrowth(run *timeline.Run, from, to float64) ([]deadGrowth, bool) {
 	keys := run.Keys("pg_stat_user_tables")
 	if len(keys) == 0 {
 		return nil, false
 	}
 	tol := Tick(run)
+	settle := from + holdStartVacuumTicks*tol
 	var out []deadGrowth
 	for _, k := range keys {
 		table, ok := strings.CutSuffix(k, ".n_dead_tup")
@@ -200,34 +255,63 @@ func deadTupleGrowth(run *timeline.Run, from, to float64) ([]deadGrowth, bool) {
 			continue
 		}
 		dead := run.Series("pg_stat_user_tables", k)
-		start := Over(dead, from-tol, from+tol)
-		during := Over(dead, from, to+tol)
-		if start.N == 0 || during.N == 0 {
+		vacuums := vacuumRuns(run, table, from-tol/2, to+tol)
+		g := deadGrowth{Key: table, Table: strings.TrimPrefix(table, "public.")}
+		// The baseline: the lowest count around the hold's start, down to
+		// the dip after the vacuums that ran as it began.
+		baseEnd := from + tol/2
+		var inHold []vacuumRun
+		for _, v := range vacuums {
+			if v.T <= settle {
+				if before := Over(dead, from-1.5*tol, v.T); before.N > 0 {
+					g.DeadBeforeStartVacuum = max(g.DeadBeforeStartVacuum, before.Max)
+				}
+				g.StartVacuums += v.N
+				baseEnd = max(baseEnd, v.T+tol/2)
+			} else {
+				inHold = append(inHold, v)
+			}
+		}
+		start := Over(dead, from-tol/2, baseEnd)
+		if start.N == 0 {
 			continue
 		}
-		g := deadGrowth{Key: table, Table: strings.TrimPrefix(table, "public."),
-			StartDead: start.First, PeakDead: during.Max, PeakT: during.MaxT}
+		g.StartDead, g.StartT = start.Min, start.MinT
+		during := Over(dead, g.StartT, to+tol)
+		if during.N == 0 {
+			continue
+		}
+		g.PeakDead, g.PeakT = during.Max, during.MaxT
 		if g.PeakDead-g.StartDead < deadMinGrowth || g.PeakDead < 1.5*g.StartDead {
 			continue
 		}
 		if live := Over(run.Series("pg_stat_user_tables", table+".n_live_tup"), from, to+tol); live.N > 0 {
 			g.Live = live.Last
 		}
-		for _, kind := range []string{".autovacuum_count", ".vacuum_count"} {
-			for _, p := range run.Series("pg_stat_user_tables", table+kind) {
-				if p.T > from && p.T <= to+tol && p.V > 0 {
-					g.Vacuums += int(p.V)
-					g.LastVacuumT = max(g.LastVacuumT, p.T)
-				}
+		cleaned := false
+		for i, v := range inHold {
+			g.Vacuums += v.N
+			g.LastVacuumT = v.T
+			next := to + tol
+			if i+1 < len(inHold) {
+				next = inHold[i+1].T
 			}
-		}
-		if g.Vacuums > 0 {
-			if after := Over(dead, g.LastVacuumT, to+tol); after.N > 0 {
+			before := Over(dead, g.StartT, v.T)
+			after := Over(dead, v.T, next)
+			if after.N > 0 {
 				g.DeadAfterVacuum = after.Min
 			}
-			if g.DeadAfterVacuum < 0.5*g.PeakDead && g.LastVacuumT < to {
-				continue // vacuum did clean up: not held back
+			// Judged only while the hold lasted (later the holder is gone),
+			// and only when the hold had piled up rows for it to remove.
+			if v.T >= to || before.N == 0 || after.N == 0 || before.Max-g.StartDead < deadMinGrowth {
+				continue
 			}
+			if after.Min-g.StartDead < 0.5*(before.Max-g.StartDead) {
+				cleaned = true // vacuum removed what piled up: not held back
+			}
+		}
+		if cleaned {
+			continue
 		}
 		out = append(out, g)
 	}

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -199,5 +200,128 @@ func TestXminHorizonHeldIgnoresHarmlessHolds(t *testing.T) {
 	}
 	if fs := findingsOf(xminHorizonHeld{}, short); len(fs) != 0 {
 		t.Errorf("20 s hold: got %s", fs[0].Headline)
+	}
+}
+
+// rewriteDeadRows returns a copy of run in which the dead-row counts of
+// public.pgbench_accounts are deadAt(t, recorded) and the sample nearest
+// vacuumAt reports one autovacuum. The recording itself is left alone.
+func rewriteDeadRows(run *timeline.Run, vacuumAt float64, deadAt func(t, recorded float64) float64) *timeline.Run {
+	const table = "public.pgbench_accounts"
+	v := *run
+	v.Samples = make([]timeline.Sample, len(run.Samples))
+	copy(v.Samples, run.Samples)
+	vacuum := SampleNear(run, "pg_stat_user_tables", vacuumAt, 0.5*Tick(run))
+	for i := range v.Samples {
+		s := &v.Samples[i]
+		dead, ok := s.Values[table+".n_dead_tup"]
+		if s.Source != "pg_stat_user_tables" || !ok {
+			continue
+		}
+		values := maps.Clone(s.Values)
+		values[table+".n_dead_tup"] = deadAt(s.T, dead)
+		values[table+".autovacuum_count"] = 0
+		if vacuum != nil && s.T == vacuum.T {
+			values[table+".autovacuum_count"] = 1
+		}
+		s.Values = values
+	}
+	return &v
+}
+
+// recordedDeadAt is the recording's dead-row count at the sample nearest t.
+func recordedDeadAt(t *testing.T, run *timeline.Run, at float64) float64 {
+	t.Helper()
+	s := SampleNear(run, "pg_stat_user_tables", at, 0.5*Tick(run))
+	if s == nil {
+		t.Fatalf("no pg_stat_user_tables sample near %.1f", at)
+	}
+	return s.Values["public.pgbench_accounts.n_dead_tup"]
+}
+
+// TestXminHorizonHeldAutovacuumAsTheHoldBegins is the full multixact
+// drill: autovacuum's one-minute cycle and the hold both start at 60 s, so
+// an autovacuum reported one or two ticks after the hold's start removes
+// the dead rows of before the hold (42,106 → 1,925), and dead rows then
+// grow from that dip to over a million. The vacuum says nothing about the
+// hold: growth counts from the dip.
+func TestXminHorizonHeldAutovacuumAsTheHoldBegins(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "multixact-broken")
+	holds := horizonHolds(run, horizonMinHoldS)
+	if len(holds) != 1 {
+		t.Fatalf("the recording has %d holds, want 1", len(holds))
+	}
+	h := holds[0]
+	for _, ticks := range []float64{1, 2} {
+		t.Run(fmt.Sprintf("reported %.0f ticks in", ticks), func(t *testing.T) {
+			t.Parallel()
+			vacuumAt := h.Start + ticks*Tick(run)
+			const dip = 400 // what the vacuum left: rows that died as it ran
+			removed := recordedDeadAt(t, run, vacuumAt) - dip
+			v := rewriteDeadRows(run, vacuumAt, func(at, recorded float64) float64 {
+				if at < vacuumAt-0.5*Tick(run) {
+					return recorded
+				}
+				return recorded - removed
+			})
+			fs := findingsOf(xminHorizonHeld{}, v)
+			if len(fs) != 1 {
+				t.Fatalf("got %d findings, want 1", len(fs))
+			}
+			for _, s := range []string{"dead rows in pgbench_accounts piled up 400 → ", "vacuum could not remove them"} {
+				if !strings.Contains(fs[0].Headline, s) {
+					t.Errorf("headline lacks %q: %s", s, fs[0].Headline)
+				}
+			}
+			found := false
+			for _, e := range fs[0].Evidence {
+				found = found || strings.Contains(e.Text, "a vacuum as the hold began had removed the older ones")
+			}
+			if !found {
+				t.Errorf("no evidence names the vacuum at the hold's start: %+v", fs[0].Evidence)
+			}
+		})
+	}
+}
+
+// TestXminHorizonHeldVacuumsDuringTheHold: a vacuum in the middle of the
+// hold cannot remove what died since it began; PostgreSQL still lowers
+// n_dead_tup somewhat (it replaces the count with what the vacuum saw).
+// Such a vacuum early in a hold left fewer dead rows than half the final
+// peak, which is no sign of cleaning up. A vacuum that does bring the count
+// back down shows the horizon did not hold this table back.
+func TestXminHorizonHeldVacuumsDuringTheHold(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "multixact-broken")
+	h := horizonHolds(run, horizonMinHoldS)[0]
+	vacuumAt := h.Start + 0.25*h.Duration()
+	before := recordedDeadAt(t, run, vacuumAt)
+
+	// Removes nothing: the count falls by 15 % and grows on.
+	held := rewriteDeadRows(run, vacuumAt, func(at, recorded float64) float64 {
+		if at < vacuumAt-0.5*Tick(run) {
+			return recorded
+		}
+		return recorded - 0.15*before
+	})
+	fs := findingsOf(xminHorizonHeld{}, held)
+	if len(fs) != 1 {
+		t.Fatalf("vacuum that removed nothing: got %d findings, want 1", len(fs))
+	}
+	if !strings.Contains(fs[0].Headline, "although autovacuum ran 1×") {
+		t.Errorf("headline: %s", fs[0].Headline)
+	}
+
+	// Removes what piled up (back to the count at the hold's start): not held.
+	start := recordedDeadAt(t, run, h.Start)
+	cleaned := rewriteDeadRows(run, vacuumAt, func(at, recorded float64) float64 {
+		if at < vacuumAt-0.5*Tick(run) {
+			return recorded
+		}
+		return start + 0.1*(recorded-before)
+	})
+	if fs := findingsOf(xminHorizonHeld{}, cleaned); len(fs) != 0 {
+		t.Errorf("vacuum that cleaned up: got %s", fs[0].Headline)
 	}
 }

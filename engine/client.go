@@ -29,8 +29,9 @@ type client struct {
 	timer  *time.Timer
 	cmdLat []cmdTime // per-command latencies of the current try
 	shell  []byte
-	slot   *poolSlot // the pooled connection borrowed for this transaction
-	codes  []string  // reused for txOutcome.codes
+	slot   *poolSlot  // the pooled connection borrowed for this transaction
+	codes  []string   // reused for txOutcome.codes
+	ls     *loopState // on an event loop; nil with a goroutine of its own
 
 	// interrupted is set once the supervisor cancels the client's command
 	// in flight: the error that follows is the run's doing, not the
@@ -161,6 +162,9 @@ func (c *client) waitUntil(ctx context.Context, scheduled int64) bool {
 	if d <= 0 {
 		return true
 	}
+	if c.ls != nil {
+		return c.loopSleep(ctx, scheduled)
+	}
 	if c.timer == nil {
 		c.timer = time.NewTimer(d)
 	} else {
@@ -176,7 +180,7 @@ func (c *client) waitUntil(ctx context.Context, scheduled int64) bool {
 
 func (c *client) reconnect(ctx context.Context) bool {
 	t0 := time.Now()
-	conn, err := c.r.target.Connect(ctx, c.id)
+	conn, err := c.connect(ctx)
 	c.r.connTime.Add(int64(time.Since(t0) / time.Microsecond))
 	c.r.connCount.Add(1)
 	if err != nil {
@@ -196,7 +200,7 @@ func (c *client) reconnect(ctx context.Context) bool {
 // ContinueOnError a refused connection is counted and retried after a
 // pause instead of aborting the client.
 func (c *client) connectLate(ctx context.Context) bool {
-	conn, err := c.r.target.Connect(ctx, c.id)
+	conn, err := c.connect(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false
@@ -221,6 +225,14 @@ func (c *client) connectLate(ctx context.Context) bool {
 	c.conn = conn
 	c.connMu.Unlock()
 	return true
+}
+
+// connect opens the client's session, on its event loop if it has one.
+func (c *client) connect(ctx context.Context) (Conn, error) {
+	if c.ls != nil {
+		return c.r.target.(LoopTarget).ConnectLoop(ctx, c.id, c)
+	}
+	return c.r.target.Connect(ctx, c.id)
 }
 
 func (c *client) dropConn() {
@@ -349,7 +361,7 @@ func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 		return true, true
 	}
 	if slot.conn == nil {
-		conn, err := r.target.Connect(ctx, c.id)
+		conn, err := c.connect(ctx)
 		if err != nil {
 			r.pool.release(slot, false)
 			if ctx.Err() != nil {
@@ -484,6 +496,9 @@ func (c *client) branch(cmds []*script.Command, pc int) (int, error) {
 }
 
 func (c *client) sleep(ctx context.Context, d time.Duration) bool {
+	if c.ls != nil {
+		return c.loopSleep(ctx, c.r.nowUS()+int64(d/time.Microsecond))
+	}
 	if c.timer == nil {
 		c.timer = time.NewTimer(d)
 	} else {

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/firedrill/firedrill/script"
@@ -110,6 +111,14 @@ type Config struct {
 	MaxTries     int           // --max-tries; 0 = unlimited (bounded by -T or -L)
 	PerCommand   bool          // -r: per-command latency histograms
 	Connect      bool          // -C: a new connection per transaction
+	// Threads is pgbench's -j: the event loops the clients are divided
+	// among (default 1). Without an event loop (see LoopTarget) it is
+	// ignored.
+	Threads int
+	// Goroutines runs every client on a goroutine of its own even when
+	// the target could run them on event loops (for comparison and
+	// debugging; it is slower).
+	Goroutines bool
 
 	// Progress is the interval of OnProgress calls; 0 = none.
 	Progress   time.Duration
@@ -178,6 +187,8 @@ type run struct {
 	start     time.Time
 	endUS     int64 // -T end, µs since start; 0 = none
 	stopping  atomic.Bool
+	hardStop  atomic.Bool // commands still running are being interrupted
+	loops     []*eventLoop
 	pacer     *poissonPacer
 	aborted   atomic.Int32
 	connCount atomic.Int64
@@ -256,8 +267,17 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	// Open every client's session first, as pgbench does, so that the
 	// benchmark clock measures only transactions.
 	clients := make([]*client, cfg.Clients)
+	for i := range clients {
+		clients[i] = newClient(r, i)
+	}
+	if _, ok := target.(LoopTarget); ok && r.pool == nil && !cfg.Goroutines {
+		if err := r.makeLoops(clients); err != nil {
+			return nil, err
+		}
+	}
 	connStart := time.Now()
 	if err := r.connectAll(ctx, clients); err != nil {
+		r.closeLoops()
 		return nil, err
 	}
 	connTime := time.Since(connStart)
@@ -280,12 +300,22 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	defer cancelRun()
 	var wg sync.WaitGroup
-	for _, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.loop(runCtx)
-		}()
+	if r.loops != nil {
+		for _, l := range r.loops {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				l.run(runCtx)
+			}()
+		}
+	} else {
+		for _, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.loop(runCtx)
+			}()
+		}
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -359,6 +389,36 @@ func (cfg *Config) validate() error {
 	return nil
 }
 
+// makeLoops divides the clients among Threads event loops, in contiguous
+// blocks as pgbench divides them among its threads.
+func (r *run) makeLoops(clients []*client) error {
+	n := min(max(r.cfg.Threads, 1), len(clients))
+	for t := range n {
+		l, err := newEventLoop(r)
+		if err != nil {
+			r.closeLoops()
+			return fmt.Errorf("event loop: %w", err)
+		}
+		r.loops = append(r.loops, l)
+		for _, c := range clients[t*len(clients)/n : (t+1)*len(clients)/n] {
+			l.add(c)
+		}
+	}
+	return nil
+}
+
+// closeLoops gives up the event loops before they ran: the clients get
+// goroutines of their own.
+func (r *run) closeLoops() {
+	for _, l := range r.loops {
+		for _, c := range l.clients {
+			c.ls = nil
+		}
+		syscall.Close(l.ep)
+	}
+	r.loops = nil
+}
+
 // connectAll opens the clients' sessions, a few at a time.
 func (r *run) connectAll(ctx context.Context, clients []*client) error {
 	sem := make(chan struct{}, 16)
@@ -366,15 +426,27 @@ func (r *run) connectAll(ctx context.Context, clients []*client) error {
 	var first error
 	var wg sync.WaitGroup
 	if r.pool != nil {
-		for i := range clients {
-			clients[i] = newClient(r, i)
-		}
 		return r.pool.fill(ctx)
 	}
 	active := int(r.active.Load())
+	if r.loops != nil {
+		// The first session says whether sessions can run on a loop.
+		conn, err := clients[0].connect(ctx)
+		if errors.Is(err, ErrNoLoop) {
+			r.closeLoops()
+			conn, err = clients[0].connect(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("client 0: %w", err)
+		}
+		if r.cfg.Connect || active == 0 {
+			_ = conn.Close()
+		} else {
+			clients[0].conn = conn
+		}
+	}
 	for i := range clients {
-		clients[i] = newClient(r, i)
-		if r.cfg.Connect || i >= active {
+		if r.cfg.Connect || i >= active || clients[i].conn != nil {
 			continue // connects when it becomes active
 		}
 		wg.Add(1)
@@ -382,7 +454,7 @@ func (r *run) connectAll(ctx context.Context, clients []*client) error {
 		go func(c *client) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			conn, err := r.target.Connect(ctx, c.id)
+			conn, err := c.connect(ctx)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -475,6 +547,9 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			ctxDone = nil
 			graceTimer = time.After(r.cfg.StopGrace)
 		case <-graceTimer:
+			if hard {
+				r.hardStop.Store(true) // wakes clients waiting on an event loop
+			}
 			for _, c := range clients {
 				c.interrupt(hard)
 			}

@@ -96,18 +96,32 @@ func run(pairs, seconds, scale int, cases []string, bin string) error {
 			return fmt.Errorf("unknown case %q", name)
 		}
 		c := allCases[i]
-		args := append(append(append([]string{}, c.args...), "-n", "-T", strconv.Itoa(seconds)), conn...)
+		args := append(append([]string{}, c.args...), "-T", strconv.Itoa(seconds))
+		if c.name != "tpcb-like" {
+			// tpcb-like keeps pgbench's vacuum before each run (both
+			// tools vacuum the same tables and truncate the history), so
+			// that a run does not inherit the previous one's bloat.
+			args = append(args, "-n")
+		}
+		args = append(args, conn...)
 		args = append(args, inst.Database())
 		var ratios, pgCPU, fdCPU []float64
 		fmt.Printf("%s (pgbench %s):\n", c.name, strings.Join(c.args, " "))
 		for p := 0; p < pairs; p++ {
-			pg, err := measure(pgbench, args)
-			if err != nil {
-				return err
-			}
-			fd, err := measure(bin, append([]string{"pgbench"}, args...))
-			if err != nil {
-				return err
+			// The order alternates, so that a drift of the server over
+			// the runs (bloat, checkpoints, a neighbour's load) does not
+			// always fall on the same tool.
+			var pg, fd *measurement
+			var err error
+			for _, first := range [2]bool{p%2 == 0, p%2 != 0} {
+				if first {
+					pg, err = measure(pgbench, args)
+				} else {
+					fd, err = measure(bin, append([]string{"pgbench"}, args...))
+				}
+				if err != nil {
+					return err
+				}
 			}
 			ratios = append(ratios, fd.tps/pg.tps)
 			pgCPU = append(pgCPU, pg.cpuPerTx)

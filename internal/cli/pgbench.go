@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -162,7 +161,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.IntVarP(&o.clients, "client", "c", 1, "number of concurrent database clients")
 	f.BoolVarP(&o.connect, "connect", "C", false, "establish new connection for each transaction")
 	f.StringArrayVarP(&o.defines, "define", "D", nil, "define variable for use by custom script (NAME=VALUE)")
-	f.IntVarP(&o.jobs, "jobs", "j", 1, "number of threads (OS threads running the client goroutines)")
+	f.IntVarP(&o.jobs, "jobs", "j", 1, "number of threads (event loops the clients are divided among)")
 	f.BoolVarP(&o.log, "log", "l", false, "write transaction times to log file")
 	f.Float64VarP(&o.latencyLimitMS, "latency-limit", "L", 0, "count transactions lasting more than NUM ms as late")
 	f.StringVarP(&o.mode, "protocol", "M", "simple", "protocol for submitting queries (simple, extended, prepared)")
@@ -381,13 +380,9 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		}
 		defer stopProfile()
 	}
-	// -j is pgbench's number of threads: here, the goroutine scheduler's
-	// threads. One thread multiplexing all clients over epoll is exactly
-	// pgbench's default, and on a machine the server shares it avoids the
-	// cross-thread wakeups that would steal the server's CPU.
-	if os.Getenv("GOMAXPROCS") == "" {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.jobs))
-	}
+	// -j is pgbench's number of threads: here, the number of event loops
+	// the clients are divided among (see engine/loop.go).
+	cfg.Threads = o.jobs
 	res, runErr := engine.Run(ctx, target, cfg)
 	if txlog != nil {
 		if err := txlog.Close(); err != nil {

@@ -73,13 +73,22 @@ func runTests(m *testing.M) int {
 var modes = []pgtarget.QueryMode{pgtarget.Simple, pgtarget.Extended, pgtarget.Prepared}
 
 // forEachMode runs fn as one subtest per query protocol, as pgx reruns its
-// tests per protocol mode.
+// tests per protocol mode, and each twice: with the clients on the
+// engine's event loop (the raw-socket session, loopconn.go) and on
+// goroutines of their own (the pgconn session, conn.go, which runs with an
+// application pool or TLS).
 func forEachMode(t *testing.T, fn func(t *testing.T, mode pgtarget.QueryMode)) {
 	t.Helper()
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) { fn(t, mode) })
+		t.Run(mode.String()+goroutinesSuffix, func(t *testing.T) { fn(t, mode) })
 	}
 }
+
+const goroutinesSuffix = "-goroutines"
+
+// onGoroutines says whether a (sub)test runs its clients on goroutines.
+func onGoroutines(t testing.TB) bool { return strings.Contains(t.Name(), goroutinesSuffix) }
 
 // admin opens a session for setup and checks, closed when the test ends.
 func admin(t testing.TB) *pgconn.PgConn {
@@ -207,6 +216,7 @@ func run(t testing.TB, ctx context.Context, mode pgtarget.QueryMode, cfg engine.
 	t.Helper()
 	var stderr bytes.Buffer
 	cfg.Stderr = &stderr
+	cfg.Goroutines = onGoroutines(t)
 	res, err := engine.Run(ctx, newTarget(t, mode), cfg)
 	return res, stderr.String(), err
 }
@@ -223,6 +233,7 @@ type outcome struct {
 func start(t testing.TB, ctx context.Context, mode pgtarget.QueryMode, cfg engine.Config) <-chan outcome {
 	t.Helper()
 	target := newTarget(t, mode)
+	cfg.Goroutines = onGoroutines(t)
 	done := make(chan outcome, 1)
 	go func() {
 		var stderr bytes.Buffer
@@ -323,9 +334,9 @@ INSERT INTO gset_out VALUES (:mode, :client_id, :p_a, :p_b, :q_c, :q_d);
 	forEachMode(t, func(t *testing.T, mode pgtarget.QueryMode) {
 		cfg := newConfig(t, "gset.sql", src)
 		cfg.Clients, cfg.Transactions = 2, 3
-		cfg.Defines = modeDefine(mode)
+		cfg.Defines = modeDefine(t, mode)
 		runOK(t, mode, cfg)
-		got := queryRows(t, pg, fmt.Sprintf("SELECT client, a, b, c, d, count(*) FROM gset_out WHERE mode = %d GROUP BY 1, 2, 3, 4, 5 ORDER BY 1", mode))
+		got := queryRows(t, pg, fmt.Sprintf("SELECT client, a, b, c, d, count(*) FROM gset_out WHERE mode = %d GROUP BY 1, 2, 3, 4, 5 ORDER BY 1", modeNum(t, mode)))
 		want := [][]string{{"0", "7", "100", "3", "30", "3"}, {"1", "8", "200", "3", "30", "3"}}
 		if !slices.EqualFunc(got, want, slices.Equal) {
 			t.Errorf("gset_out (client, a, b, c, d, count) = %v, want %v", got, want)
@@ -333,10 +344,17 @@ INSERT INTO gset_out VALUES (:mode, :client_id, :p_a, :p_b, :q_c, :q_d);
 	})
 }
 
-// modeDefine sets :mode to the protocol's number, so rows written by a
-// script say which protocol ran it.
-func modeDefine(mode pgtarget.QueryMode) []engine.Define {
-	return []engine.Define{{Name: "mode", Value: strconv.Itoa(int(mode))}}
+// modeDefine sets :mode to the protocol's number (plus 10 on goroutines),
+// so rows written by a script say which subtest ran it.
+func modeDefine(t testing.TB, mode pgtarget.QueryMode) []engine.Define {
+	return []engine.Define{{Name: "mode", Value: strconv.Itoa(modeNum(t, mode))}}
+}
+
+func modeNum(t testing.TB, mode pgtarget.QueryMode) int {
+	if onGoroutines(t) {
+		return int(mode) + 10
+	}
+	return int(mode)
 }
 
 func TestScriptErrorsAbortTheClient(t *testing.T) {
@@ -401,9 +419,9 @@ INSERT INTO branch_log VALUES (:mode, :r, 'after');
 	forEachMode(t, func(t *testing.T, mode pgtarget.QueryMode) {
 		cfg := newConfig(t, "if.sql", src)
 		cfg.Clients, cfg.Transactions = 2, txs/2
-		cfg.Defines = modeDefine(mode)
+		cfg.Defines = modeDefine(t, mode)
 		runOK(t, mode, cfg)
-		got := queryRows(t, pg, fmt.Sprintf("SELECT r, branch, count(*) FROM branch_log WHERE mode = %d AND branch <> 'after' GROUP BY 1, 2 ORDER BY 1", mode))
+		got := queryRows(t, pg, fmt.Sprintf("SELECT r, branch, count(*) FROM branch_log WHERE mode = %d AND branch <> 'after' GROUP BY 1, 2 ORDER BY 1", modeNum(t, mode)))
 		wantBranch := []string{"if", "elif1", "elif2", "else"}
 		if len(got) != len(wantBranch) {
 			t.Fatalf("branches taken (r, branch, count): %v, want one branch for each r in 0..3", got)
@@ -418,7 +436,7 @@ INSERT INTO branch_log VALUES (:mode, :r, 'after');
 		}
 		// Exactly one branch per transaction, and the command after
 		// \endif always ran.
-		after := queryInt(t, pg, fmt.Sprintf("SELECT count(*) FROM branch_log WHERE mode = %d AND branch = 'after'", mode))
+		after := queryInt(t, pg, fmt.Sprintf("SELECT count(*) FROM branch_log WHERE mode = %d AND branch = 'after'", modeNum(t, mode)))
 		if sum != txs || after != txs {
 			t.Errorf("%d branch rows and %d rows after \\endif, want %d of each", sum, after, txs)
 		}
@@ -446,12 +464,12 @@ INSERT INTO pipe_log SELECT :mode, :client_id, 1000 WHERE :rows % 3 <> 0;
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := newConfig(t, "pipeline.sql", src)
 			cfg.Clients, cfg.Transactions = 2, 10
-			cfg.Defines = modeDefine(mode)
+			cfg.Defines = modeDefine(t, mode)
 			res := runOK(t, mode, cfg)
 			if res.Totals.Total.Count != 20 {
 				t.Errorf("Count = %d, want 20", res.Totals.Total.Count)
 			}
-			got := queryRows(t, pg, fmt.Sprintf("SELECT v, count(*) FROM pipe_log WHERE mode = %d GROUP BY v ORDER BY v", mode))
+			got := queryRows(t, pg, fmt.Sprintf("SELECT v, count(*) FROM pipe_log WHERE mode = %d GROUP BY v ORDER BY v", modeNum(t, mode)))
 			// Each client's :v; and all three rows of each pipeline were
 			// there once it ended, so the last insert never ran.
 			want := [][]string{{"1", "20"}, {"2", "20"}, {"40", "10"}, {"41", "10"}}
@@ -490,7 +508,7 @@ INSERT INTO pipe_retry VALUES (:mode, 2);
 			sqlExec(t, pg, "ALTER SEQUENCE fail_seq RESTART")
 			cfg := newConfig(t, "pipeline-retry.sql", src)
 			cfg.Clients, cfg.Transactions, cfg.MaxTries = 1, 3, 2
-			cfg.Defines = modeDefine(mode)
+			cfg.Defines = modeDefine(t, mode)
 			tot := runOK(t, mode, cfg).Totals.Total
 			if tot.Count != 3 || tot.Retried != 1 || tot.Retries != 1 || tot.Failures() != 0 {
 				t.Errorf("Count = %d, Retried = %d, Retries = %d, Failures() = %d; want 3, 1, 1, 0",
@@ -498,7 +516,7 @@ INSERT INTO pipe_retry VALUES (:mode, 2);
 			}
 			// Each segment is a transaction of its own: the failed try's
 			// second segment committed.
-			got := queryRows(t, pg, fmt.Sprintf("SELECT v, count(*) FROM pipe_retry WHERE mode = %d GROUP BY v ORDER BY v", mode))
+			got := queryRows(t, pg, fmt.Sprintf("SELECT v, count(*) FROM pipe_retry WHERE mode = %d GROUP BY v ORDER BY v", modeNum(t, mode)))
 			if want := [][]string{{"1", "3"}, {"2", "4"}}; !slices.EqualFunc(got, want, slices.Equal) {
 				t.Errorf("pipe_retry (v, count) = %v, want %v", got, want)
 			}
@@ -888,4 +906,42 @@ func BenchmarkSelectOnlyTx(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A command that ignores the cancel request (it catches query_canceled)
+// must not hang the run: after the grace period the client is woken with
+// an error and its session closed.
+func TestHardStopOfACommandThatIgnoresCancel(t *testing.T) {
+	pg := admin(t)
+	const src = `DO $$ BEGIN LOOP BEGIN PERFORM pg_sleep(30); EXCEPTION WHEN query_canceled THEN NULL; END; END LOOP; END $$;
+`
+	forEachMode(t, func(t *testing.T, mode pgtarget.QueryMode) {
+		t.Cleanup(func() {
+			sqlExec(t, pg, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '"+appName+"'")
+			waitFor(5*time.Second, func() bool { return sessions(t, pg) == 0 })
+		})
+		cfg := newConfig(t, "stubborn.sql", src)
+		cfg.Clients, cfg.Duration, cfg.StopGrace = 2, time.Minute, 200*time.Millisecond
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := start(t, ctx, mode, cfg)
+		if !waitFor(10*time.Second, func() bool {
+			return queryInt(t, pg, "SELECT count(*) FROM pg_stat_activity WHERE application_name = '"+appName+"' AND query LIKE 'DO %' AND state = 'active'") == 2
+		}) {
+			t.Fatal("the two clients never started")
+		}
+		cancel()
+		cancelled := time.Now()
+		select {
+		case out := <-done:
+			if took := time.Since(cancelled); took > 8*time.Second {
+				t.Errorf("Run returned %v after the cancellation, want within 8 s", took)
+			}
+			if out.res == nil || !out.res.Interrupted {
+				t.Errorf("Run: %+v, %v; want an interrupted result", out.res, out.err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("Run did not return within 20 s of the cancellation")
+		}
+	})
 }

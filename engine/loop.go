@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The event loop is how the engine keeps up with pgbench. pgbench serves
+// its clients round-robin from one thread: it sends a query, polls every
+// client's socket at once and handles whichever answered, so a
+// transaction costs about two system calls and no context switch. Go's
+// netpoller, with a goroutine per client, reads each reply too early
+// (EAGAIN), parks the goroutine, polls, and wakes it through the
+// scheduler: on a 2-core machine shared with the server that doubled the
+// client's CPU per transaction and cost 20–30 % of the throughput.
+//
+// Here each -j thread is one goroutine running an epoll loop, and each of
+// its clients is a coroutine (iter.Pull): the client's code stays the
+// straight-line transaction logic of client.go, and where it would block —
+// a reply not yet there, a \sleep, the -R schedule — it yields to the loop,
+// which resumes it when epoll says its socket is readable or its time
+// came. Switching coroutines is a direct handoff on the same thread, and
+// the sockets are read and written with raw system calls, so the Go
+// runtime adds nothing per transaction.
+//
+// A LoopTarget's sessions do their own I/O on a raw file descriptor and
+// call the Poller (the client) when they must wait. Runs with an
+// application pool, whose clients wait on each other, keep a goroutine per
+// client, as do targets that cannot run on a loop (a TLS session).
+
+// Poller parks a client running on an event loop until its session's
+// socket is ready. Sessions of a LoopTarget call it from the client's own
+// coroutine.
+type Poller interface {
+	// WaitRead returns when fd is readable, or with an error when the run
+	// is being stopped hard (the session must then be considered broken).
+	WaitRead(fd int) error
+	// WaitWrite returns when fd is writable (a send larger than the
+	// socket's buffer), with the same error as WaitRead.
+	WaitWrite(fd int) error
+	// Forget is called before the session closes fd.
+	Forget(fd int)
+}
+
+// LoopTarget is a Target whose sessions can run on an event loop.
+type LoopTarget interface {
+	Target
+	// ConnectLoop opens a client's session whose waits go through p. It
+	// may block (as pgbench's connect does). It returns ErrNoLoop when the
+	// session cannot do raw I/O (TLS); the run then uses goroutines.
+	ConnectLoop(ctx context.Context, clientID int, p Poller) (Conn, error)
+}
+
+// ErrNoLoop says a session cannot run on an event loop.
+var ErrNoLoop = errors.New("session cannot run on an event loop")
+
+// errHardStop is what a session waiting on its socket gets when the run
+// is stopped hard (a transaction still running well after the end).
+var errHardStop = errors.New("run stopped: command interrupted")
+
+// eventLoop runs one thread's clients.
+type eventLoop struct {
+	r       *run
+	ep      int
+	clients []*client
+	evs     []syscall.EpollEvent
+	live    int
+	pwait2  bool // epoll_pwait2 (ns timeouts) works
+	done    bool // the loop has returned: waits block on poll(2)
+	running *client
+}
+
+// loopState is a client's place on its event loop.
+type loopState struct {
+	lp     *eventLoop
+	index  int // in lp.clients; the epoll data of its fd
+	next   func() (struct{}, bool)
+	stop   func()
+	yield  func(struct{}) bool
+	waitFD int   // fd the client waits on, -1 = none
+	write  bool  // waiting for writability
+	until  int64 // sleeping until (µs since start), -1 = not sleeping
+	regFD  int   // fd registered in epoll, -1 = none
+	regEv  uint32
+	ended  bool
+}
+
+const (
+	sysEpollPwait2 = 441 // linux/amd64 and arm64
+	loopTick       = 10 * time.Millisecond
+)
+
+func newEventLoop(r *run) (*eventLoop, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	return &eventLoop{r: r, ep: ep, evs: make([]syscall.EpollEvent, 128), pwait2: true}, nil
+}
+
+func (l *eventLoop) add(c *client) {
+	c.ls = &loopState{lp: l, index: len(l.clients), waitFD: -1, until: -1, regFD: -1}
+	l.clients = append(l.clients, c)
+}
+
+// run drives the loop's clients until every one has finished.
+func (l *eventLoop) run(ctx context.Context) {
+	defer func() {
+		l.done = true
+		for _, c := range l.clients {
+			if c.ls.stop != nil {
+				c.ls.stop()
+			}
+			c.ls.regFD = -1
+		}
+		syscall.Close(l.ep)
+	}()
+	for _, c := range l.clients {
+		ls := c.ls
+		ls.next, ls.stop = iter.Pull(func(yield func(struct{}) bool) {
+			ls.yield = yield
+			c.loop(ctx)
+		})
+		l.live++
+		l.resume(c)
+	}
+	r := l.r
+	for l.live > 0 {
+		timeout := l.timeout()
+		n := l.wait(timeout)
+		for _, ev := range l.evs[:n] {
+			c := l.clients[ev.Fd]
+			ls := c.ls
+			if ls.waitFD >= 0 && ls.waitFD == ls.regFD {
+				l.resume(c)
+				continue
+			}
+			// Readable while the client is not waiting for it (a notice,
+			// or the server closing the session while the client sleeps):
+			// stop watching until it waits again, or level-triggered
+			// epoll would spin.
+			if ls.regFD >= 0 && ls.regEv != 0 {
+				l.ctl(syscall.EPOLL_CTL_MOD, ls.regFD, 0, ls.index)
+				ls.regEv = 0
+			}
+		}
+		now := r.nowUS()
+		stopping := r.stopping.Load() || ctx.Err() != nil
+		hard := r.hardStop.Load()
+		for _, c := range l.clients {
+			ls := c.ls
+			switch {
+			case ls.ended:
+			case ls.until >= 0 && (ls.until <= now || stopping):
+				l.resume(c)
+			case ls.waitFD >= 0 && hard:
+				l.resume(c)
+			}
+		}
+	}
+}
+
+// timeout is how long the loop may wait: until the earliest sleeper, at
+// most loopTick (so that stopping is noticed), in nanoseconds.
+func (l *eventLoop) timeout() int64 {
+	t := int64(loopTick)
+	now := l.r.nowUS()
+	for _, c := range l.clients {
+		if u := c.ls.until; u >= 0 {
+			if d := (u - now) * 1000; d < t {
+				t = max(d, 0)
+			}
+		}
+	}
+	return t
+}
+
+// wait polls for ready sockets; it first asks without blocking, through
+// a raw system call the runtime does not have to account for, since under
+// load a socket is nearly always ready already.
+func (l *eventLoop) wait(timeoutNS int64) int {
+	evs := unsafe.Pointer(&l.evs[0])
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), 0, 0, 0)
+	if errno == 0 && n > 0 {
+		return int(n)
+	}
+	if timeoutNS == 0 {
+		return 0
+	}
+	if l.pwait2 {
+		ts := syscall.NsecToTimespec(timeoutNS)
+		n, _, errno = syscall.Syscall6(sysEpollPwait2, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		if errno != syscall.ENOSYS {
+			if errno != 0 {
+				return 0
+			}
+			return int(n)
+		}
+		l.pwait2 = false
+	}
+	ms := int((timeoutNS + 999_999) / 1_000_000)
+	m, err := syscall.EpollWait(l.ep, l.evs, ms)
+	if err != nil || m < 0 {
+		return 0
+	}
+	return m
+}
+
+func (l *eventLoop) resume(c *client) {
+	ls := c.ls
+	ls.waitFD, ls.until = -1, -1
+	l.running = c
+	if _, ok := ls.next(); !ok {
+		ls.ended = true
+		l.live--
+		if ls.regFD >= 0 {
+			l.ctl(syscall.EPOLL_CTL_DEL, ls.regFD, 0, ls.index)
+			ls.regFD = -1
+		}
+	}
+	l.running = nil
+}
+
+func (l *eventLoop) ctl(op, fd int, events uint32, index int) error {
+	return syscall.EpollCtl(l.ep, op, fd, &syscall.EpollEvent{Events: events, Fd: int32(index)})
+}
+
+// WaitRead implements Poller.
+func (c *client) WaitRead(fd int) error { return c.waitFD(fd, false) }
+
+// WaitWrite implements Poller.
+func (c *client) WaitWrite(fd int) error { return c.waitFD(fd, true) }
+
+func (c *client) waitFD(fd int, write bool) error {
+	ls := c.ls
+	if ls.lp.done || ls.yield == nil || ls.lp.running != c {
+		// Outside the loop (closing sessions after the run, or while
+		// connecting before it): block in poll(2), briefly.
+		return pollFD(fd, write, 5*time.Second)
+	}
+	if c.r.hardStop.Load() {
+		return errHardStop
+	}
+	ev := uint32(syscall.EPOLLIN)
+	if write {
+		ev = syscall.EPOLLOUT
+	}
+	switch {
+	case ls.regFD != fd:
+		if ls.regFD >= 0 {
+			ls.lp.ctl(syscall.EPOLL_CTL_DEL, ls.regFD, 0, ls.index)
+		}
+		if err := ls.lp.ctl(syscall.EPOLL_CTL_ADD, fd, ev, ls.index); err != nil {
+			ls.regFD = -1
+			return err
+		}
+		ls.regFD, ls.regEv = fd, ev
+	case ls.regEv != ev:
+		if err := ls.lp.ctl(syscall.EPOLL_CTL_MOD, fd, ev, ls.index); err != nil {
+			return err
+		}
+		ls.regEv = ev
+	}
+	ls.waitFD, ls.write = fd, write
+	if !ls.yield(struct{}{}) {
+		return errHardStop
+	}
+	if c.r.hardStop.Load() {
+		return errHardStop
+	}
+	return nil
+}
+
+// Forget implements Poller.
+func (c *client) Forget(fd int) {
+	ls := c.ls
+	if ls.regFD == fd {
+		if !ls.lp.done {
+			ls.lp.ctl(syscall.EPOLL_CTL_DEL, fd, 0, ls.index)
+		}
+		ls.regFD = -1
+	}
+}
+
+// loopSleep parks the client until the given time (µs since the start)
+// or until the run stops; it reports whether the time came.
+func (c *client) loopSleep(ctx context.Context, untilUS int64) bool {
+	ls := c.ls
+	if ls.lp.running != c {
+		time.Sleep(time.Duration(untilUS-c.r.nowUS()) * time.Microsecond)
+		return ctx.Err() == nil
+	}
+	ls.until = untilUS
+	if !ls.yield(struct{}{}) {
+		return false
+	}
+	return !c.r.stopping.Load() && ctx.Err() == nil
+}
+
+// pollFD waits for fd with poll(2).
+func pollFD(fd int, write bool, timeout time.Duration) error {
+	type pollfd struct {
+		fd      int32
+		events  int16
+		revents int16
+	}
+	p := pollfd{fd: int32(fd), events: 0x1} // POLLIN
+	if write {
+		p.events = 0x4 // POLLOUT
+	}
+	ms := int(timeout / time.Millisecond)
+	for {
+		n, _, errno := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return errno
+		}
+		if n == 0 {
+			return errors.New("timed out waiting for the server")
+		}
+		return nil
+	}
+}

@@ -404,6 +404,10 @@ func (r *run) makeLoops(clients []*client) error {
 			l.add(c)
 		}
 	}
+	raw := n < runtime.GOMAXPROCS(0)
+	for _, l := range r.loops {
+		l.raw = raw
+	}
 	return nil
 }
 

@@ -244,6 +244,7 @@ type run struct {
 	events     []event.Event
 	pgSamplers *pgsampler.Set
 	samplers   []sampler.Sampler
+	lastRead   []time.Time // when each sampler was last read
 	start      time.Time
 	// settingsDue asks the clock for a pg_settings snapshot (after a
 	// settings event), recorded as a sample of source "pg_settings".
@@ -530,7 +531,7 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	defer end.Stop()
 	workloadsDone := make(chan struct{})
 	go func() { wg.Wait(); close(workloadsDone) }()
-	r.sample(runCtx, time.Now(), nil) // the baseline for rates
+	r.sample(runCtx, time.Now(), nil, true) // the baseline for rates
 	var runErr error
 loop:
 	for {
@@ -549,7 +550,7 @@ loop:
 			ivs := pending
 			pending = nil
 			tickMu.Unlock()
-			r.sample(runCtx, now, ivs)
+			r.sample(runCtx, now, ivs, false)
 		case <-end.C:
 			break loop
 		case <-ctx.Done():
@@ -568,8 +569,8 @@ loop:
 	tickMu.Lock()
 	ivs := pending
 	tickMu.Unlock()
-	r.sample(context.Background(), time.Now(), ivs) // the last samples, after the load
-	r.captureExplains(ctx)                          // plans of the top statements, for missing-index
+	r.sample(context.Background(), time.Now(), ivs, true) // the last samples, after the load
+	r.captureExplains(ctx)                                // plans of the top statements, for missing-index
 	if err := r.w.Flush(); err != nil {
 		return nil, fmt.Errorf("write timeline: %w", err)
 	}
@@ -601,11 +602,37 @@ func describeShape(wr *workloadRun) string {
 	return s + fmt.Sprintf(", for %v", c.Duration)
 }
 
-// sample reads every sampler once and records the samples.
-func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval) {
+// everyTick are the sources read at every tick, down to 100 ms: what
+// happens in a moment (sessions and their waits, blocking, the horizon's
+// holder) and the host. The other sources are cumulative counters and
+// slow-moving states, read at most once a second: at 100 ms they cost
+// the server as much as all the rest, and a per-second rate of a counter
+// says nothing a tenth-of-a-second one would (Performance Insights samples
+// sessions every second and counters every minute).
+var everyTick = map[string]bool{
+	"pg_stat_activity": true, "locks": true, "xmin_horizon": true,
+	"host": true, "firedrill": true,
+}
+
+// slowPeriod is how often the other sources are read.
+const slowPeriod = time.Second
+
+// sample reads the samplers that are due (every one with all) and records
+// the samples.
+func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval, all bool) {
 	t := now.Sub(r.start).Seconds()
 	samples := make([]timeline.Sample, 0, len(r.samplers))
-	for _, s := range r.samplers {
+	if r.lastRead == nil {
+		r.lastRead = make([]time.Time, len(r.samplers))
+	}
+	// Half a tick of slack, so that a tick arriving a little early still
+	// reads a slow source once per slowPeriod.
+	slack := r.sc.SampleInterval / 2
+	for i, s := range r.samplers {
+		if !all && !everyTick[s.Name()] && !r.lastRead[i].IsZero() && now.Sub(r.lastRead[i]) < slowPeriod-slack {
+			continue
+		}
+		r.lastRead[i] = now
 		t0 := time.Now()
 		values, detail, err := s.Sample(ctx)
 		smp := timeline.Sample{Source: s.Name(), T: t, Values: values,

@@ -206,8 +206,12 @@
     });
     D.findings.forEach(function (f, i) {
       var c = sev(f.severity), x0 = xPos(u, f.t0), x1 = f.t1 > f.t0 ? xPos(u, f.t1) : x0, w = Math.max(x1 - x0, 2 * pr);
-      ctx.fillStyle = c.fill;
-      ctx.fillRect(x0, b.top, w, b.height);
+      // An info finding (advice, often about the whole run) gets its bar
+      // only: tinting every chart for it would hide the windows that matter.
+      if (f.severity !== "info") {
+        ctx.fillStyle = c.fill;
+        ctx.fillRect(x0, b.top, w, b.height);
+      }
       ctx.fillStyle = c.bar;
       ctx.fillRect(x0, bottom - (LANES[i] + 1) * LANE_PX * pr, w, (LANE_PX - 1) * pr);
     });

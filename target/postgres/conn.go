@@ -229,15 +229,9 @@ func (c *conn) prepare(ctx context.Context, q *script.SQL) (string, error) {
 
 // bindParams renders the command's variables as text parameters.
 func (c *conn) bindParams(q *script.SQL, vars *script.Vars) error {
-	c.pbuf = c.pbuf[:0]
-	c.ends = c.ends[:0]
-	for _, ref := range q.Params {
-		var ok bool
-		c.pbuf, ok = vars.AppendText(c.pbuf, ref)
-		if !ok {
-			return fmt.Errorf("undefined variable %q", vars.Symbols().Name(ref))
-		}
-		c.ends = append(c.ends, len(c.pbuf))
+	var err error
+	if c.pbuf, c.ends, err = appendParams(c.pbuf[:0], c.ends[:0], q, vars); err != nil {
+		return err
 	}
 	c.params = c.params[:0]
 	start := 0
@@ -246,6 +240,20 @@ func (c *conn) bindParams(q *script.SQL, vars *script.Vars) error {
 		start = end
 	}
 	return nil
+}
+
+// appendParams renders the command's variables as text, back to back in
+// buf, ends marking where each one ends.
+func appendParams(buf []byte, ends []int, q *script.SQL, vars *script.Vars) ([]byte, []int, error) {
+	for _, ref := range q.Params {
+		var ok bool
+		buf, ok = vars.AppendText(buf, ref)
+		if !ok {
+			return buf, ends, fmt.Errorf("undefined variable %q", vars.Symbols().Name(ref))
+		}
+		ends = append(ends, len(buf))
+	}
+	return buf, ends, nil
 }
 
 // readOne consumes the only result of a command.

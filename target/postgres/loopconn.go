@@ -537,17 +537,9 @@ func (c *loopConn) forget(req pipeRequest) {
 // bindParams renders the command's variables as text parameters into
 // pbuf, ends marking where each one ends.
 func (c *loopConn) bindParams(q *script.SQL, vars *script.Vars) error {
-	c.pbuf = c.pbuf[:0]
-	c.ends = c.ends[:0]
-	for _, ref := range q.Params {
-		var ok bool
-		c.pbuf, ok = vars.AppendText(c.pbuf, ref)
-		if !ok {
-			return fmt.Errorf("undefined variable %q", vars.Symbols().Name(ref))
-		}
-		c.ends = append(c.ends, len(c.pbuf))
-	}
-	return nil
+	var err error
+	c.pbuf, c.ends, err = appendParams(c.pbuf[:0], c.ends[:0], q, vars)
+	return err
 }
 
 // gsetFor maps a RowDescription's columns to variables, cached per

@@ -18,7 +18,7 @@ test: ## run every test against real throwaway servers (race detector on)
 	$(GO) test -race -count=1 -timeout 45m ./...
 
 test-drills: ## run every drill's quick version and check its expected findings (about 12 minutes)
-	FIREDRILL_DRILL_TESTS=1 $(GO) test -count=1 -timeout 30m -run '^(TestDrillQuick|TestMultixactShapeOnTheTimeline)$$' -v ./internal/cli/ ./runner/
+	FIREDRILL_DRILL_TESTS=1 $(GO) test -p 1 -count=1 -timeout 30m -run '^(TestDrillQuick|TestMultixactShapeOnTheTimeline)$$' -v ./internal/cli/ ./runner/
 
 test-short: ## run the tests without the race detector
 	$(GO) test -count=1 ./...

@@ -429,7 +429,7 @@ func (r *run) startSamplers(ctx context.Context) error {
 		return nil
 	}
 	timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
-	set, err := pgsampler.New(ctx, r.connString, pgsampler.Options{Timeout: timeout})
+	set, err := pgsampler.New(ctx, r.connString, pgsampler.Options{Timeout: timeout, CreateStatements: r.inst != nil})
 	if err != nil {
 		return fmt.Errorf("samplers: %w", err)
 	}

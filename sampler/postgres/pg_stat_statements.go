@@ -118,9 +118,9 @@ type statementText struct {
 }
 
 // setupStatements finds pg_stat_statements, creating the extension when
-// its library is preloaded, and returns its sampler, or nil and a note
-// saying why it cannot work here.
-func setupStatements(ctx context.Context, s *session, preload string) (*statements, string) {
+// its library is preloaded and create allows it, and returns its sampler,
+// or nil and a note saying why it cannot work here.
+func setupStatements(ctx context.Context, s *session, preload string, create bool) (*statements, string) {
 	preloaded := slices.ContainsFunc(strings.Split(preload, ","), func(lib string) bool {
 		return trimLower(lib) == "pg_stat_statements"
 	})
@@ -133,6 +133,9 @@ func setupStatements(ctx context.Context, s *session, preload string) (*statemen
 			return nil, "extension installed but its library is not loaded: add pg_stat_statements to shared_preload_libraries and restart"
 		}
 		return nil, "extension not installed; CREATE EXTENSION pg_stat_statements needs shared_preload_libraries = 'pg_stat_statements' (and a restart)"
+	}
+	if !installed && !create {
+		return nil, "library loaded but the extension is not created in this database: CREATE EXTENSION pg_stat_statements (firedrill does not change a server it did not start)"
 	}
 	if !installed {
 		err := s.query(ctx, "create extension pg_stat_statements",

@@ -10,7 +10,7 @@ import (
 // this set and of the sets other tests run meanwhile) never show.
 func TestStatements(t *testing.T) {
 	t.Parallel()
-	set := newSet(t, server.ConnString(), Options{})
+	set := newSet(t, server.ConnString(), Options{CreateStatements: true})
 	if note, ok := set.Notes()[statementsName]; ok {
 		t.Fatalf("the test server preloads pg_stat_statements, yet: %s", note)
 	}
@@ -51,5 +51,28 @@ func TestStatements(t *testing.T) {
 	}
 	if values["calls_per_s"] <= 0 || values["exec_ms_per_s"] < found.TotalMS/60 || values["statements"] < 1 {
 		t.Errorf("values %v", values)
+	}
+}
+
+// TestStatementsNotCreatedOnAServerItDidNotStart: without
+// CreateStatements (a --dsn server) the sampler does not create the
+// extension, even with its library loaded, and says how to.
+func TestStatementsNotCreatedOnAServerItDidNotStart(t *testing.T) {
+	t.Parallel()
+	admin := openSession(t, server.ConnString(), "statements-admin")
+	exec(t, admin, "DROP DATABASE IF EXISTS nostatements")
+	exec(t, admin, "CREATE DATABASE nostatements")
+	set := newSet(t, server.ConnString()+" dbname=nostatements", Options{})
+	note, ok := set.Notes()[statementsName]
+	if !ok || !strings.Contains(note, "CREATE EXTENSION pg_stat_statements") {
+		t.Errorf("note %q, want one saying to CREATE EXTENSION", note)
+	}
+	other := openSession(t, server.ConnString()+" dbname=nostatements", "statements-check")
+	var n int
+	if err := other.QueryRow(t.Context(), "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Error("the extension was created on a server the sampler was only pointed at")
 	}
 }

@@ -61,6 +61,10 @@ type Options struct {
 	// connect_timeout.
 	Timeout time.Duration
 	AppName string // application_name of the session; "" = DefaultAppName
+	// CreateStatements lets New create the pg_stat_statements extension
+	// when its library is preloaded but the extension is missing. Only for
+	// a server firedrill started: it never changes one it was pointed at.
+	CreateStatements bool
 }
 
 // Set is the samplers of one PostgreSQL server, sharing one connection.
@@ -73,8 +77,9 @@ type Set struct {
 }
 
 // New connects to the server, checks what it offers (version, extensions)
-// and returns its samplers. It creates pg_stat_statements when the library
-// is preloaded and the extension is missing.
+// and returns its samplers. With Options.CreateStatements it creates
+// pg_stat_statements when the library is preloaded and the extension is
+// missing.
 func New(ctx context.Context, connString string, opts Options) (*Set, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
@@ -106,7 +111,7 @@ func New(ctx context.Context, connString string, opts Options) (*Set, error) {
 
 	s := &session{config: config, timeout: opts.Timeout}
 	set := &Set{session: s, notes: map[string]string{}}
-	if err := set.discover(ctx); err != nil {
+	if err := set.discover(ctx, opts); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -115,7 +120,7 @@ func New(ctx context.Context, connString string, opts Options) (*Set, error) {
 
 // discover reads the server version, enables what can be enabled and
 // builds the samplers that work on this server.
-func (set *Set) discover(ctx context.Context) error {
+func (set *Set) discover(ctx context.Context, opts Options) error {
 	s := set.session
 	var versionNum int
 	var preload string
@@ -130,7 +135,7 @@ func (set *Set) discover(ctx context.Context) error {
 	}
 	s.version = versionNum
 
-	statements, note := setupStatements(ctx, s, preload)
+	statements, note := setupStatements(ctx, s, preload, opts.CreateStatements)
 	if note != "" {
 		set.notes[statementsName] = note
 	}

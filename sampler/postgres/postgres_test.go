@@ -186,7 +186,7 @@ func TestRestartAndPreload(t *testing.T) {
 		sample(t, smp)
 	}
 
-	after := newSet(t, inst.ConnString(), Options{})
+	after := newSet(t, inst.ConnString(), Options{CreateStatements: true}) // a server the test started
 	if note, ok := after.Notes()[statementsName]; ok {
 		t.Errorf("after the restart with the library: note %q", note)
 	}

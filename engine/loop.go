@@ -148,13 +148,14 @@ func (l *eventLoop) run(ctx context.Context) {
 				l.resume(c)
 				continue
 			}
-			// Readable while the client is not waiting for it (a notice,
-			// or the server closing the session while the client sleeps):
+			// Ready while the client is not waiting for it (a notice, or
+			// the server closing the session while the client sleeps):
 			// stop watching until it waits again, or level-triggered
-			// epoll would spin.
-			if ls.regFD >= 0 && ls.regEv != 0 {
-				l.ctl(syscall.EPOLL_CTL_MOD, ls.regFD, 0, ls.index)
-				ls.regEv = 0
+			// epoll would spin. Removed, not just masked: a hang-up is
+			// reported even for a descriptor watched for nothing.
+			if ls.regFD >= 0 {
+				l.ctl(syscall.EPOLL_CTL_DEL, ls.regFD, 0, ls.index)
+				ls.regFD = -1
 			}
 		}
 		now := r.nowUS()

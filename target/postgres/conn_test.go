@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -944,4 +945,41 @@ func TestHardStopOfACommandThatIgnoresCancel(t *testing.T) {
 			t.Fatal("Run did not return within 20 s of the cancellation")
 		}
 	})
+}
+
+// A session the server ends while its client sleeps must not make the
+// event loop spin: the socket reports a hang-up (level-triggered, even
+// when watched for nothing) until the client wakes and reads it. The
+// process's CPU time over a second of the sleep says whether it spun (290
+// ms with the bug, on a busy machine) or waited (7 ms); CPU time, unlike
+// wall time, does not grow with how busy the machine is.
+func TestHungUpSessionWhileSleepingDoesNotSpin(t *testing.T) {
+	pg := admin(t)
+	cfg := newConfig(t, "sleepy.sql", "SELECT 1;\n\\sleep 4 s\nSELECT 1;\n")
+	cfg.Clients, cfg.Duration, cfg.ContinueOnError = 1, 6*time.Second, true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := start(t, ctx, pgtarget.Simple, cfg)
+	if !waitFor(5*time.Second, func() bool { return sessions(t, pg) == 1 }) {
+		t.Fatal("the client never connected")
+	}
+	time.Sleep(300 * time.Millisecond) // past its first SELECT, into the sleep
+	sqlExec(t, pg, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '"+appName+"'")
+	time.Sleep(200 * time.Millisecond)
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	c0 := cpu()
+	time.Sleep(time.Second)
+	used := cpu() - c0
+	t.Logf("CPU over 1 s of the sleep: %v; sessions now %d", used, sessions(t, pg))
+	if used > 100*time.Millisecond {
+		t.Errorf("%v of CPU during 1 s of a sleep after the session was ended: the event loop spins", used)
+	}
+	cancel()
+	<-done
 }

@@ -18,6 +18,7 @@ import (
 
 type compareOpts struct {
 	json   string
+	html   string
 	alpha  float64
 	warmup string
 	block  time.Duration
@@ -56,6 +57,7 @@ to what runs of the same code disagree by.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(env, args[0], args[1]) },
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.html, "html", "", "also write a page with the verdict over both runs' timelines overlaid to this file")
 	f.StringVar(&o.json, "json", "", "also write the comparison as JSON (schema firedrill.compare/v1) to this file")
 	f.Float64Var(&o.alpha, "alpha", report.DefaultCompareOptions.Alpha, "significance level of the test")
 	f.StringVar(&o.warmup, "warmup", "10%", "leave out the start of each workload: a share of its time (10%) or a duration (15s)")
@@ -93,8 +95,26 @@ func (o *compareOpts) run(env *Env, dirA, dirB string) error {
 		return withCode(ExitUsage, err)
 	}
 	c := report.CompareWith(a, b, fa, fb, opts)
-	if err := report.WriteCompare(env.Stdout, c); err != nil {
+	var text bytes.Buffer
+	if err := report.WriteCompare(&text, c); err != nil {
 		return fmt.Errorf("print comparison: %w", err)
+	}
+	if _, err := env.Stdout.Write(text.Bytes()); err != nil {
+		return fmt.Errorf("print comparison: %w", err)
+	}
+	if o.html != "" {
+		var page bytes.Buffer
+		sides := [2]report.CompareSide{{Label: "A", Dir: dirA}, {Label: "B", Dir: dirB}}
+		for i := range sides {
+			sides[i].Report = reportLink(o.html, sides[i].Dir)
+		}
+		if err := report.WriteCompareHTML(&page, a, b, sides[0], sides[1], text.String()); err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
+			return withCode(ExitUsage, fmt.Errorf("write --html: %w", err))
+		}
+		fmt.Fprintf(env.Stdout, "\ncompare page: %s\n", o.html)
 	}
 	if o.json != "" {
 		var buf bytes.Buffer
@@ -106,6 +126,25 @@ func (o *compareOpts) run(env *Env, dirA, dirB string) error {
 		}
 	}
 	return nil
+}
+
+// reportLink is the run's report.html relative to the page at page, or
+// "" when the run has none.
+func reportLink(page, runDir string) string {
+	rep := filepath.Join(runDir, "report.html")
+	if _, err := os.Stat(rep); err != nil {
+		return ""
+	}
+	absPage, err1 := filepath.Abs(filepath.Dir(page))
+	absRep, err2 := filepath.Abs(rep)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(absPage, absRep)
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }
 
 // openCompared reads a run directory and its findings: findings.json, or

@@ -112,12 +112,18 @@ func severityRank(s string) int {
 	return 0
 }
 
+// startedText is when the run started, for a person; "" if unknown.
+func startedText(run *timeline.Run) string {
+	if run.Manifest.Started.IsZero() {
+		return ""
+	}
+	return run.Manifest.Started.UTC().Format("2006-01-02 15:04:05 MST")
+}
+
 func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
 	p := &page{M: &run.Manifest}
 	p.Duration = runDuration(run)
-	if !run.Manifest.Started.IsZero() {
-		p.Started = run.Manifest.Started.UTC().Format("2006-01-02 15:04:05 MST")
-	}
+	p.Started = startedText(run)
 	if !run.Manifest.Ended.IsZero() {
 		p.Ended = run.Manifest.Ended.UTC().Format("2006-01-02 15:04:05 MST")
 	}

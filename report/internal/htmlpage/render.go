@@ -40,13 +40,15 @@ var funcs = template.FuncMap{
 	"severity": severityClass,
 	"sqlstate": sqlstateName,
 	"isURL":    isURL,
+	"lower":    strings.ToLower,
+	"sides":    func(a, b sideView) []sideView { return []sideView{a, b} },
 }
 
 // Render writes the report page of run and its findings to w, inlining
 // the template, script and style files of assets (see the *File names).
 // Nothing is written if the page cannot be built.
 func Render(w io.Writer, assets fs.FS, run *timeline.Run, findings []diagnose.Finding) error {
-	tmpl, a, err := load(assets)
+	tmpl, a, err := loadTemplate(assets, TemplateFile)
 	if err != nil {
 		return err
 	}
@@ -74,7 +76,9 @@ type assets struct {
 	CSS      template.CSS
 }
 
-func load(fsys fs.FS) (*template.Template, assets, error) {
+// loadTemplate reads the template tmplName and the files every page
+// inlines.
+func loadTemplate(fsys fs.FS, tmplName string) (*template.Template, assets, error) {
 	var a assets
 	read := func(name string) (string, error) {
 		b, err := fs.ReadFile(fsys, name)
@@ -84,7 +88,7 @@ func load(fsys fs.FS) (*template.Template, assets, error) {
 		return string(b), nil
 	}
 	var s [5]string
-	for i, name := range []string{TemplateFile, UPlotJSFile, UPlotCSSFile, ScriptFile, StyleFile} {
+	for i, name := range []string{tmplName, UPlotJSFile, UPlotCSSFile, ScriptFile, StyleFile} {
 		var err error
 		if s[i], err = read(name); err != nil {
 			return nil, a, err
@@ -99,7 +103,7 @@ func load(fsys fs.FS) (*template.Template, assets, error) {
 			return nil, a, fmt.Errorf("report asset %s: contains an end tag, cannot be inlined", name)
 		}
 	}
-	tmpl, err := template.New(TemplateFile).Funcs(funcs).Parse(s[0])
+	tmpl, err := template.New(tmplName).Funcs(funcs).Parse(s[0])
 	if err != nil {
 		return nil, a, fmt.Errorf("report template: %w", err)
 	}

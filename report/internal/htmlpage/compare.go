@@ -1,0 +1,147 @@
+package htmlpage
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// CompareTemplateFile is the compare page's template in the asset FS; the
+// page shares the report's script and style.
+const CompareTemplateFile = "compare.html.tmpl"
+
+// Side is one run of a comparison as the compare page names it.
+type Side struct {
+	Label  string // "A" or "B"
+	Dir    string // the run directory, as given
+	Report string // link to its report.html, relative to the page; "" = none
+}
+
+// comparePage is what the compare template lays out.
+type comparePage struct {
+	assets
+	Version string
+	A, B    sideView
+	Text    string // the comparison, as the terminal prints it
+	Charts  []chartSpec
+	Data    template.JS
+}
+
+type sideView struct {
+	Side
+	M        timeline.Manifest
+	Started  string
+	Duration float64
+}
+
+// The two runs' colours: A the palette's blue, B its orange.
+var sideColors = [2]string{palette[0], palette[1]}
+
+// RenderCompare writes a page that overlays two runs' timelines (each from
+// its own start) under the comparison's text: per workload throughput and
+// latency, and the database load. Nothing is written if it cannot be built.
+func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side, text string) error {
+	tmpl, as, err := loadTemplate(assetsFS, CompareTemplateFile)
+	if err != nil {
+		return err
+	}
+	p := &comparePage{assets: as, Version: a.Manifest.Version, Text: text}
+	p.A = sideView{Side: sa, M: a.Manifest, Started: startedText(a), Duration: runDuration(a)}
+	p.B = sideView{Side: sb, M: b.Manifest, Started: startedText(b), Duration: runDuration(b)}
+	cd := compareCharts([2]*timeline.Run{a, b}, [2]string{sa.Label, sb.Label})
+	p.Charts = cd.Charts
+	data := pageData{Duration: max(p.A.Duration, p.B.Duration), Xs: cd.Xs, Cols: cd.Cols, Charts: cd.Charts,
+		Events: []eventBand{}, Findings: []findingBand{}}
+	if p.Data, err = encodeData(data); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, p); err != nil {
+		return fmt.Errorf("render compare page: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write compare page: %w", err)
+	}
+	return nil
+}
+
+// compareCharts overlays the runs: for each workload (in A's order, then
+// B's own), throughput and latency; then active sessions.
+func compareCharts(runs [2]*timeline.Run, labels [2]string) chartData {
+	var d chartData
+	var wl [2]map[string]workloadData
+	var order []string
+	for s, run := range runs {
+		wl[s] = map[string]workloadData{}
+		for _, w := range workloadColumns(&d, run) {
+			order = append(order, w.name)
+			wl[s][w.name] = w
+		}
+	}
+	order = uniq(order)
+	for i, name := range order {
+		tps := chartSpec{
+			ID: fmt.Sprintf("tps-%d", i), Title: "Throughput: " + name,
+			Help: "Successful transactions per second, each run from its own start.",
+			Axes: []axisSpec{{Label: "tx/s", Unit: "rate", Min: ptr(0)}},
+		}
+		lat := chartSpec{
+			ID: fmt.Sprintf("latency-%d", i), Title: "Latency: " + name,
+			Help: "p99 per tick (bold) and p50 (pale), each run from its own start.",
+			Axes: []axisSpec{{Label: "ms", Unit: "ms", Min: ptr(0)}},
+			Log:  true,
+		}
+		for s := range runs {
+			w, ok := wl[s][name]
+			if !ok {
+				continue
+			}
+			tps.Series = append(tps.Series, seriesSpec{Label: labels[s], X: w.x, Col: w.tps, Color: sideColors[s], Width: 1.5})
+			lat.Series = append(lat.Series,
+				seriesSpec{Label: labels[s] + " p99", X: w.x, Col: w.p99, Color: sideColors[s], Width: 1.5},
+				seriesSpec{Label: labels[s] + " p50", X: w.x, Col: w.p50, Color: sideColors[s], Width: 1, Alpha: 0.4})
+		}
+		d.Charts = append(d.Charts, tps, lat)
+	}
+	if len(order) == 0 {
+		d.Charts = append(d.Charts, chartSpec{ID: "tps", Title: "Throughput", NoData: "neither run recorded workload intervals"})
+	}
+	aas := chartSpec{
+		ID: "aas", Title: "Database load (average active sessions)",
+		Help: "Sessions active in the database per tick, all waits together; each run from its own start.",
+		Axes: []axisSpec{{Label: "sessions", Unit: "aas", Min: ptr(0)}},
+	}
+	for s, run := range runs {
+		src := chartSources{run: run, samples: map[string][]*timeline.Sample{}}
+		for i := range run.Samples {
+			sm := &run.Samples[i]
+			src.samples[sm.Source] = append(src.samples[sm.Source], sm)
+		}
+		if len(src.samples["pg_stat_activity"]) == 0 {
+			continue
+		}
+		t := src.table(&d, "pg_stat_activity", []string{"aas"}, 0)
+		aas.Series = append(aas.Series, seriesSpec{Label: labels[s], X: t.x, Col: t.cols["aas"], Color: sideColors[s], Width: 1.5})
+	}
+	if len(aas.Series) == 0 {
+		aas.NoData = "neither run sampled pg_stat_activity"
+	}
+	d.Charts = append(d.Charts, aas)
+	return d
+}
+
+func uniq(names []string) []string {
+	seen := map[string]bool{}
+	out := names[:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -164,7 +164,7 @@ func TestConformance(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	set, err := postgres.New(ctx, inst.ConnString(), postgres.Options{})
+	set, err := postgres.New(ctx, inst.ConnString(), postgres.Options{CreateStatements: true} /* the test started this server */)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,9 +25,38 @@ const (
 	// end, or whenever the kernel flushes), seldom enough that the event
 	// is not mostly fsync latency.
 	pressureSyncEvery = 8 << 20
-	// pressureFilePattern names the temp file, so a leftover can be traced.
+	// pressureFilePattern names the temp file where the filesystem cannot
+	// make an unnamed one, so that a leftover can be traced.
 	pressureFilePattern = "firedrill-disk-pressure-*"
 )
+
+// oTmpfile is Linux's O_TMPFILE (__O_TMPFILE|O_DIRECTORY on amd64 and
+// arm64), which package syscall does not name.
+const oTmpfile = 0o20000000 | syscall.O_DIRECTORY
+
+// createUnlinked opens a file in dir that has no name: the kernel frees
+// its blocks when the last descriptor closes, so even a firedrill killed
+// with SIGKILL leaves no file behind to fill the disk. O_TMPFILE makes
+// it unnamed from the start; on a filesystem without O_TMPFILE the file
+// is created and unlinked at once (a kill in between leaves a file named
+// by pressureFilePattern).
+func createUnlinked(dir string) (*os.File, error) {
+	fd, err := syscall.Open(dir, syscall.O_RDWR|syscall.O_CLOEXEC|oTmpfile, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), filepath.Join(dir, "(unlinked)")), nil
+	}
+	if !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.EISDIR) && !errors.Is(err, syscall.EINVAL) {
+		return nil, err
+	}
+	file, err := os.CreateTemp(dir, pressureFilePattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(file.Name()); err != nil {
+		return nil, errors.Join(err, file.Close())
+	}
+	return file, nil
+}
 
 // diskPressure competes with the server for the disk: it writes and
 // fsyncs a temp file on the data directory's filesystem, then removes it.
@@ -125,15 +154,13 @@ func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outc
 	if err != nil {
 		return "", nil, err
 	}
-	file, err := os.CreateTemp(dir, pressureFilePattern)
+	file, err := createUnlinked(dir)
 	if err != nil {
-		return "", nil, fmt.Errorf("disk_pressure %s: %w", d.name, err)
+		return "", nil, fmt.Errorf("disk_pressure %s: create a file in %s: %w", d.name, dir, err)
 	}
-	path := file.Name()
 	defer func() {
-		closeErr := file.Close()
-		if removeErr := os.Remove(path); removeErr != nil || closeErr != nil {
-			err = errors.Join(err, closeErr, removeErr)
+		if closeErr := file.Close(); closeErr != nil {
+			err = errors.Join(err, closeErr)
 		}
 	}()
 
@@ -142,7 +169,7 @@ func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outc
 	chunk := make([]byte, pressureChunk)
 	rand.NewChaCha8([32]byte{}).Read(chunk)
 
-	detail = map[string]any{"path": path, "size": d.size, "rate": d.rate}
+	detail = map[string]any{"dir": dir, "size": d.size, "rate": d.rate}
 	notify(started, maps.Clone(detail))
 	begin := time.Now()
 	var stop time.Time
@@ -156,7 +183,7 @@ func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outc
 	detail["max_fsync_ms"] = float64(stats.maxFsync.Microseconds()) / 1000
 	detail["seconds"] = elapsed.Seconds()
 	if err != nil {
-		return "", detail, cancelled(ctx, fmt.Errorf("disk_pressure %s: %s: %w", d.name, path, err))
+		return "", detail, cancelled(ctx, fmt.Errorf("disk_pressure %s: writing in %s: %w", d.name, dir, err))
 	}
 
 	var text strings.Builder

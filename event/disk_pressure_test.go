@@ -1,11 +1,15 @@
 package event
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,19 +38,20 @@ func TestDiskPressure(t *testing.T) {
 		dir := t.TempDir()
 		size := int64(9<<20 + 123<<10) // a partial last chunk
 		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: size, Path: dir})
-		var path string
+		var where string
 		outcome, detail, err := ev.Run(t.Context(), &Env{}, func(d map[string]any) {
-			path = d["path"].(string)
-			if info, err := os.Stat(path); err != nil || info.Size() != 0 {
-				t.Errorf("at start, the file %s: %v %v", path, info, err)
+			where = d["dir"].(string)
+			// The file has no name, even while it is written.
+			if names := dirEntries(t, dir); len(names) != 0 {
+				t.Errorf("at start, %s holds %v", dir, names)
 			}
 		})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
 		t.Logf("outcome: %s", outcome)
-		if filepath.Dir(path) != dir {
-			t.Errorf("wrote %s, not under %s", path, dir)
+		if where != dir {
+			t.Errorf("wrote in %s, not in %s", where, dir)
 		}
 		// One fsync at 8 MiB, one at the end.
 		if detail["bytes"] != size || detail["fsyncs"] != 2 {
@@ -66,15 +71,16 @@ func TestDiskPressure(t *testing.T) {
 		if err := ev.(Checker).Check(env); err != nil {
 			t.Fatalf("Check: %v", err)
 		}
-		var path string
-		if _, _, err := ev.Run(t.Context(), env, func(d map[string]any) { path = d["path"].(string) }); err != nil {
+		var where string
+		before := dirEntries(t, filepath.Dir(inst.DataDir()))
+		if _, _, err := ev.Run(t.Context(), env, func(d map[string]any) { where = d["dir"].(string) }); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		if filepath.Dir(path) != filepath.Dir(inst.DataDir()) {
-			t.Errorf("wrote %s, want a file beside %s", path, inst.DataDir())
+		if where != filepath.Dir(inst.DataDir()) {
+			t.Errorf("wrote in %s, want beside %s", where, inst.DataDir())
 		}
-		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s is still there (%v)", path, err)
+		if after := dirEntries(t, where); len(after) != len(before) {
+			t.Errorf("%s held %v before, %v after", where, before, after)
 		}
 
 		inside := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 1, Path: filepath.Join(inst.DataDir(), "base")})
@@ -138,8 +144,7 @@ func TestDiskPressure(t *testing.T) {
 		dir := t.TempDir()
 		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 64 << 10,
 			Duration: 500 * time.Millisecond, Path: dir})
-		var path string
-		outcome, detail, err := ev.Run(t.Context(), &Env{}, func(d map[string]any) { path = d["path"].(string) })
+		outcome, detail, err := ev.Run(t.Context(), &Env{}, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -149,8 +154,8 @@ func TestDiskPressure(t *testing.T) {
 		if written < 64<<10 || written > 64<<10 && !strings.Contains(outcome, " passes over a 64 KiB file") {
 			t.Errorf("wrote %d bytes: %s", written, outcome)
 		}
-		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s is still there (%v)", path, err)
+		if names := dirEntries(t, dir); len(names) != 0 {
+			t.Errorf("left behind: %v", names)
 		}
 	})
 
@@ -170,4 +175,75 @@ func TestDiskPressure(t *testing.T) {
 			t.Errorf("left behind: %v", names)
 		}
 	})
+}
+
+// The child process of TestDiskPressureKilled: it runs a disk_pressure
+// event in the directory the parent names and waits to be killed.
+func TestDiskPressureKilledChild(t *testing.T) {
+	dir := os.Getenv("FIREDRILL_TEST_DISK_PRESSURE_DIR")
+	if dir == "" {
+		t.Skip("run by TestDiskPressureKilled")
+	}
+	ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 16 << 20, Rate: 8 << 20,
+		Duration: time.Minute, Path: dir})
+	_, _, err := ev.Run(t.Context(), &Env{}, func(map[string]any) { fmt.Println("started") })
+	t.Fatalf("Run returned before the kill: %v", err)
+}
+
+// A firedrill killed with SIGKILL during a disk_pressure event runs no
+// cleanup: the space it took must come back anyway, and no file may be
+// left in the directory.
+func TestDiskPressureKilled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDiskPressureKilledChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "FIREDRILL_TEST_DISK_PRESSURE_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	for lines.Scan() && lines.Text() != "started" {
+	}
+
+	// The child's file: open, unnamed, in dir, and filling the disk.
+	fdDir := fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid)
+	var held string
+	deadline := time.Now().Add(15 * time.Second)
+	for held == "" && time.Now().Before(deadline) {
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range fds {
+			target, _ := os.Readlink(filepath.Join(fdDir, fd.Name()))
+			if !strings.HasPrefix(target, dir+"/") || !strings.HasSuffix(target, "(deleted)") {
+				continue
+			}
+			var st syscall.Stat_t
+			if err := syscall.Stat(filepath.Join(fdDir, fd.Name()), &st); err == nil && st.Blocks*512 >= 4<<20 {
+				held = target
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if held == "" {
+		t.Fatalf("the child holds no unlinked file of 4 MiB or more in %s", dir)
+	}
+	t.Logf("the child writes %s", held)
+	if names := dirEntries(t, dir); len(names) != 0 {
+		t.Errorf("while writing, %s holds %v", dir, names)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if names := dirEntries(t, dir); len(names) != 0 {
+		t.Errorf("after SIGKILL, left behind: %v", names)
+	}
 }

@@ -83,6 +83,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
+	if err := Preflight(sc, opts.DSN, opts.AllowShell); err != nil {
+		return nil, err
+	}
 	dir, err := makeRunDir(opts)
 	if err != nil {
 		return nil, err

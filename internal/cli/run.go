@@ -158,14 +158,20 @@ func writeRunJSON(path string, run *timeline.Run, findings []diagnose.Finding, t
 }
 
 func newValidateCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	var dsn string
+	var allowShell bool
+	cmd := &cobra.Command{
 		Use:   "validate SCENARIO.yaml...",
 		Short: "Check scenario files and list every problem with file:line:col",
 		Long: `Check scenario files without running them: the YAML against the schema
 (unknown keys are errors), durations and sizes, event kinds and their fields,
 threshold metrics, and every workload script (parsed as pgbench would).
-Every problem is listed, each with file:line:col. Exit code 0 when all files
-are valid, 1 otherwise.`,
+Events that 'run' would refuse are errors too: shell events without
+--allow-shell, and on a given server (--dsn or target.dsn) events that
+restart the server or need its files. Give validate the --dsn and
+--allow-shell you will give run (it does not connect). Every problem is
+listed, each with file:line:col. Exit code 0 when all files are valid, 1
+otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
@@ -173,6 +179,9 @@ are valid, 1 otherwise.`,
 				sc, err := scenario.Load(path)
 				if err == nil {
 					err = report.CheckThresholdMetrics(sc)
+				}
+				if err == nil {
+					err = runner.Preflight(sc, dsn, allowShell)
 				}
 				if err != nil {
 					fmt.Fprintln(env.Stderr, err)
@@ -187,6 +196,9 @@ are valid, 1 otherwise.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&dsn, "dsn", "", "judge the events as for a run against this server (not contacted)")
+	cmd.Flags().BoolVar(&allowShell, "allow-shell", false, "judge the events as for a run with --allow-shell")
+	return cmd
 }
 
 func newReportCmd(env *Env) *cobra.Command {

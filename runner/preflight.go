@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"context"
+	"errors"
+
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// errNoRestartInPreflight is what the placeholder restart of Preflight
+// would return; nothing calls it (Check only asks whether it exists).
+var errNoRestartInPreflight = errors.New("no server to restart before the run")
+
+// Preflight checks, before anything starts, that every event of sc can run
+// on the target the run will have: shell events need allowShell, and
+// events that restart the server or need its data directory need the
+// embedded server (dsn, or the scenario's target.dsn, names a given one).
+// Each problem is a scenario.Error at its event's file:line:col, so that
+// `validate` and `run` refuse the scenario before any load or change.
+func Preflight(sc *scenario.Scenario, dsn string, allowShell bool) error {
+	given := dsn != "" || !sc.Target.Embedded()
+	// The embedded server is not started yet: events that would restart
+	// it only need to know that they may.
+	embedded := &event.Env{AllowShell: allowShell,
+		Restart: func(context.Context) error { return errNoRestartInPreflight }}
+	env := embedded
+	if given {
+		env = &event.Env{AllowShell: allowShell, ConnString: dsn}
+	}
+	var errs scenario.Errors
+	for _, spec := range sc.Events {
+		ev, err := event.New(spec)
+		if err != nil {
+			errs = append(errs, &scenario.Error{File: sc.File, Msg: err.Error()})
+			continue
+		}
+		checker, ok := ev.(event.Checker)
+		if !ok {
+			continue
+		}
+		if err := checker.Check(env); err != nil {
+			e := &scenario.Error{File: sc.File, Pos: spec.Pos, Msg: err.Error()}
+			if given && checker.Check(embedded) == nil {
+				e.Hint = "the target is a given server (--dsn or target.dsn): firedrill never restarts it or touches its files"
+			}
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}

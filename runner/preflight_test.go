@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// preflightScenario has one event of each kind Preflight may refuse, on
+// known lines.
+const preflightScenario = `name: preflight
+duration: 5s
+workloads:
+  - name: w
+    clients: 1
+    scripts: [{inline: "SELECT 1;"}]
+events:
+  - {kind: shell, at: 1s, command: "true"}
+  - {kind: settings, at: 2s, settings: {shared_buffers: 64MB}, restart: true}
+  - {kind: settings, at: 2s, settings: {work_mem: 8MB}}
+  - {kind: sql, at: 1s, sql: "SELECT 1"}
+`
+
+func TestPreflight(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		dsn        string // --dsn
+		targetDSN  string // the scenario's target.dsn
+		allowShell bool
+		want       []string // the refusals, by file:line:col prefix
+	}{
+		// The embedded server can be restarted; only the shell is refused.
+		{name: "embedded", want: []string{"p.yaml:8:5: shell shell-1: shell events need --allow-shell"}},
+		{name: "embedded, shell allowed", allowShell: true},
+		// A given server is never restarted, whether --dsn or target.dsn
+		// names it.
+		{name: "--dsn", dsn: "postgres://u@127.0.0.1:1/db", allowShell: true,
+			want: []string{"p.yaml:9:5: settings settings-2: restart needs the embedded server (the target is a given server"}},
+		{name: "target.dsn", targetDSN: "host=127.0.0.1 port=1", allowShell: true,
+			want: []string{"p.yaml:9:5: settings settings-2: restart needs the embedded server"}},
+		{name: "--dsn without --allow-shell", dsn: "postgres://u@127.0.0.1:1/db",
+			want: []string{"p.yaml:8:5: shell shell-1: shell events need --allow-shell", "p.yaml:9:5: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc, err := scenario.Parse("p.yaml", []byte(preflightScenario))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Target.DSN = tt.targetDSN
+			err = Preflight(sc, tt.dsn, tt.allowShell)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Preflight: %v, want nil", err)
+				}
+				return
+			}
+			var errs scenario.Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Preflight: %v, want scenario.Errors", err)
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("Preflight refused:\n%v\nwant %d problems", err, len(tt.want))
+			}
+			for i, want := range tt.want {
+				if !strings.HasPrefix(lines[i], want) {
+					t.Errorf("problem %d = %q, want it to start with %q", i, lines[i], want)
+				}
+			}
+			// The shell's refusal is not blamed on the given server.
+			if strings.Contains(lines[0], "shell events") && strings.Contains(lines[0], "given server") {
+				t.Errorf("shell refusal with the server hint: %q", lines[0])
+			}
+		})
+	}
+}

@@ -79,6 +79,7 @@
 //	  db.deadlocks: "== 0"
 //	  db.slru_hit_rate_min.multixact_member: ">= 90%"
 //	  finding.deadlock: absent
+//	abort_on_failure: {ratio: 0.9, for: 10s}   # stop (exit 1) when 90% fail for 10 s; default all for 5s; false: never
 //
 // Durations are Go's syntax ("90s", "1m30s", "250ms") or a bare number of
 // seconds. Sizes are a number and a unit: B, kB, MB, GB, TB are powers of

@@ -165,6 +165,8 @@ type loader struct {
 	// durationSet says whether duration was given; if not, defaults
 	// computes it.
 	durationSet bool
+	// abortSet says whether abort_on_failure was given (false turns it off).
+	abortSet bool
 	// scripts are the script files already parsed, so that a file shared
 	// by several workloads reports its errors once.
 	scripts map[string]bool
@@ -210,6 +212,7 @@ func (l *loader) scenario(root *yaml.Node) {
 		{"workloads", l.workloads},
 		{"events", l.events},
 		{"thresholds", func(v *yaml.Node) { thresholds = v }},
+		{"abort_on_failure", l.abortOnFailure},
 	}, true)
 	if present == nil {
 		return
@@ -237,6 +240,9 @@ func (l *loader) defaults(root *yaml.Node) {
 	}
 	if s.Setup.Schema == "" {
 		s.Setup.Schema = DefaultSchema
+	}
+	if !l.abortSet {
+		s.AbortOnFailure.Ratio, s.AbortOnFailure.For = DefaultAbortRatio, DefaultAbortFor
 	}
 	for i := range s.Workloads {
 		w := &s.Workloads[i]
@@ -269,6 +275,41 @@ func (l *loader) defaults(root *yaml.Node) {
 		}
 		s.Duration = end
 	}
+}
+
+// abortOnFailure decodes abort_on_failure: false (never stop), or
+// {ratio, for} with the defaults for what is left out.
+func (l *loader) abortOnFailure(v *yaml.Node) {
+	lim := &l.s.AbortOnFailure
+	lim.Pos = pos(v)
+	l.abortSet = true
+	if n := deref(v); n.Kind == yaml.ScalarNode {
+		if on, ok := l.boolean(n, "abort_on_failure"); ok && on {
+			lim.Ratio, lim.For = DefaultAbortRatio, DefaultAbortFor
+		}
+		return
+	}
+	lim.Ratio, lim.For = DefaultAbortRatio, DefaultAbortFor
+	l.fields(v, "abort_on_failure", []field{
+		{"ratio", func(v *yaml.Node) {
+			if r, ok := l.number(v, "ratio"); ok {
+				if r <= 0 || r > 1 {
+					l.hintf(v, "a share above 0 and at most 1; 1 = every transaction", "ratio: %v is out of range", r)
+					return
+				}
+				lim.Ratio = r
+			}
+		}},
+		{"for", func(v *yaml.Node) {
+			if d, ok := l.duration(v, "for"); ok {
+				if d < time.Second {
+					l.hintf(v, "at least 1s: failures are counted per second", "for: %v is too short", d)
+					return
+				}
+				lim.For = d
+			}
+		}},
+	})
 }
 
 // name decodes a name made of lower-case letters, digits and extra.

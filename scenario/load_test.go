@@ -116,6 +116,7 @@ func TestLoadFull(t *testing.T) {
 			{Pos: Pos{71, 42}, Metric: "db.slru_hit_rate_min.MultiXactMember", Op: ">=", Value: 90, Unit: "%", Text: ">= 90%", Kind: Ratio},
 			{Pos: Pos{72, 21}, Metric: "finding.deadlock", Op: "absent", Text: "absent", Kind: Presence},
 		},
+		AbortOnFailure: FailureLimit{Pos: Pos{73, 19}, Ratio: 0.9, For: 10 * time.Second},
 	}
 	if string(s.Source) != string(mustRead(t, s.File)) {
 		t.Error("Source is not the file's text")

@@ -22,7 +22,30 @@ type Scenario struct {
 	Workloads  []Workload
 	Events     []Event
 	Thresholds []Threshold
+	// Warnings are what would not stop the scenario but the user should
+	// know before running it (a script of very many commands); validate
+	// and run print them.
+	Warnings Errors
+	// AbortOnFailure stops the run (status failed, exit 1) when its
+	// transactions keep failing; default: all of them for 5 s.
+	AbortOnFailure FailureLimit
 }
+
+// FailureLimit is when a run whose transactions keep failing is stopped:
+// when, in each second of For, at least Ratio of a workload's transactions
+// failed (lost or refused connections alone never stop it: an outage is
+// measured). A zero For (abort_on_failure: false) never stops a run.
+type FailureLimit struct {
+	Pos   Pos
+	Ratio float64 // 0 < Ratio ≤ 1
+	For   time.Duration
+}
+
+// Defaults of AbortOnFailure.
+const (
+	DefaultAbortRatio = 1.0
+	DefaultAbortFor   = 5 * time.Second
+)
 
 // Pos is a position in the scenario file, 1-based.
 type Pos struct{ Line, Col int }

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -155,6 +156,21 @@ type Interval struct {
 // the pool had no connection for it within the pool timeout.
 const PoolTimeoutCode = "pool-timeout"
 
+// ConnectionError reports whether an error code says the client lost its
+// connection or could not open one (SQLSTATE class 08, and the server
+// shutting down or starting: 57P01–57P03): the failures of an outage,
+// rather than of what a transaction did.
+func ConnectionError(code string) bool {
+	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
+}
+
+// MarkOutage is the kind of the marks of an outage: a period in which a
+// workload's connections failed (lost, refused) and no transaction
+// succeeded. Its start mark's detail has the workload, the error code and
+// message that opened it; its end mark's outcome says how long it lasted
+// and how many tries failed.
+const MarkOutage = "outage"
+
 // TPS is the interval's rate of successful transactions per second.
 func (iv *Interval) TPS() float64 {
 	if iv.End <= iv.Start {
@@ -251,6 +267,10 @@ type ErrorSummary struct {
 	Count   int64   `json:"count"`
 	First   float64 `json:"first_s"` // seconds since the run's start
 	Last    float64 `json:"last_s"`
+	// Where the first occurrence failed: the script's name and the line
+	// of the command in it (0: not in a script command, e.g. connecting).
+	Script string `json:"script,omitempty"`
+	Line   int    `json:"line,omitempty"`
 }
 
 // MarshalJSON writes percentiles in milliseconds under short names, the

@@ -26,6 +26,10 @@ type Env struct {
 	Restart    func(ctx context.Context) error // restarts the server; nil when the target is not embedded
 	DataDir    string                          // embedded server's data directory ("" when not embedded)
 	AllowShell bool                            // --allow-shell: shell events may run
+	// Schema confines the events on a given server: their sessions search
+	// only it, and settings events record there what to restore. Empty on
+	// the embedded server.
+	Schema string
 	// AppName gives the application_name of a workload's sessions (the
 	// runner uses "firedrill:"+workload); nil means that convention.
 	AppName func(workload string) string

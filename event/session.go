@@ -50,6 +50,10 @@ func connect(ctx context.Context, env *Env, appName string) (*session, error) {
 		return nil, fmt.Errorf("connection settings: %w", err)
 	}
 	config.RuntimeParams["application_name"] = appName
+	if env.Schema != "" {
+		// A startup parameter, so that RESET and DISCARD ALL return to it.
+		config.RuntimeParams["search_path"] = quoteIdent(env.Schema)
+	}
 	s := &session{}
 	config.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
 		s.interrupt = &interruptHandler{

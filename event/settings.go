@@ -75,8 +75,10 @@ func (e *settingsEvent) Check(env *Env) error {
 
 // Run applies the settings in name order, then reloads or restarts, and
 // checks what the server made of them: a setting that needs a restart the
-// event was not allowed to do is an error. Settings are not reverted
-// afterwards, and those applied before a failure stay applied.
+// event was not allowed to do is an error. On a given server (env.Schema
+// set) each change is recorded first, and RestoreSettings puts them all
+// back at the end of the run; on the embedded server they stay, as the
+// server is thrown away.
 func (e *settingsEvent) Run(ctx context.Context, env *Env, started Started) (string, map[string]any, error) {
 	if err := e.Check(env); err != nil {
 		return "", nil, err
@@ -96,9 +98,22 @@ func (e *settingsEvent) Run(ctx context.Context, env *Env, started Started) (str
 		return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 	}
 	for _, name := range names {
+		// On a given server, what the change replaces is noted first
+		// (committed), so that the end of the run, or the next run after a
+		// kill, can put it back.
+		if env.Schema != "" {
+			if err := recordOriginal(ctx, s, env.Schema, name); err != nil {
+				return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+			}
+		}
 		stmt := alterSystem(name, e.settings[name])
 		if _, err := s.exec(ctx, stmt); err != nil {
 			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
+		}
+		if env.Schema != "" {
+			if err := recordApplied(ctx, s, env.Schema, name); err != nil {
+				return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+			}
 		}
 	}
 

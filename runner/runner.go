@@ -43,8 +43,11 @@ type Options struct {
 	// DSN overrides the scenario's target with a given server.
 	DSN        string
 	AllowShell bool
-	Version    string   // firedrill's version, for the manifest
-	Command    []string // the command line, for the manifest
+	// AllowOutsideSchema lets setup, scripts and events on a given server
+	// name objects outside the scenario's schema (refused by default).
+	AllowOutsideSchema bool
+	Version            string   // firedrill's version, for the manifest
+	Command            []string // the command line, for the manifest
 	// Log receives progress lines (server start, setup, events, errors).
 	Log io.Writer
 	// OnTick is called after each tick with the intervals and samples
@@ -142,6 +145,20 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, interrupted(ctx, err)
 	}
 	r.connString, r.inst = connString, inst
+	// Settings a killed run left changed are put back before anything
+	// else; this run's own at the end, whatever the outcome.
+	if err := r.restoreSettings("before the run"); err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	defer func() {
+		if rerr := r.restoreSettings("after the run"); rerr != nil {
+			logf("%v", rerr)
+			if err == nil {
+				err = rerr
+			}
+		}
+		r.checkOutsideAfter()
+	}()
 
 	if err := r.setup(ctx); err != nil {
 		return nil, interrupted(ctx, err)
@@ -242,6 +259,8 @@ type run struct {
 	connString string
 	inst       *postgres.Instance
 	schema     string // non-embedded: the schema setup and workloads use
+	// outsideBefore fingerprints the objects outside schema before setup.
+	outsideBefore map[string]string
 
 	workloads  []*workloadRun
 	events     []event.Event
@@ -357,8 +376,8 @@ func (r *run) plan() error {
 		if err != nil {
 			return fmt.Errorf("workload %s: %w", spec.Name, err)
 		}
-		if r.schema != "" && r.schema != "public" {
-			target.SetParam("search_path", r.schema+", public")
+		if r.confined() {
+			target.SetParam("search_path", quoteIdent(r.schema))
 		}
 		for k, v := range spec.Settings {
 			target.SetParam(k, v)
@@ -513,6 +532,9 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 		}()
 	}
 	env := &event.Env{ConnString: r.connString, DataDir: dataDirOf(r.inst), AllowShell: r.opts.AllowShell, AppName: AppName}
+	if r.confined() {
+		env.Schema = r.schema
+	}
 	if r.inst != nil {
 		env.Restart = func(ctx context.Context) error { return r.inst.Restart(ctx, nil) }
 	}

@@ -16,12 +16,19 @@ import (
 
 // setup runs the scenario's setup once, before any load: the schema
 // firedrill owns on a given server, pgbench's tables, then the SQL.
-func (r *run) setup(ctx context.Context) error {
+func (r *run) setup(ctx context.Context) (err error) {
 	cfg, err := pgconn.ParseConfig(r.connString)
 	if err != nil {
 		return fmt.Errorf("connection settings: %w", err)
 	}
 	cfg.RuntimeParams["application_name"] = "firedrill-setup"
+	if r.confined() {
+		// Only firedrill's schema: pgbench's "drop table if exists
+		// pgbench_accounts" or a setup file's "DROP TABLE customers" must
+		// never resolve to the user's public tables. A startup parameter,
+		// so that RESET and DISCARD ALL come back to it.
+		cfg.RuntimeParams["search_path"] = quoteIdent(r.schema)
+	}
 	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("connect to %s:%d: %w\nIs the server running and accepting connections there? Check the scenario's target.dsn or --dsn, or remove them to use an embedded server.",
@@ -32,11 +39,30 @@ func (r *run) setup(ctx context.Context) error {
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
-	if r.schema != "" && r.schema != "public" {
-		q := fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s; SET search_path = %s, public", quoteIdent(r.schema), quoteIdent(r.schema))
+	if r.confined() {
+		if err := r.checkConfinement(ctx, conn); err != nil {
+			return err
+		}
+		if r.outsideBefore, err = r.outsideObjects(ctx); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+		q := fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s", quoteIdent(r.schema))
 		if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
 			return fmt.Errorf("setup: create schema %s: %w", r.schema, err)
 		}
+		defer func() {
+			if err != nil {
+				return
+			}
+			after, ferr := r.outsideObjects(ctx)
+			if ferr != nil {
+				err = fmt.Errorf("setup: %w", ferr)
+				return
+			}
+			if changes := outsideChanges(r.outsideBefore, after); len(changes) > 0 {
+				err = fmt.Errorf("%w %s (by dynamic SQL, or by another session meanwhile): %s", errOutside, r.schema, strings.Join(changes, "; "))
+			}
+		}()
 	}
 	if n := r.sc.Setup.PgbenchScale; n > 0 {
 		r.logf("setup: pgbench tables at scale %d", n)

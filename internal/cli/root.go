@@ -87,7 +87,8 @@ machine) and removes afterwards.`,
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.AddCommand(newPgbenchCmd(env), newRunCmd(env), newValidateCmd(env), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env))
+	root.AddCommand(newPgbenchCmd(env), newRunCmd(env), newValidateCmd(env), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env),
+		newRestoreCmd(env))
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

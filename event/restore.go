@@ -1,0 +1,199 @@
+package event
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// RestoreTable is the table, in firedrill's schema on a given server, that
+// remembers every setting a settings event changed with ALTER SYSTEM:
+// what postgresql.auto.conf said before, and what firedrill wrote. It is
+// written before each change, so a run killed at any moment leaves enough
+// for the next run (or 'firedrill restore') to put the server back.
+const RestoreTable = "settings_restore"
+
+// restoreTableDDL creates RestoreTable in a schema (%s, quoted).
+const restoreTableDDL = `CREATE TABLE IF NOT EXISTS %s.` + RestoreTable + ` (
+	name       text PRIMARY KEY,        -- the setting, lower case
+	had_value  boolean NOT NULL,        -- postgresql.auto.conf set it before the run
+	original   text,                    -- the value it had there
+	applied    text,                    -- the value firedrill wrote (NULL until written)
+	run        text NOT NULL,           -- which firedrill process changed it
+	changed_at timestamptz NOT NULL DEFAULT now())`
+
+// autoConfValueSQL reads a setting's line in postgresql.auto.conf, where
+// ALTER SYSTEM writes (pg_file_settings needs the same privilege as
+// ALTER SYSTEM itself on PostgreSQL 15: superuser).
+const autoConfValueSQL = `SELECT setting FROM pg_catalog.pg_file_settings
+WHERE lower(name) = $1 AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1`
+
+// Restored is one setting put back (or left alone) by RestoreSettings.
+type Restored struct {
+	Name string
+	// What happened, e.g. "reset (was not in postgresql.auto.conf)",
+	// "set back to 4MB", "left alone: changed to 8MB since by someone else".
+	Outcome string
+	// PendingRestart is set when the server still needs a restart for the
+	// setting's running value to be the restored one.
+	PendingRestart bool
+}
+
+func (r Restored) String() string {
+	s := r.Name + ": " + r.Outcome
+	if r.PendingRestart {
+		s += " (takes effect at the server's next restart)"
+	}
+	return s
+}
+
+// recordOriginal notes a setting's value in postgresql.auto.conf before a
+// settings event changes it, unless an earlier change of this run (or an
+// unrestored one of a killed run) noted it already: the first original
+// is the one to go back to.
+func recordOriginal(ctx context.Context, s *session, schema, name string) error {
+	name = strings.ToLower(name)
+	ddl := "CREATE SCHEMA IF NOT EXISTS " + quoteIdent(schema) + "; " + fmt.Sprintf(restoreTableDDL, quoteIdent(schema))
+	if _, err := s.exec(ctx, ddl); err != nil {
+		return fmt.Errorf("create %s.%s to remember the settings to restore: %w", schema, RestoreTable, err)
+	}
+	had, original, err := autoConfValue(ctx, s, name)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	run := fmt.Sprintf("pid %d on %s at %s", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	insert := fmt.Sprintf(`INSERT INTO %s.%s (name, had_value, original, run) VALUES ($1, $2, NULLIF($3, ''), $4)
+ON CONFLICT (name) DO NOTHING`, quoteIdent(schema), RestoreTable)
+	if _, err := s.execParams(ctx, insert, name, boolText(had), original, run); err != nil {
+		return fmt.Errorf("remember %s's value to restore it: %w", name, err)
+	}
+	return nil
+}
+
+// recordApplied notes what postgresql.auto.conf says after the change, so
+// that a restore can tell firedrill's value from someone else's later one.
+func recordApplied(ctx context.Context, s *session, schema, name string) error {
+	name = strings.ToLower(name)
+	_, value, err := autoConfValue(ctx, s, name)
+	if err != nil {
+		return err
+	}
+	update := fmt.Sprintf(`UPDATE %s.%s SET applied = $2 WHERE name = $1`, quoteIdent(schema), RestoreTable)
+	if _, err := s.execParams(ctx, update, name, value); err != nil {
+		return fmt.Errorf("remember %s's new value: %w", name, err)
+	}
+	return nil
+}
+
+// autoConfValue is a setting's value in postgresql.auto.conf, if any.
+func autoConfValue(ctx context.Context, s *session, name string) (bool, string, error) {
+	res, err := s.execParams(ctx, autoConfValueSQL, name)
+	if err != nil {
+		return false, "", fmt.Errorf("read %s from postgresql.auto.conf (pg_file_settings), to restore it after the run: %w"+
+			"\nfiredrill changes settings only where it can put them back: connect as a superuser, or drop the settings event", name, err)
+	}
+	if len(res.Rows) == 0 {
+		return false, "", nil
+	}
+	return true, string(res.Rows[0][0]), nil
+}
+
+// RestoreSettings puts back every setting that settings events changed on
+// the server at connString and recorded in schema's RestoreTable, then
+// reloads the configuration. A setting changed since by someone else is
+// left alone and said so. It is safe to call when nothing was changed
+// (the table or the schema may not exist) and after a run was killed.
+func RestoreSettings(ctx context.Context, connString, schema string) ([]Restored, error) {
+	env := &Env{ConnString: connString}
+	s, err := connect(ctx, env, appNamePrefix+"restore")
+	if err != nil {
+		return nil, fmt.Errorf("restore settings: %w", err)
+	}
+	defer s.close(ctx)
+	table := quoteIdent(schema) + "." + RestoreTable
+	res, err := s.exec(ctx, "SELECT name, had_value, coalesce(original, ''), applied IS NOT NULL, coalesce(applied, '') FROM "+table+" ORDER BY name")
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000") { // no table, no schema
+			return nil, nil
+		}
+		return nil, fmt.Errorf("restore settings: read %s: %w", table, err)
+	}
+	var done []Restored
+	var names []string
+	for _, row := range res[0].Rows {
+		name, had, original := string(row[0]), string(row[1]) == "t", string(row[2])
+		written, applied := string(row[3]) == "t", string(row[4])
+		curHas, cur, err := autoConfValue(ctx, s, name)
+		if err != nil {
+			return done, fmt.Errorf("restore settings: %w", err)
+		}
+		r := Restored{Name: name}
+		switch {
+		case curHas == had && (!had || cur == original):
+			r.Outcome = "already as before the run"
+		case !written || !curHas || cur != applied:
+			now := "removed from postgresql.auto.conf"
+			if curHas {
+				now = "changed to " + cur
+			}
+			r.Outcome = fmt.Sprintf("left alone: %s since by someone else", now)
+		case had:
+			if _, err := s.exec(ctx, alterSystem(name, original)); err != nil {
+				return done, fmt.Errorf("restore settings: set %s back to %s: %w", name, original, err)
+			}
+			r.Outcome = "set back to " + original
+			names = append(names, name)
+		default:
+			if _, err := s.exec(ctx, "ALTER SYSTEM RESET "+name); err != nil {
+				return done, fmt.Errorf("restore settings: reset %s: %w", name, err)
+			}
+			r.Outcome = "reset (it was not in postgresql.auto.conf before the run)"
+			names = append(names, name)
+		}
+		if _, err := s.execParams(ctx, "DELETE FROM "+table+" WHERE name = $1", name); err != nil {
+			return done, fmt.Errorf("restore settings: forget %s: %w", name, err)
+		}
+		done = append(done, r)
+	}
+	if len(names) == 0 {
+		return done, nil
+	}
+	loadedBefore, err := s.queryValue(ctx, "SELECT pg_conf_load_time()")
+	if err == nil {
+		_, err = s.exec(ctx, "SELECT pg_reload_conf()")
+	}
+	if err == nil {
+		err = waitReloaded(ctx, s, loadedBefore)
+	}
+	if err != nil {
+		return done, fmt.Errorf("restore settings: reload the configuration: %w", err)
+	}
+	_, pending, err := readSettings(ctx, s, names)
+	if err != nil {
+		return done, fmt.Errorf("restore settings: %w", err)
+	}
+	for i := range done {
+		for _, p := range pending {
+			if done[i].Name == p {
+				done[i].PendingRestart = true
+			}
+		}
+	}
+	return done, nil
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+func newRestoreCmd(env *Env) *cobra.Command {
+	var dsn, schema string
+	cmd := &cobra.Command{
+		Use:   "restore --dsn URL",
+		Short: "Put back the server settings that a killed run's settings events left changed",
+		Long: `Put back every setting that settings events changed with ALTER SYSTEM on a
+given server and did not restore: firedrill records each change, before
+making it, in the table ` + event.RestoreTable + ` of its schema, and restores it at the
+end of every run, also after Ctrl-C. A run killed outright (SIGKILL, a crash,
+a lost machine) cannot; the next 'firedrill run' against the same server
+restores them before it starts, and this command does it now.
+
+A setting changed since by someone else is left alone and said so. Exit code
+0 when everything recorded was restored (or nothing was), 1 otherwise.`,
+		Example: `  firedrill restore --dsn postgres://admin@db:5432/stage
+  firedrill restore --dsn "host=/run/postgresql dbname=app" --schema drills`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dsn == "" {
+				return withCode(ExitUsage, fmt.Errorf("restore needs --dsn: the server the run changed, as given to 'firedrill run --dsn'"))
+			}
+			ctx, stop := env.Context()
+			defer stop()
+			restored, err := event.RestoreSettings(ctx, dsn, schema)
+			for _, r := range restored {
+				fmt.Fprintf(env.Stdout, "%s\n", r)
+			}
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			if len(restored) == 0 {
+				fmt.Fprintf(env.Stdout, "nothing to restore: no setting changed by firedrill is recorded in %s.%s\n", schema, event.RestoreTable)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dsn, "dsn", "", "the server to restore (connection string or URL)")
+	cmd.Flags().StringVar(&schema, "schema", scenario.DefaultSchema, "firedrill's schema on that server (the scenario's setup.schema)")
+	return cmd
+}

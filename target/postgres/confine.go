@@ -1,0 +1,388 @@
+package postgres
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Escape is a place where SQL meant to stay inside firedrill's schema on a
+// user's server would reach outside it: an object of another schema, the
+// search path, or an object of the whole database or cluster.
+type Escape struct {
+	Line, Col int    // 1-based position in the SQL text
+	Object    string // what it names, e.g. "public.customers", "search_path", "DATABASE"
+	Why       string // e.g. "names an object in schema public"
+}
+
+func (e Escape) String() string {
+	return fmt.Sprintf("%d:%d: %s %s", e.Line, e.Col, e.Object, e.Why)
+}
+
+// Confinement says which schema SQL must stay in, and which other schemas
+// the server has (so that a qualified name "x.y" is known to be a schema's
+// object, not a table's column).
+type Confinement struct {
+	Schema string // firedrill's own schema, e.g. "firedrill"
+	// Others are the server's other schemas (pg_namespace), lower case.
+	// When empty, "public" is assumed: the only schema every database has.
+	Others []string
+}
+
+// readOnlyStarts are the statements that only read, whatever they name.
+var readOnlyStarts = []string{"select", "values", "show", "table", "explain", "fetch", "declare"}
+
+// wholeDatabaseObjects are the object types that live outside any schema:
+// creating, changing or dropping one changes the user's database or cluster.
+var wholeDatabaseObjects = []string{
+	"database", "role", "user", "group", "tablespace", "extension", "publication",
+	"subscription", "event", "server", "foreign", "language", "system", "default",
+}
+
+// Escapes lists every place in sql (one or more statements) that would
+// create, change or drop something outside c.Schema. It is a lexical
+// check: unqualified names are confined by the search path the caller sets
+// (c.Schema only), so only what a search path cannot confine is listed —
+// qualified names in other schemas, search-path changes, and objects of
+// the whole database. Dynamic SQL built in strings is not seen.
+func (c Confinement) Escapes(sql string) []Escape {
+	others := c.Others
+	if len(others) == 0 {
+		others = []string{"public"}
+	}
+	own := strings.ToLower(c.Schema)
+	var out []Escape
+	for _, stmt := range splitStatements(lexSQL(sql)) {
+		out = append(out, c.statementEscapes(stmt, own, others)...)
+	}
+	return out
+}
+
+func (c Confinement) statementEscapes(st []sqlToken, own string, others []string) []Escape {
+	if len(st) == 0 {
+		return nil
+	}
+	var out []Escape
+	esc := func(t sqlToken, object, why string) {
+		out = append(out, Escape{Line: t.line, Col: t.col, Object: object, Why: why})
+	}
+	first := st[0].word()
+	// Statements that change the whole database or cluster.
+	if slices.Contains([]string{"create", "alter", "drop", "comment", "grant", "revoke"}, first) {
+		for i := 1; i < len(st) && i < 6; i++ {
+			w := st[i].word()
+			if w == "or" || w == "replace" || w == "on" || w == "if" || w == "not" || w == "exists" ||
+				w == "unique" || w == "temp" || w == "temporary" || w == "unlogged" || w == "trusted" || w == "procedural" {
+				continue
+			}
+			if slices.Contains(wholeDatabaseObjects, w) && (first != "create" || w != "default") {
+				what := strings.ToUpper(w)
+				if w == "event" || w == "foreign" || w == "default" {
+					what += " " + strings.ToUpper(st[min(i+1, len(st)-1)].text)
+				}
+				esc(st[0], strings.ToUpper(first)+" "+what, "changes the whole database or server, not the schema "+own)
+			}
+			break
+		}
+	}
+	if first == "reassign" || (first == "drop" && len(st) > 1 && st[1].word() == "owned") {
+		esc(st[0], strings.ToUpper(first)+" OWNED", "changes objects in every schema")
+	}
+	readOnly := slices.Contains(readOnlyStarts, first)
+	for i, t := range st {
+		w := t.word()
+		switch {
+		case w == "search_path" && i > 0 && (st[i-1].word() == "set" || st[i-1].word() == "session" || st[i-1].word() == "local"):
+			if p := searchPathOutside(st[i+1:], own); p != "" {
+				esc(t, "search_path", fmt.Sprintf("is set to include %s, outside the schema %s", p, own))
+			}
+		case w == "schema" && i > 0 && st[i-1].word() == "set" && i+1 < len(st) && st[i+1].kind != tokPunct:
+			// SET SCHEMA 'x' (the search path) or ALTER … SET SCHEMA x (moves an object).
+			if name := st[i+1].name(); name != own {
+				esc(st[i+1], name, "is another schema: the statement moves an object or the search path out of "+own)
+			}
+		case !readOnly && w == "schema" && i+1 < len(st) && st[i+1].kind != tokPunct && first != "set":
+			// CREATE/DROP/ALTER SCHEMA x, GRANT … ON SCHEMA x, ALL TABLES IN SCHEMA x.
+			j := i + 1
+			for j < len(st) && (st[j].word() == "if" || st[j].word() == "not" || st[j].word() == "exists") {
+				j++
+			}
+			if j < len(st) && st[j].kind != tokPunct {
+				if name := st[j].name(); name != own && name != "authorization" {
+					esc(st[j], name, "is another schema than "+own)
+				}
+			}
+		case t.kind == tokString && strings.EqualFold(t.text, "search_path") && i >= 2 &&
+			st[i-1].text == "(" && st[i-2].word() == "set_config":
+			esc(t, "search_path", "is changed by set_config, which takes the session out of the schema "+own)
+		case !readOnly && (t.kind == tokWord || t.kind == tokQuoted) && i+2 < len(st) && st[i+1].text == "." &&
+			(i == 0 || st[i-1].text != "."):
+			schema := t.name()
+			if i+4 < len(st) && st[i+3].text == "." { // database.schema.object
+				schema = st[i+2].name()
+			}
+			if schema != own && slices.Contains(others, schema) {
+				esc(t, qualified(st, i), "names an object in schema "+schema+", outside "+own)
+			}
+		}
+	}
+	return out
+}
+
+// searchPathOutside returns the first schema of a SET search_path list
+// that is not own (nor the always-searched pg_catalog and pg_temp).
+func searchPathOutside(list []sqlToken, own string) string {
+	for _, t := range list {
+		switch {
+		case t.text == ";":
+			return ""
+		case t.word() == "to" || t.text == "=" || t.text == ",":
+		case t.word() == "default":
+			return "the server's default (public)"
+		default:
+			for _, name := range strings.Split(t.name(), ",") {
+				name = strings.Trim(strings.TrimSpace(name), `"`)
+				if name != "" && name != own && name != "pg_catalog" && name != "pg_temp" {
+					return name
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// qualified renders a dotted name starting at st[i].
+func qualified(st []sqlToken, i int) string {
+	var b strings.Builder
+	for j := i; j < len(st); j += 2 {
+		b.WriteString(st[j].text)
+		if j+2 >= len(st) || st[j+1].text != "." {
+			break
+		}
+		b.WriteByte('.')
+	}
+	return b.String()
+}
+
+type tokKind uint8
+
+const (
+	tokWord   tokKind = iota // keyword or unquoted identifier
+	tokQuoted                // "identifier"
+	tokString                // 'literal' (text without quotes)
+	tokPunct                 // one punctuation character
+	tokNumber
+)
+
+type sqlToken struct {
+	kind      tokKind
+	text      string
+	line, col int
+}
+
+// word is a keyword's lower-case text ("" for other kinds).
+func (t sqlToken) word() string {
+	if t.kind != tokWord {
+		return ""
+	}
+	return strings.ToLower(t.text)
+}
+
+// name is an identifier as the server folds it.
+func (t sqlToken) name() string {
+	if t.kind == tokQuoted || t.kind == tokString {
+		return t.text
+	}
+	return strings.ToLower(t.text)
+}
+
+// lexSQL splits PostgreSQL SQL into tokens, skipping comments. The bodies
+// of dollar-quoted strings (function bodies, DO blocks) are lexed as SQL
+// too, with their positions, since they run later with the same search
+// path; a body's text that is not SQL yields harmless tokens.
+func lexSQL(src string) []sqlToken {
+	var toks []sqlToken
+	line, col := 1, 1
+	advance := func(s string) {
+		for _, r := range s {
+			if r == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+	}
+	i := 0
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '\n' || c == ' ' || c == '\t' || c == '\r' || c == '\f':
+			advance(src[i : i+1])
+			i++
+		case c == '-' && i+1 < len(src) && src[i+1] == '-':
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				j = len(src) - i
+			}
+			advance(src[i : i+j])
+			i += j
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			j, depth := i+2, 1
+			for j < len(src) && depth > 0 {
+				switch {
+				case strings.HasPrefix(src[j:], "/*"):
+					depth, j = depth+1, j+2
+				case strings.HasPrefix(src[j:], "*/"):
+					depth, j = depth-1, j+2
+				default:
+					j++
+				}
+			}
+			advance(src[i:j])
+			i = j
+		case c == '\'' || ((c == 'E' || c == 'e') && i+1 < len(src) && src[i+1] == '\''):
+			start, l0, c0 := i, line, col
+			if c != '\'' {
+				i++
+			}
+			escapes := c != '\''
+			j := i + 1
+			var text strings.Builder
+			for j < len(src) {
+				if escapes && src[j] == '\\' && j+1 < len(src) {
+					text.WriteByte(src[j+1])
+					j += 2
+					continue
+				}
+				if src[j] == '\'' {
+					if j+1 < len(src) && src[j+1] == '\'' {
+						text.WriteByte('\'')
+						j += 2
+						continue
+					}
+					j++
+					break
+				}
+				text.WriteByte(src[j])
+				j++
+			}
+			toks = append(toks, sqlToken{kind: tokString, text: text.String(), line: l0, col: c0})
+			advance(src[start:j])
+			i = j
+		case c == '"':
+			j := i + 1
+			var text strings.Builder
+			for j < len(src) {
+				if src[j] == '"' {
+					if j+1 < len(src) && src[j+1] == '"' {
+						text.WriteByte('"')
+						j += 2
+						continue
+					}
+					j++
+					break
+				}
+				text.WriteByte(src[j])
+				j++
+			}
+			toks = append(toks, sqlToken{kind: tokQuoted, text: text.String(), line: line, col: col})
+			advance(src[i:j])
+			i = j
+		case c == '$' && dollarTagEnd(src, i) > 0:
+			tagEnd := dollarTagEnd(src, i)
+			tag := src[i:tagEnd]
+			advance(tag)
+			bodyStart := tagEnd
+			end := strings.Index(src[bodyStart:], tag)
+			if end < 0 {
+				end = len(src) - bodyStart
+			}
+			body := src[bodyStart : bodyStart+end]
+			for _, t := range lexSQL(body) {
+				if t.line == 1 {
+					t.col += col - 1
+				}
+				t.line += line - 1
+				toks = append(toks, t)
+			}
+			advance(body)
+			i = bodyStart + end
+			if i < len(src) {
+				advance(tag)
+				i += len(tag)
+			}
+		case isIdentStartByte(c):
+			j := i + 1
+			for j < len(src) && (isIdentStartByte(src[j]) || src[j] >= '0' && src[j] <= '9' || src[j] == '$') {
+				j++
+			}
+			toks = append(toks, sqlToken{kind: tokWord, text: src[i:j], line: line, col: col})
+			advance(src[i:j])
+			i = j
+		case c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' && (j+1 >= len(src) || src[j+1] != '.') || src[j] == 'e' || src[j] == 'E' || src[j] == '_') {
+				j++
+			}
+			toks = append(toks, sqlToken{kind: tokNumber, text: src[i:j], line: line, col: col})
+			advance(src[i:j])
+			i = j
+		default:
+			toks = append(toks, sqlToken{kind: tokPunct, text: src[i : i+1], line: line, col: col})
+			advance(src[i : i+1])
+			i++
+		}
+	}
+	return toks
+}
+
+// dollarTagEnd returns the end of a dollar-quote opening tag ($$, $body$)
+// at i, or 0 when there is none (a $1 parameter).
+func dollarTagEnd(s string, i int) int {
+	j := i + 1
+	for j < len(s) && (isIdentStartByte(s[j]) || (j > i+1 && s[j] >= '0' && s[j] <= '9')) {
+		j++
+	}
+	if j < len(s) && s[j] == '$' {
+		return j + 1
+	}
+	return 0
+}
+
+func isIdentStartByte(c byte) bool {
+	return c == '_' || c >= 0x80 || (c|0x20) >= 'a' && (c|0x20) <= 'z'
+}
+
+// splitStatements cuts tokens at top-level semicolons. Semicolons inside
+// a dollar-quoted body also cut, which is what we want: each statement of
+// a function body is checked as one.
+func splitStatements(toks []sqlToken) [][]sqlToken {
+	var out [][]sqlToken
+	start := 0
+	for i, t := range toks {
+		if t.kind == tokPunct && t.text == ";" {
+			if i > start {
+				out = append(out, toks[start:i])
+			}
+			start = i + 1
+		}
+	}
+	if start < len(toks) {
+		out = append(out, toks[start:])
+	}
+	// A function body's first statement follows CREATE FUNCTION … AS: cut
+	// at BEGIN/DECLARE too, so that its first keyword is seen as a start.
+	var cut [][]sqlToken
+	for _, st := range out {
+		from := 0
+		for i := 1; i < len(st); i++ {
+			w := st[i].word()
+			if (w == "begin" || w == "declare") && i+1 < len(st) {
+				cut = append(cut, st[from:i])
+				from = i + 1
+			}
+		}
+		cut = append(cut, st[from:])
+	}
+	return cut
+}

@@ -1,0 +1,83 @@
+package postgres
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestConfinementEscapes(t *testing.T) {
+	t.Parallel()
+	c := Confinement{Schema: "firedrill", Others: []string{"public", "billing"}}
+	tests := []struct {
+		name string
+		sql  string
+		want []string // "line:col object", in order; nil = confined
+	}{
+		// Unqualified names are confined by the search path.
+		{"unqualified drop", "DROP TABLE IF EXISTS customers;\nCREATE TABLE customers (id int);", nil},
+		{"own schema", "CREATE TABLE firedrill.items (id int); INSERT INTO firedrill.items VALUES (1)", nil},
+		{"column references", "UPDATE items SET qty = items.qty - 1 WHERE items.id = 1", nil},
+		{"reads of other schemas are harmless", "SELECT count(*) FROM public.customers", nil},
+		{"qualified drop", "DROP TABLE IF EXISTS public.customers", []string{"1:22 public.customers"}},
+		{"second line", "CREATE TABLE a (id int);\n  TRUNCATE billing.invoices;", []string{"2:12 billing.invoices"}},
+		{"quoted schema", `DELETE FROM "public"."Orders" WHERE true`, []string{`1:13 public.Orders`}},
+		{"three-part name", "ALTER TABLE app.public.t ADD c int", []string{"1:13 app.public.t"}},
+		{"insert select", "INSERT INTO public.log SELECT * FROM items", []string{"1:13 public.log"}},
+		{"search_path", "SET search_path = firedrill, public", []string{"1:5 search_path"}},
+		{"search_path own", "SET search_path TO firedrill; SET LOCAL search_path = firedrill, pg_catalog", nil},
+		{"set_config", "SELECT set_config('search_path', 'public', false)", []string{"1:19 search_path"}},
+		{"set schema", "ALTER TABLE items SET SCHEMA public", []string{"1:30 public"}},
+		{"drop other schema", "DROP SCHEMA IF EXISTS billing CASCADE", []string{"1:23 billing"}},
+		{"create own schema", "CREATE SCHEMA IF NOT EXISTS firedrill", nil},
+		{"database level", "ALTER SYSTEM SET work_mem = '1GB'", []string{"1:1 ALTER SYSTEM"}},
+		{"role", "DROP ROLE IF EXISTS app", []string{"1:1 DROP ROLE"}},
+		{"extension", "CREATE EXTENSION IF NOT EXISTS pgcrypto", []string{"1:1 CREATE EXTENSION"}},
+		{"comments and strings hide nothing", "-- DROP TABLE public.x\n/* DROP TABLE public.y */ SELECT 'DROP TABLE public.z'", nil},
+		{"function body", "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$\nBEGIN\n  DELETE FROM public.customers;\nEND $$;",
+			[]string{"3:15 public.customers"}},
+		{"do block", "DO $body$ BEGIN UPDATE public.items SET qty = 0; END $body$", []string{"1:24 public.items"}},
+		{"parameters are not dollar quotes", "UPDATE items SET qty = $1 WHERE id = $2", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range c.Escapes(tt.sql) {
+				got = append(got, fmt.Sprintf("%d:%d %s", e.Line, e.Col, e.Object))
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("Escapes(%q)\n got %q\nwant %q", tt.sql, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfinementDefaultsToPublic(t *testing.T) {
+	t.Parallel()
+	c := Confinement{Schema: "firedrill"}
+	if got := c.Escapes("DROP TABLE public.pgbench_accounts"); len(got) != 1 {
+		t.Fatalf("public is outside by default: %v", got)
+	}
+	if got := c.Escapes("DROP TABLE billing.x"); len(got) != 0 {
+		t.Fatalf("an unknown prefix is taken for a table, not a schema: %v", got)
+	}
+}
+
+func FuzzConfinementEscapes(f *testing.F) {
+	for _, s := range []string{"DROP TABLE public.x", "DO $$ BEGIN DELETE FROM public.t; END $$", "SELECT 'a''b', E'\\'', \"q\"\"x\"",
+		"/* /* nested */ */ SET search_path = public", "$1 $a$ $$"} {
+		f.Add(s)
+	}
+	c := Confinement{Schema: "firedrill", Others: []string{"public"}}
+	f.Fuzz(func(t *testing.T, sql string) {
+		for _, e := range c.Escapes(sql) {
+			if e.Line < 1 || e.Col < 1 || e.Object == "" {
+				t.Fatalf("bad escape %+v for %q", e, sql)
+			}
+		}
+		// Prefixing a qualified drop is always seen.
+		if got := c.Escapes("DROP TABLE public.victim;\n" + sql); len(got) == 0 || got[0].Object != "public.victim" {
+			t.Fatalf("missed the drop before %q: %v", sql, got)
+		}
+	})
+}

@@ -159,7 +159,7 @@ func writeRunJSON(path string, run *timeline.Run, findings []diagnose.Finding, t
 
 func newValidateCmd(env *Env) *cobra.Command {
 	var dsn string
-	var allowShell bool
+	var allowShell, allowOutside bool
 	cmd := &cobra.Command{
 		Use:   "validate SCENARIO.yaml...",
 		Short: "Check scenario files and list every problem with file:line:col",
@@ -183,6 +183,13 @@ otherwise.`,
 				if err == nil {
 					err = runner.Preflight(sc, dsn, allowShell)
 				}
+				if err == nil && (dsn != "" || !sc.Target.Embedded()) && sc.Setup.Schema != "public" && !allowOutside {
+					// Without the server, "public" is the only other schema known.
+					if problems := runner.ConfinementProblems(sc, nil); len(problems) > 0 {
+						err = fmt.Errorf("on a given server this scenario would reach outside the schema %s:\n  %s",
+							sc.Setup.Schema, strings.Join(problems, "\n  "))
+					}
+				}
 				if err != nil {
 					fmt.Fprintln(env.Stderr, err)
 					bad++
@@ -198,6 +205,7 @@ otherwise.`,
 	}
 	cmd.Flags().StringVar(&dsn, "dsn", "", "judge the events as for a run against this server (not contacted)")
 	cmd.Flags().BoolVar(&allowShell, "allow-shell", false, "judge the events as for a run with --allow-shell")
+	cmd.Flags().BoolVar(&allowOutside, "allow-outside-schema", false, "judge the SQL as for a run with --allow-outside-schema")
 	return cmd
 }
 

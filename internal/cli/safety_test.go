@@ -301,3 +301,32 @@ func TestGivenServerSettingsSurviveSignals(t *testing.T) {
 		t.Fatalf("after 'firedrill restore' the server is not as found:\n--- before\n%s\n--- after\n%s", before, after)
 	}
 }
+
+// validate judges the SQL as run will on a given server, without one.
+func TestValidateRefusesSQLOutsideTheSchema(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "v.yaml")
+	if err := os.WriteFile(path, []byte(`name: v
+duration: 5s
+setup: {sql: ["DROP TABLE public.customers"]}
+workloads: [{name: w, scripts: [{inline: "SELECT 1;"}], clients: 1}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	validate := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" },
+			Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
+		return Main(env, append([]string{"validate", path}, args...)), out.String()
+	}
+	if code, out := validate(); code != ExitOK {
+		t.Errorf("on the embedded server anything goes: exit %d\n%s", code, out)
+	}
+	if code, out := validate("--dsn", "postgres://db/app"); code != ExitUsage || !strings.Contains(out, "v.yaml:3:15 (inline setup SQL, its line 1 col 12): public.customers") {
+		t.Errorf("on a given server: exit %d\n%s", code, out)
+	}
+	if code, out := validate("--dsn", "postgres://db/app", "--allow-outside-schema"); code != ExitOK {
+		t.Errorf("with --allow-outside-schema: exit %d\n%s", code, out)
+	}
+}

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -18,22 +19,30 @@ import (
 // are safe for concurrent use; records are buffered and reach the disk on
 // Flush (once per tick) and Close, so a killed run loses at most a tick.
 type Writer struct {
-	dir string
-	mu  sync.Mutex
-	f   *os.File
-	gz  *gzip.Writer
-	buf *bufio.Writer
-	enc *json.Encoder
-	err error
+	dir    string
+	mu     sync.Mutex
+	f      *os.File
+	gz     *gzip.Writer
+	buf    *bufio.Writer
+	enc    *json.Encoder
+	err    error
+	redact func(string) string
 }
+
+// Run directories and their files are private to their owner: a run
+// records server details (addresses, settings, query texts, errors).
+const (
+	DirMode  os.FileMode = 0o700
+	FileMode os.FileMode = 0o600
+)
 
 // Create makes the run directory dir (its parent must exist or be
 // creatable) and opens its timeline for writing.
 func Create(dir string) (*Writer, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, TimelineFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, TimelineFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("create timeline: %w", err)
 	}
@@ -49,10 +58,23 @@ func Create(dir string) (*Writer, error) {
 // Dir is the run directory.
 func (w *Writer) Dir() string { return w.dir }
 
+// RedactWith makes Add pass the free texts of records (sample and mark
+// errors, mark outcomes and string details) through redact before they
+// are written, so that no password reaches the timeline. The records
+// given to Add are changed in place.
+func (w *Writer) RedactWith(redact func(string) string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.redact = redact
+}
+
 // Add appends one record to the timeline.
 func (w *Writer) Add(r Record) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.redact != nil {
+		redactRecord(r, w.redact)
+	}
 	if w.err == nil {
 		w.err = w.enc.Encode(r)
 	}
@@ -85,17 +107,31 @@ func (w *Writer) Close() error {
 	return cerr
 }
 
-// WriteJSON writes v as indented JSON to name in the run directory,
-// through a temporary file so a reader never sees half of it.
+// WriteJSON writes v as JSON to name in the run directory, through a
+// temporary file so a reader never sees half of it. It is indented unless
+// it is larger than indentJSONLimit (a summary of a 100,000-command
+// script): indenting copies it again, twice its size in memory.
 func WriteJSON(dir, name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	if len(b) <= indentJSONLimit {
+		var out bytes.Buffer
+		out.Grow(2 * len(b))
+		if err := json.Indent(&out, b, "", "  "); err != nil {
+			return fmt.Errorf("encode %s: %w", name, err)
+		}
+		b = out.Bytes()
 	}
 	return WriteFile(dir, name, append(b, '\n'))
 }
 
-// WriteFile writes data to name in dir atomically (temp file + rename).
+// indentJSONLimit is the size above which WriteJSON writes compact JSON.
+const indentJSONLimit = 4 << 20
+
+// WriteFile writes data to name in dir atomically (temp file + rename),
+// readable by its owner only (FileMode).
 func WriteFile(dir, name string, data []byte) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".*")
 	if err != nil {
@@ -110,7 +146,7 @@ func WriteFile(dir, name string, data []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), FileMode); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", name, err)
 	}
@@ -152,6 +188,10 @@ func Open(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%s: run format %q is not readable by this firedrill (reads %s)",
 			dir, r.Manifest.Format, Format)
 	}
+	if r.Manifest.Status == StatusRunning && r.Manifest.Process.Gone() {
+		// Read as what it is; SettleKilled writes it down.
+		r.Manifest.Status, r.Manifest.Error = StatusKilled, KilledError(r.Manifest.Process)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err == nil {
 		r.Summary = new(Summary)
 		if err := json.Unmarshal(b, r.Summary); err != nil {
@@ -181,6 +221,7 @@ func Open(dir string) (*Run, error) {
 	if err := r.readTimeline(src); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	r.redact()
 	return r, nil
 }
 

@@ -14,5 +14,6 @@ func Rules() []Rule {
 		missingIndex{},
 		connectionSaturation{},
 		commitBound{},
+		failingTransactions{},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // client runs transactions for one simulated user.
@@ -37,7 +38,25 @@ type client struct {
 	// in flight: the error that follows is the run's doing, not the
 	// script's.
 	interrupted atomic.Bool
+
+	// Transactions ended, for the supervisor's FailureLimit: succeeded,
+	// failed, and of those failed by a connection's failure.
+	okTx, failedTx, connFailedTx atomic.Int64
+	// fastFails counts the transactions in a row that failed at once
+	// (before fastFailure), for the closed model's backoff.
+	fastFails int
 }
+
+// A closed-model client (with ContinueOnError) whose transactions fail
+// at once backoffAfter times in a row waits before the next one, 1 ms
+// more for each further failure up to maxBackoff: a script that can only
+// fail (a typo, a division by zero) would otherwise spin a core and fill
+// the error counts with millions of copies of one error.
+const (
+	backoffAfter = 16
+	fastFailure  = 10 * time.Millisecond
+	maxBackoff   = 100 * time.Millisecond
+)
 
 type cmdTime struct {
 	index int
@@ -153,6 +172,13 @@ func (c *client) loop(ctx context.Context) {
 		if cfg.Connect {
 			c.dropConn()
 		}
+		if c.fastFails >= backoffAfter && r.pacer == nil {
+			d := min(time.Duration(c.fastFails-backoffAfter+1)*time.Millisecond, maxBackoff)
+			r.backoffUS.Add(int64(d / time.Microsecond))
+			if !c.sleep(ctx, d) {
+				return
+			}
+		}
 	}
 }
 
@@ -210,14 +236,14 @@ func (c *client) connectLate(ctx context.Context) bool {
 			c.r.aborted.Add(1)
 			return false
 		}
-		code := c.r.noteError(err)
-		sh := c.shard
-		sh.mu.Lock()
-		if sh.cur.Errors == nil {
-			sh.cur.Errors = make(map[string]int64)
-		}
-		sh.cur.Errors[code]++
-		sh.mu.Unlock()
+		// The transaction the client would have run fails: an outage
+		// counts in the failures and the error rate, with its cause.
+		si := c.chooseScript()
+		now := c.r.nowUS()
+		out := txOutcome{script: si, failure: Other, failedCmd: -1, tries: 1, poolWait: -1,
+			codes: append(c.codes[:0], c.r.noteConnectError(err, si))}
+		c.record(&out, now, now, now)
+		c.codes = out.codes
 		c.sleep(ctx, 200*time.Millisecond)
 		return false
 	}
@@ -308,7 +334,7 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 			f = &Failure{Kind: Other, Err: err}
 		}
 		if cfg.ContinueOnError {
-			out.codes = append(out.codes, r.noteError(err))
+			out.codes = append(out.codes, r.noteError(err, si, failedCmd))
 		}
 		if rerr := c.conn.Reset(context.Background()); rerr != nil {
 			if !cfg.ContinueOnError {
@@ -357,7 +383,7 @@ func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 		}
 		out.failure, out.failedCmd = Other, -1
 		out.codes = append(out.codes, r.noteError(&DBError{Code: CodePoolTimeout, Err: fmt.Errorf(
-			"%w after %v (pool of %d)", err, r.cfg.PoolTimeout, r.cfg.Pool)}))
+			"%w after %v (pool of %d)", err, r.cfg.PoolTimeout, r.cfg.Pool)}, out.script, -1))
 		return true, true
 	}
 	if slot.conn == nil {
@@ -368,7 +394,7 @@ func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 				return false, false
 			}
 			out.failure, out.failedCmd = Other, -1
-			out.codes = append(out.codes, r.noteError(err))
+			out.codes = append(out.codes, r.noteConnectError(err, out.script))
 			return true, true
 		}
 		r.pool.setConn(slot, conn)
@@ -566,6 +592,29 @@ func (c *client) recordSkip(scheduled int64) {
 
 func (c *client) unixNow() int64 { return time.Now().UnixMicro() }
 
+// count tallies a transaction's outcome for the failure limit, the
+// backoff and outages: a success ends an outage.
+func (c *client) count(out *txOutcome, begin, end int64) {
+	if out.failure == 0 {
+		c.okTx.Add(1)
+		c.fastFails = 0
+		if c.r.outageOpen.Load() {
+			c.r.endOutage(time.Duration(begin)*time.Microsecond, time.Duration(end)*time.Microsecond, true)
+		}
+		return
+	}
+	tookUS := end - begin
+	c.failedTx.Add(1)
+	if n := len(out.codes); n > 0 && timeline.ConnectionError(out.codes[n-1]) {
+		c.connFailedTx.Add(1)
+	}
+	if tookUS < int64(fastFailure/time.Microsecond) {
+		c.fastFails++
+	} else {
+		c.fastFails = 0
+	}
+}
+
 // flushCommands adds the per-command latencies of a failed try to the shard.
 func (c *client) flushCommands(si int) {
 	if len(c.cmdLat) == 0 {
@@ -645,6 +694,7 @@ func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 	}
 	c.addCommandTimes(ss.Commands)
 	sh.mu.Unlock()
+	c.count(out, begin, end)
 	c.cnt++
 	if cfg.Log != nil {
 		cfg.Log.Log(&TxRecord{

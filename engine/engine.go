@@ -13,12 +13,14 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // Target opens client sessions on a database.
@@ -60,7 +62,8 @@ const (
 // Error codes the engine gives errors that carry no SQLSTATE.
 const (
 	CodePoolTimeout = "pool-timeout" // no pooled connection within the pool timeout
-	CodeConnection  = "08006"        // the connection was lost or could not be opened
+	CodeConnection  = "08006"        // the connection was lost
+	CodeConnect     = "08001"        // a connection could not be opened (refused, no such socket)
 	CodeClient      = "client"       // an error of the client itself (script evaluation, \shell)
 )
 
@@ -82,6 +85,67 @@ type ErrorInfo struct {
 	Detail      string // and its detail
 	Count       int64
 	First, Last time.Duration // since the run's start
+	// Script and Command locate the first occurrence (indexes into
+	// Config.Scripts and its Commands); Command is -1 when the error came
+	// from no command (connecting, waiting for the pool).
+	Script, Command int
+}
+
+// FailureLimit stops a run whose transactions keep failing (a broken
+// script, a missing table): the run stops with a *FailingError when, in
+// every one-second window of the last For, at least Ratio of the
+// transactions that ended failed and some failed by something other than
+// a lost or refused connection (an outage is measured, not stopped).
+// A zero For sets no limit.
+type FailureLimit struct {
+	Ratio float64 // 0 < Ratio ≤ 1; 1 = every transaction
+	For   time.Duration
+}
+
+// FailingError is how a run stopped by Config.FailureLimit ends: what
+// failed last, and where.
+type FailingError struct {
+	Limit   FailureLimit
+	Code    string // SQLSTATE, or a Code* constant
+	Message string
+	Script  int // index into Config.Scripts
+	Command int // index into its Commands; -1 = no command
+	Failed  int64
+	At      time.Duration // when the run was stopped, since its start
+}
+
+func (e *FailingError) Error() string {
+	share := "every transaction"
+	if e.Limit.Ratio < 1 {
+		share = fmt.Sprintf("%.0f%% or more of the transactions", e.Limit.Ratio*100)
+	}
+	msg := firstLine(e.Message)
+	if !strings.Contains(msg, e.Code) {
+		msg += " (" + e.Code + ")"
+	}
+	return fmt.Sprintf("%s failed for %v: %s", share, e.Limit.For, msg)
+}
+
+// Outage is a period in which the run's clients could not open a
+// connection (refused, the server shutting down or starting): from the
+// first failed attempt to the first success of a transaction begun after
+// the last failure, or to the run's end. Sessions lost without failing
+// to reconnect (a terminated backend) are failures but not an outage.
+type Outage struct {
+	Start, End time.Duration    // since the run's start; End is 0 while it lasts
+	Code       string           // the first failure's code (08006, 08001, 57P01 …)
+	Message    string           // and its message: the cause
+	Failures   int64            // tries that failed during it
+	Codes      map[string]int64 // and their codes
+	Recovered  bool             // a transaction succeeded again before the run ended
+	lastFail   time.Duration
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // Failure is an error that fails the transaction but not the client.
@@ -150,8 +214,17 @@ type Config struct {
 	// ContinueOnError makes an error that pgbench aborts a client for
 	// fail only the transaction: the client rolls back (reconnecting if
 	// the connection is gone) and goes on. Every failed try is counted
-	// by code in Interval.Errors and described in Result.Errors.
+	// by code in Interval.Errors and described in Result.Errors; a
+	// connection that cannot be reopened counts as a failed transaction
+	// too; and a closed-model client whose transactions keep failing at
+	// once backs off (up to maxBackoff between them, Result.Backoff) so
+	// that a broken script does not spin a core.
 	ContinueOnError bool
+	// FailureLimit, if set, stops the run when transactions keep failing.
+	FailureLimit FailureLimit
+	// OnOutage, if set, is called when an outage starts (End zero) and
+	// when it ends (with ContinueOnError); it must be quick.
+	OnOutage func(Outage)
 }
 
 // Progress is one progress report: the interval just ended.
@@ -173,6 +246,10 @@ type Result struct {
 	AbortedClient int
 	Interrupted   bool        // stopped early by the caller's context
 	Errors        []ErrorInfo // with ContinueOnError, by first occurrence
+	Outages       []Outage    // with ContinueOnError, in time order
+	// Backoff is the time clients spent waiting after repeated immediate
+	// failures, over all clients (see ContinueOnError).
+	Backoff time.Duration
 }
 
 // ErrAborted reports that some clients were aborted by errors; the results
@@ -203,6 +280,15 @@ type run struct {
 	errMu  sync.Mutex
 	errs   map[string]*ErrorInfo
 	errSeq []string
+	// lastFailure is the last error that was not a connection's (under
+	// errMu), for a FailingError.
+	lastFailure ErrorInfo
+
+	// Outages (under errMu); outageOpen lets a success check cheaply.
+	outages    []Outage
+	outageOpen atomic.Bool
+	backoffUS  atomic.Int64
+	failing    *FailingError // set by the supervisor
 }
 
 func (r *run) nowUS() int64 { return int64(time.Since(r.start) / time.Microsecond) }
@@ -322,6 +408,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 
 	interrupted := r.supervise(ctx, done, clients, totals, cancelRun)
 	elapsed := time.Since(r.start)
+	r.endOutage(elapsed, elapsed, false)
 
 	spare := r.col.newInterval()
 	r.col.drain(totals, spare)
@@ -341,10 +428,17 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		AbortedClient: int(r.aborted.Load()),
 		Interrupted:   interrupted,
 		Errors:        r.errorInfos(),
+		Backoff:       time.Duration(r.backoffUS.Load()) * time.Microsecond,
 	}
+	r.errMu.Lock()
+	res.Outages = append([]Outage(nil), r.outages...)
+	r.errMu.Unlock()
 	if cfg.Connect {
 		res.ConnTime = time.Duration(r.connTime.Load()) * time.Microsecond
 		res.Connections = r.connCount.Load()
+	}
+	if r.failing != nil {
+		return res, r.failing
 	}
 	if res.AbortedClient > 0 {
 		return res, ErrAborted
@@ -370,6 +464,8 @@ func (cfg *Config) validate() error {
 		return fmt.Errorf("invalid pool size %d", cfg.Pool)
 	case cfg.Pool > 0 && cfg.Connect:
 		return errors.New("a pool and a new connection per transaction (-C) exclude each other")
+	case cfg.FailureLimit.For < 0 || cfg.FailureLimit.For > 0 && (cfg.FailureLimit.Ratio <= 0 || cfg.FailureLimit.Ratio > 1):
+		return fmt.Errorf("invalid failure limit: ratio %v for %v (want 0 < ratio ≤ 1)", cfg.FailureLimit.Ratio, cfg.FailureLimit.For)
 	}
 	for _, s := range cfg.Scripts {
 		if len(s.Commands) == 0 {
@@ -505,6 +601,14 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 		defer t.Stop()
 		shapeTick = t.C
 	}
+	var watch *failureWatch
+	var watchTick <-chan time.Time
+	if r.cfg.FailureLimit.For > 0 {
+		watch = newFailureWatch(r.cfg.FailureLimit)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		watchTick = t.C
+	}
 	var endTimer <-chan time.Time
 	if r.cfg.Duration > 0 {
 		t := time.NewTimer(r.cfg.Duration)
@@ -537,6 +641,15 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			totals.Merge(progressIv)
 			progressIv.reset()
 			lastTick = elapsed
+		case <-watchTick:
+			if !watch.poll(r.nowUS(), clients) {
+				continue
+			}
+			r.stopFailing(watch.failed)
+			watchTick, endTimer = nil, nil
+			r.stopping.Store(true)
+			cancelRun()
+			graceTimer = time.After(r.cfg.StopGrace)
 		case <-endTimer:
 			r.stopping.Store(true)
 			cancelRun() // wakes clients waiting on the schedule or in \sleep
@@ -567,14 +680,37 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 	}
 }
 
-// noteError counts one failed try's error and returns its code.
-func (r *run) noteError(err error) string {
+// noteConnectError counts a failed attempt to open a connection and
+// starts an outage if none is open; it returns the error's code.
+func (r *run) noteConnectError(err error, si int) string {
+	code := r.noteError(err, si, -1)
+	if !timeline.ConnectionError(code) {
+		return code // refused by the server for another reason (53300 too many clients)
+	}
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if !r.outageOpen.Load() {
+		now := time.Since(r.start)
+		r.outages = append(r.outages, Outage{Start: now, Code: code, Message: err.Error(), Failures: 1,
+			Codes: map[string]int64{code: 1}, lastFail: now})
+		r.outageOpen.Store(true)
+		if r.cfg.OnOutage != nil { // under the lock: its end cannot be told first
+			r.cfg.OnOutage(r.outages[len(r.outages)-1])
+		}
+	}
+	return code
+}
+
+// noteError counts one failed try's error and returns its code; si and
+// cmd say where it happened (cmd -1: in no command).
+func (r *run) noteError(err error, si, cmd int) string {
 	code, detail := CodeClient, ""
 	var dbe *DBError
 	if errors.As(err, &dbe) {
 		code, detail = dbe.Code, dbe.Detail
 	}
 	now := time.Since(r.start)
+	conn := timeline.ConnectionError(code)
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
 	info := r.errs[code]
@@ -582,13 +718,88 @@ func (r *run) noteError(err error) string {
 		if r.errs == nil {
 			r.errs = make(map[string]*ErrorInfo)
 		}
-		info = &ErrorInfo{Code: code, Message: err.Error(), Detail: detail, First: now}
+		info = &ErrorInfo{Code: code, Message: err.Error(), Detail: detail, First: now, Script: si, Command: cmd}
 		r.errs[code] = info
 		r.errSeq = append(r.errSeq, code)
 	}
 	info.Count++
 	info.Last = now
+	if !conn {
+		r.lastFailure = ErrorInfo{Code: code, Message: err.Error(), Script: si, Command: cmd}
+	}
+	if r.outageOpen.Load() {
+		o := &r.outages[len(r.outages)-1]
+		o.Failures++
+		o.Codes[code]++
+		o.lastFail = now
+	}
 	return code
+}
+
+// endOutage closes the open outage, if any, at now: a transaction begun
+// after its last failure succeeded (recovered), or the run ended.
+func (r *run) endOutage(begun, now time.Duration, recovered bool) {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if !r.outageOpen.Load() || recovered && begun <= r.outages[len(r.outages)-1].lastFail {
+		return
+	}
+	r.outageOpen.Store(false)
+	o := &r.outages[len(r.outages)-1]
+	o.End, o.Recovered = max(now, o.Start), recovered
+	if r.cfg.OnOutage != nil {
+		r.cfg.OnOutage(*o)
+	}
+}
+
+// failureWatch applies Config.FailureLimit: the supervisor feeds it the
+// clients' counts every poll, and it closes one-second windows.
+type failureWatch struct {
+	limit                FailureLimit
+	windows              int   // one-second windows in limit.For
+	streak               int   // trailing windows in which transactions kept failing
+	next                 int64 // end of the current window, µs since the start
+	ok, failed, connFail int64 // counts at the last window's end
+}
+
+func newFailureWatch(limit FailureLimit) *failureWatch {
+	return &failureWatch{limit: limit, windows: max(1, int((limit.For+time.Second-1)/time.Second)), next: int64(time.Second / time.Microsecond)}
+}
+
+// poll closes the windows that ended by nowUS and reports whether the
+// limit is reached.
+func (w *failureWatch) poll(nowUS int64, clients []*client) bool {
+	if nowUS < w.next {
+		return false
+	}
+	var ok, failed, connFail int64
+	for _, c := range clients {
+		ok += c.okTx.Load()
+		failed += c.failedTx.Load()
+		connFail += c.connFailedTx.Load()
+	}
+	dOK, dFailed, dConn := ok-w.ok, failed-w.failed, connFail-w.connFail
+	w.ok, w.failed, w.connFail = ok, failed, connFail
+	// Windows that passed without a poll (a stalled supervisor) count as
+	// one: what ended in them is known only in sum.
+	for w.next <= nowUS {
+		w.next += int64(time.Second / time.Microsecond)
+	}
+	if dFailed > dConn && float64(dFailed) >= w.limit.Ratio*float64(dOK+dFailed) {
+		w.streak++
+	} else {
+		w.streak = 0
+	}
+	return w.streak >= w.windows
+}
+
+// stopFailing records why the run is being stopped by its failure limit.
+func (r *run) stopFailing(failed int64) {
+	r.errMu.Lock()
+	last := r.lastFailure
+	r.errMu.Unlock()
+	r.failing = &FailingError{Limit: r.cfg.FailureLimit, Code: last.Code, Message: last.Message,
+		Script: last.Script, Command: last.Command, Failed: failed, At: time.Since(r.start)}
 }
 
 // errorInfos lists the errors seen, in order of first occurrence.

@@ -142,9 +142,13 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 			}
 		}
 	}
-	if len(run.Marks) > 0 {
+	writeOutages(w, run)
+	if hasEventMarks(run.Marks) {
 		fmt.Fprintln(w, "\nevents:")
 		for _, mk := range run.Marks {
+			if mk.Kind == timeline.MarkOutage {
+				continue // listed under outages
+			}
 			text := mk.Outcome
 			if mk.Error != "" {
 				text = "error: " + mk.Error
@@ -168,6 +172,31 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 		writeFindings(w, findings)
 	}
 	return nil
+}
+
+func hasEventMarks(marks []timeline.Mark) bool {
+	for _, mk := range marks {
+		if mk.Kind != timeline.MarkOutage {
+			return true
+		}
+	}
+	return false
+}
+
+// writeOutages lists the outages: cause and duration.
+func writeOutages(w io.Writer, run *timeline.Run) {
+	outages := run.Outages()
+	if len(outages) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\noutages (connections failing, no transaction succeeding):")
+	for _, o := range outages {
+		outcome := o.Outcome
+		if !o.Ended {
+			outcome = "not recovered by the end of the run"
+		}
+		fmt.Fprintf(w, "  %7.1f s  %s: %.1f s, %s: %s; %s\n", o.Start, o.Workload, o.Duration(), o.Code, o.Cause, outcome)
+	}
 }
 
 func firstLine(s string) string {

@@ -75,6 +75,16 @@ type Result struct {
 // the run directory holds what was measured until then.
 var ErrInterrupted = errors.New("run interrupted")
 
+// ErrFailing reports a run stopped because a workload's transactions kept
+// failing (the scenario's abort_on_failure); the run directory holds what
+// was measured, with status failed.
+var ErrFailing = errors.New("transactions kept failing")
+
+// failingError is a run's ErrFailing, with what failed and where.
+type failingError struct{ error }
+
+func (failingError) Is(target error) bool { return target == ErrFailing }
+
 // Run executes the scenario and returns when it is over. On any outcome
 // the embedded server is stopped and removed and no session is left open
 // on the target; the run directory holds what was measured, with the
@@ -180,7 +190,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 
 	sum, err := r.execute(ctx)
-	if err != nil && !errors.Is(err, ErrInterrupted) {
+	if err != nil && !errors.Is(err, ErrInterrupted) && !errors.Is(err, ErrFailing) {
 		return nil, err
 	}
 	if werr := timeline.WriteJSON(dir, timeline.SummaryFile, sum); werr != nil {
@@ -271,6 +281,7 @@ type run struct {
 	// settingsDue asks the clock for a pg_settings snapshot (after a
 	// settings event), recorded as a sample of source "pg_settings".
 	settingsDue atomic.Bool
+	outages     atomic.Int32 // numbers the outage marks
 }
 
 // workloadRun is one workload ready to run.
@@ -284,6 +295,9 @@ type workloadRun struct {
 	stop    time.Duration
 	result  *engine.Result
 	err     error
+	// locations name each script for messages: its file as the scenario
+	// gives it, or its copy in the run directory.
+	locations []string
 }
 
 // openTarget starts the embedded server or checks the given one.
@@ -407,6 +421,15 @@ func (r *run) plan() error {
 			MaxTries: max(spec.MaxTries, 1), PerCommand: true, RandomSeed: seed,
 			Ticks: wr.ticks, Shape: fn, Pool: spec.Pool, PoolTimeout: spec.PoolTimeout,
 			ContinueOnError: true, Stderr: r.opts.Log,
+			FailureLimit: engine.FailureLimit{Ratio: r.sc.AbortOnFailure.Ratio, For: r.sc.AbortOnFailure.For},
+			OnOutage:     r.outageMarker(spec.Name),
+		}
+		for i, src := range spec.Scripts {
+			loc := timeline.ScriptsDir + "/" + infos[i].File
+			if src.File != "" {
+				loc = src.File
+			}
+			wr.locations = append(wr.locations, loc)
 		}
 		if rateModel {
 			wr.cfg.Rate = maxRate
@@ -503,6 +526,7 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	var tickMu sync.Mutex // guards pending, filled by the engines' callbacks
 	var pending []timeline.Interval
 	var wg sync.WaitGroup
+	failing := make(chan error, 1) // a workload stopped by its failure limit
 	for _, wr := range r.workloads {
 		wr.cfg.OnProgress = func(p *engine.Progress) {
 			iv := toTimeline(wr.spec.Name, p, wr.start)
@@ -523,6 +547,18 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 			}
 			r.logf("workload %s: starting %s", wr.spec.Name, describeShape(wr))
 			wr.result, wr.err = engine.Run(runCtx, wr.target, wr.cfg)
+			var fe *engine.FailingError
+			if errors.As(wr.err, &fe) {
+				select {
+				case failing <- failingError{fmt.Errorf("workload %s: %w at %s", wr.spec.Name, fe, wr.location(fe.Script, fe.Command))}:
+				default: // another workload stopped the run first
+				}
+				return
+			}
+			if wr.result != nil && wr.result.Backoff > 0 {
+				r.logf("workload %s: clients whose transactions kept failing at once waited %.1f s in all before retrying (backoff)",
+					wr.spec.Name, wr.result.Backoff.Seconds())
+			}
 			switch {
 			case wr.err != nil && !errors.Is(wr.err, engine.ErrAborted):
 				r.logf("workload %s: %v", wr.spec.Name, wr.err)
@@ -578,6 +614,11 @@ loop:
 			r.sample(runCtx, now, ivs, false)
 		case <-end.C:
 			break loop
+		case err := <-failing:
+			runErr = err
+			r.logf("%v: stopping the run", err)
+			cancel() // the other workloads and the events stop now
+			break loop
 		case <-ctx.Done():
 			runErr = fmt.Errorf("%w after %.0f s", ErrInterrupted, time.Since(r.start).Seconds())
 			r.logf("interrupted: stopping workloads and events")
@@ -610,6 +651,58 @@ loop:
 		sum.Workloads = append(sum.Workloads, summarize(wr.spec.Name, wr.result, wr.scripts, wr.start))
 	}
 	return sum, runErr
+}
+
+// location names a script command for messages: file:line.
+func (wr *workloadRun) location(script, command int) string {
+	if script < 0 || script >= len(wr.scripts) {
+		return "an unknown script"
+	}
+	loc := wr.locations[script]
+	if cmds := wr.scripts[script].Commands; command >= 0 && command < len(cmds) {
+		return fmt.Sprintf("%s:%d", loc, cmds[command].Pos.Line)
+	}
+	return loc
+}
+
+// outageMarker returns a workload's engine.Config.OnOutage: it marks each
+// outage's start and end on the timeline (kind timeline.MarkOutage),
+// named outage-N in the order they start.
+func (r *run) outageMarker(workload string) func(engine.Outage) {
+	var name string
+	return func(o engine.Outage) {
+		if o.End == 0 && !o.Recovered {
+			name = fmt.Sprintf("outage-%d", r.outages.Add(1))
+			r.mark(timeline.Mark{Event: name, Kind: timeline.MarkOutage, Phase: timeline.PhaseStart,
+				Detail: map[string]any{"workload": workload, "code": o.Code, "cause": firstLine(o.Message)}})
+			r.logf("workload %s: connections failing: %s (%s)", workload, firstLine(o.Message), o.Code)
+			return
+		}
+		took := (o.End - o.Start).Seconds()
+		codes := make([]string, 0, len(o.Codes))
+		for code := range o.Codes {
+			codes = append(codes, code)
+		}
+		sort.Slice(codes, func(i, j int) bool { return o.Codes[codes[i]] > o.Codes[codes[j]] })
+		var byCode []string
+		for _, code := range codes {
+			byCode = append(byCode, fmt.Sprintf("%d × %s", o.Codes[code], code))
+		}
+		outcome := fmt.Sprintf("recovered after %.1f s; %d tries failed (%s)", took, o.Failures, strings.Join(byCode, ", "))
+		if !o.Recovered {
+			outcome = fmt.Sprintf("not recovered when the workload ended, %.1f s later; %d tries failed (%s)", took, o.Failures, strings.Join(byCode, ", "))
+		}
+		r.mark(timeline.Mark{Event: name, Kind: timeline.MarkOutage, Phase: timeline.PhaseEnd, Outcome: outcome,
+			Detail: map[string]any{"workload": workload, "code": o.Code, "failures": o.Failures, "codes": o.Codes, "duration_s": took}})
+		r.logf("workload %s: outage %s", workload, outcome)
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func describeShape(wr *workloadRun) string {

@@ -228,10 +228,18 @@ func summarize(name string, res *engine.Result, scripts []*script.Script, start 
 		ws.Scripts = append(ws.Scripts, sum)
 	}
 	for _, e := range res.Errors {
-		ws.Errors = append(ws.Errors, timeline.ErrorSummary{
+		es := timeline.ErrorSummary{
 			Code: e.Code, Message: e.Message, Detail: e.Detail, Count: e.Count,
 			First: (start + e.First).Seconds(), Last: (start + e.Last).Seconds(),
-		})
+		}
+		if e.Script >= 0 && e.Script < len(scripts) {
+			es.Script = scripts[e.Script].Name
+			if cmds := scripts[e.Script].Commands; e.Command >= 0 && e.Command < len(cmds) {
+				es.Line = cmds[e.Command].Pos.Line
+			}
+		}
+		ws.Errors = append(ws.Errors, es)
 	}
+	ws.Backoff = res.Backoff.Seconds()
 	return ws
 }

@@ -236,6 +236,10 @@ type WorkloadSummary struct {
 	Errors     []ErrorSummary   `json:"errors,omitempty"`
 	Aborted    int              `json:"aborted_clients,omitempty"`
 	Extra      map[string]int64 `json:"extra,omitempty"`
+
+	// Backoff is the time clients waited, over all of them, after
+	// transactions that kept failing at once (seconds).
+	Backoff float64 `json:"backoff_s,omitempty"`
 }
 
 // ScriptSummary is one script's totals with its commands'.

@@ -22,6 +22,7 @@ const Version = "0.1.0-dev"
 const (
 	ExitOK          = 0
 	ExitUsage       = 1   // bad options, bad script, cannot connect, initialization failed
+	ExitRunFailed   = 1   // run stopped because its transactions kept failing (abort_on_failure), as pgbench's exit 1
 	ExitRunAborted  = 2   // clients were aborted by errors during the run
 	ExitThresholds  = 99  // the run completed but a threshold failed (k6's code)
 	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; results so far were printed

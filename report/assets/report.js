@@ -192,8 +192,9 @@
     ctx.clip();
     D.events.forEach(function (e) {
       var t1 = e.t1 < 0 ? DUR : e.t1, x0 = xPos(u, e.t0), x1 = xPos(u, t1);
+      var outage = e.kind === "outage";
       if (x1 - x0 >= 1) {
-        ctx.fillStyle = e.error ? "rgba(198,40,40,0.08)" : "rgba(90,100,120,0.10)";
+        ctx.fillStyle = outage ? "rgba(198,40,40,0.16)" : e.error ? "rgba(198,40,40,0.08)" : "rgba(90,100,120,0.10)";
         ctx.fillRect(x0, b.top, x1 - x0, b.height);
       }
       ctx.strokeStyle = e.error ? "rgba(160,24,24,0.8)" : "rgba(70,78,92,0.7)";
@@ -246,8 +247,9 @@
     D.events.forEach(function (e) {
       var x = Math.max(xPos(u, e.t0), b.left) + 4 * pr;
       if (x > b.left + b.width) return;
-      var text = e.name + (e.error ? " (failed)" : ""), r = place(top, x, ctx.measureText(text).width);
-      if (r >= 0) label(text, x, b.top + (3 + r * 14) * pr, e.error ? "#a01818" : "#2c3340");
+      var outage = e.kind === "outage";
+      var text = e.name + (outage ? " (no connection)" : e.error ? " (failed)" : ""), r = place(top, x, ctx.measureText(text).width);
+      if (r >= 0) label(text, x, b.top + (3 + r * 14) * pr, outage || e.error ? "#a01818" : "#2c3340");
     });
     var above = b.top + b.height - (NLANES * LANE_PX + 15) * pr;
     BY_START.forEach(function (i) {

@@ -93,7 +93,7 @@ func (t *Target) Connect(ctx context.Context, clientID int) (engine.Conn, error)
 		if errors.As(err, &pgErr) { // e.g. 53300 too many clients
 			return nil, &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
 		}
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: err}
+		return nil, &engine.DBError{Code: engine.CodeConnect, Err: err}
 	}
 	return &conn{pg: pg, mode: t.mode, prepared: make(map[*script.SQL]string)}, nil
 }

@@ -35,7 +35,7 @@ func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller)
 		if errors.As(err, &pgErr) {
 			return nil, &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
 		}
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: err}
+		return nil, &engine.DBError{Code: engine.CodeConnect, Err: err}
 	}
 	h, err := pg.Hijack()
 	if err != nil {

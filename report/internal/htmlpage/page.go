@@ -39,6 +39,7 @@ type page struct {
 	Scripts        []scriptView
 	Errors         []errorView
 	Events         []eventView
+	Outages        []timeline.Outage
 	Settings       []settingView
 	SettingChanges []settingChange
 	Samplers       []samplerView
@@ -161,6 +162,7 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
 
 	bands := eventBands(run.Marks)
 	p.Events = eventViews(run.Manifest.Events, run.Marks)
+	p.Outages = run.Outages()
 	p.SettingChanges = settingChanges(run.Manifest.Settings, run.Marks)
 	p.Settings = settingViews(run.Manifest.Settings, p.SettingChanges)
 	p.Samplers = samplerViews(run)

@@ -24,6 +24,7 @@ import (
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/internal/secret"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
 	pgsampler "github.com/firedrill/firedrill/sampler/postgres"
@@ -91,6 +92,11 @@ func (failingError) Is(target error) bool { return target == ErrFailing }
 // manifest's status saying how it ended.
 func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	sc := opts.Scenario
+	// One redactor for all this run prints and writes: it knows the
+	// target's password however it was given (internal/secret).
+	red := secret.New(opts.DSN, sc.Target.DSN)
+	opts.Log = red.Writer(opts.Log)
+	defer func() { err = red.Error(err) }()
 	logf := func(format string, args ...any) {
 		if opts.Log != nil {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
@@ -103,21 +109,22 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, timeline.ScriptsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, timeline.ScriptsDir), timeline.DirMode); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
 	man := timeline.Manifest{
 		Format: timeline.Format, Name: sc.Name, Started: time.Now().UTC(), Status: timeline.StatusRunning,
-		Version: opts.Version, Command: opts.Command, Interval: sc.SampleInterval.Seconds(), Host: hostInfo(),
+		Version: opts.Version, Command: red.Args(opts.Command), Interval: sc.SampleInterval.Seconds(), Host: hostInfo(),
 	}
-	if err := copyScenario(sc, dir); err != nil {
+	if err := copyScenario(sc, dir, red); err != nil {
 		return nil, err
 	}
 	w, err := timeline.Create(dir)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf}
+	w.RedactWith(red.Redact)
+	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf, red: red}
 	defer func() {
 		if cerr := w.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -131,6 +138,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		default:
 			man.Status, man.Error = timeline.StatusFailed, err.Error()
 		}
+		man.Error = red.Redact(man.Error)
 		if werr := timeline.WriteJSON(dir, timeline.ManifestFile, &man); werr != nil && err == nil {
 			err = werr
 		}
@@ -193,6 +201,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err != nil && !errors.Is(err, ErrInterrupted) && !errors.Is(err, ErrFailing) {
 		return nil, err
 	}
+	timeline.RedactSummary(sum, red.Redact)
 	if werr := timeline.WriteJSON(dir, timeline.SummaryFile, sum); werr != nil {
 		return nil, werr
 	}
@@ -213,7 +222,11 @@ func makeRunDir(opts Options) (string, error) {
 		if entries, err := os.ReadDir(opts.RunDir); err == nil && len(entries) > 0 {
 			return "", fmt.Errorf("run directory %s exists and is not empty; choose another or remove it", opts.RunDir)
 		}
-		return opts.RunDir, os.MkdirAll(opts.RunDir, 0o755)
+		if err := os.MkdirAll(opts.RunDir, timeline.DirMode); err != nil {
+			return "", fmt.Errorf("create run directory: %w", err)
+		}
+		// An empty directory made beforehand becomes private too.
+		return opts.RunDir, os.Chmod(opts.RunDir, timeline.DirMode)
 	}
 	out := opts.OutDir
 	if out == "" {
@@ -228,7 +241,7 @@ func makeRunDir(opts Options) (string, error) {
 		if i > 0 {
 			dir = fmt.Sprintf("%s-%d", dir, i+1)
 		}
-		if err := os.Mkdir(dir, 0o755); err == nil {
+		if err := os.Mkdir(dir, timeline.DirMode); err == nil {
 			return dir, nil
 		} else if !os.IsExist(err) {
 			return "", fmt.Errorf("create run directory: %w", err)
@@ -236,11 +249,12 @@ func makeRunDir(opts Options) (string, error) {
 	}
 }
 
-func copyScenario(sc *scenario.Scenario, dir string) error {
+// copyScenario keeps the scenario as run, its target.dsn's password masked.
+func copyScenario(sc *scenario.Scenario, dir string, red *secret.Redactor) error {
 	if sc.Source == nil {
 		return nil
 	}
-	return timeline.WriteFile(dir, timeline.ScenarioFile, sc.Source)
+	return timeline.WriteFile(dir, timeline.ScenarioFile, sc.RedactedSource(red.Redact))
 }
 
 func hostInfo() timeline.Host {
@@ -266,6 +280,7 @@ type run struct {
 	w          *timeline.Writer
 	man        *timeline.Manifest
 	logf       func(string, ...any)
+	red        *secret.Redactor // masks the target's password in all the run writes
 	connString string
 	inst       *postgres.Instance
 	schema     string // non-embedded: the schema setup and workloads use
@@ -310,7 +325,7 @@ func (r *run) openTarget(ctx context.Context) (string, *postgres.Instance, error
 		if r.opts.DSN != "" && len(r.sc.Target.Settings) > 0 {
 			r.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
 		}
-		r.man.Target = timeline.Target{Kind: "postgres", Address: redactDSN(dsn)}
+		r.man.Target = timeline.Target{Kind: "postgres", Address: r.red.Redact(dsn)}
 		r.schema = r.sc.Setup.Schema
 		if r.schema == "" {
 			r.schema = "firedrill"
@@ -339,27 +354,6 @@ func (r *run) openTarget(ctx context.Context) (string, *postgres.Instance, error
 	r.man.Target = timeline.Target{Kind: "postgres", Embedded: true, Address: inst.TCPAddr(),
 		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir()}
 	return inst.ConnString(), inst, nil
-}
-
-// redactDSN drops a password from a connection string for the manifest.
-func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest := dsn[i+3:]
-		if at := strings.Index(rest, "@"); at >= 0 {
-			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
-				return dsn[:i+3] + rest[:colon] + ":xxx" + rest[at:]
-			}
-		}
-		return dsn
-	}
-	var parts []string
-	for _, f := range strings.Fields(dsn) {
-		if strings.HasPrefix(f, "password=") {
-			f = "password=xxx"
-		}
-		parts = append(parts, f)
-	}
-	return strings.Join(parts, " ")
 }
 
 // plan parses every workload's scripts and builds the engines' configs

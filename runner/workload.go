@@ -63,7 +63,7 @@ func loadScripts(sc *scenario.Scenario, w *scenario.Workload, syms *script.Symbo
 		if !strings.HasSuffix(file, ".sql") {
 			file += ".sql"
 		}
-		if err := os.WriteFile(filepath.Join(runDir, timeline.ScriptsDir, file), text, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(runDir, timeline.ScriptsDir, file), text, timeline.FileMode); err != nil {
 			return nil, nil, fmt.Errorf("copy script: %w", err)
 		}
 		info := timeline.ScriptInfo{Name: name, Weight: s.Weight, File: file}

@@ -135,6 +135,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			man.Status = timeline.StatusCompleted
 		case errors.Is(err, ErrInterrupted):
 			man.Status, man.Error = timeline.StatusInterrupted, err.Error()
+		case errors.Is(err, ErrDegraded):
+			man.Status, man.Error = timeline.StatusDegraded, err.Error()
 		default:
 			man.Status, man.Error = timeline.StatusFailed, err.Error()
 		}
@@ -198,7 +200,10 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 
 	sum, err := r.execute(ctx)
-	if err != nil && !errors.Is(err, ErrInterrupted) && !errors.Is(err, ErrFailing) {
+	if derr := r.degraded(time.Since(r.start).Seconds()); err == nil {
+		err = derr
+	}
+	if err != nil && !errors.Is(err, ErrInterrupted) && !errors.Is(err, ErrFailing) && !errors.Is(err, ErrDegraded) {
 		return nil, err
 	}
 	timeline.RedactSummary(sum, red.Redact)
@@ -296,6 +301,8 @@ type run struct {
 	// settingsDue asks the clock for a pg_settings snapshot (after a
 	// settings event), recorded as a sample of source "pg_settings".
 	settingsDue atomic.Bool
+	freeze      *freezeWatch // when the server stopped answering
+	evMarks     eventMarks   // the events' marks, closed at the deadline
 	outages     atomic.Int32 // numbers the outage marks
 }
 
@@ -517,6 +524,12 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.start = time.Now()
+	deadline := r.start.Add(r.sc.Duration + hardStopGrace) // see deadline.go
+	r.freeze = newFreezeWatch(r.sc.SampleInterval)
+	// Cancelled in time for the engines to close what is stuck by the
+	// deadline, however late the clock notices the end.
+	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime, cancel)
+	defer hardStop.Stop()
 	var tickMu sync.Mutex // guards pending, filled by the engines' callbacks
 	var pending []timeline.Interval
 	var wg sync.WaitGroup
@@ -605,7 +618,7 @@ loop:
 			ivs := pending
 			pending = nil
 			tickMu.Unlock()
-			r.sample(runCtx, now, ivs, false)
+			r.sampleTick(runCtx, now, ivs, deadline)
 		case <-end.C:
 			break loop
 		case err := <-failing:
@@ -625,12 +638,14 @@ loop:
 	<-workloadsDone
 	cancelWait.Stop()
 	cancel()
-	evWG.Wait()
+	r.waitEvents(&evWG, deadline)
 	tickMu.Lock()
 	ivs := pending
 	tickMu.Unlock()
-	r.sample(context.Background(), time.Now(), ivs, true) // the last samples, after the load
-	r.captureExplains(ctx)                                // plans of the top statements, for missing-index
+	if !r.freeze.frozen(time.Since(r.start).Seconds()) { // a server that does not answer has nothing more to say
+		r.sampleLast(ivs)      // the last samples, after the load
+		r.captureExplains(ctx) // plans of the top statements, for missing-index
+	}
 	if err := r.w.Flush(); err != nil {
 		return nil, fmt.Errorf("write timeline: %w", err)
 	}
@@ -644,6 +659,7 @@ loop:
 		}
 		sum.Workloads = append(sum.Workloads, summarize(wr.spec.Name, wr.result, wr.scripts, wr.start))
 	}
+	r.holdToPlan(sum)
 	return sum, runErr
 }
 
@@ -740,6 +756,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 	// Half a tick of slack, so that a tick arriving a little early still
 	// reads a slow source once per slowPeriod.
 	slack := r.sc.SampleInterval / 2
+	timedOut := false // a sampler's query timed out: the server may not be answering
 	for i, s := range r.samplers {
 		if !all && !everyTick[s.Name()] && !r.lastRead[i].IsZero() && now.Sub(r.lastRead[i]) < slowPeriod-slack {
 			continue
@@ -751,6 +768,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 			Duration: float64(time.Since(t0).Microseconds()) / 1000}
 		if err != nil {
 			smp.Error = err.Error()
+			timedOut = timedOut || isTimeout(err)
 		}
 		if detail != nil {
 			if b, merr := json.Marshal(detail); merr == nil {
@@ -773,6 +791,9 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 	if err := r.w.Flush(); err != nil {
 		r.logf("write timeline: %v", err)
 	}
+	if r.freeze != nil {
+		r.freeze.tick(t, ivs, timedOut)
+	}
 	if r.opts.OnTick != nil {
 		r.opts.OnTick(t, ivs, samples)
 	}
@@ -788,10 +809,10 @@ func (r *run) fire(ctx context.Context, ev event.Event, spec scenario.Event, env
 	started := false
 	outcome, detail, err := ev.Run(ctx, env, func(d map[string]any) {
 		started = true
-		r.mark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart, Detail: d})
+		r.eventMark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart, Detail: d})
 	})
 	if !started {
-		r.mark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart})
+		r.eventMark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart})
 	}
 	m := timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseEnd, Outcome: outcome, Detail: detail}
 	if err != nil {
@@ -800,14 +821,17 @@ func (r *run) fire(ctx context.Context, ev event.Event, spec scenario.Event, env
 	} else {
 		r.logf("event %s (%s): %s", spec.Name, spec.Kind, outcome)
 	}
-	r.mark(m)
+	r.keepPlannedEnd(&m, spec)
+	r.eventMark(m)
 	if spec.Kind == "settings" && err == nil {
 		r.settingsDue.Store(true) // the clock snapshots them: it owns the samplers' session
 	}
 }
 
 func (r *run) mark(m timeline.Mark) {
-	m.T = time.Since(r.start).Seconds()
+	if m.T == 0 { // not placed by the caller
+		m.T = time.Since(r.start).Seconds()
+	}
 	r.w.Add(timeline.Record{Mark: &m})
 	if r.opts.OnMark != nil {
 		r.opts.OnMark(m)

@@ -31,8 +31,8 @@ type Manifest struct {
 	Name     string    `json:"name"`   // the scenario's name
 	Started  time.Time `json:"started"`
 	Ended    time.Time `json:"ended,omitzero"`
-	Status   string    `json:"status"`          // StatusRunning, StatusCompleted, StatusInterrupted, StatusFailed
-	Error    string    `json:"error,omitempty"` // why the run failed or was interrupted
+	Status   string    `json:"status"`          // StatusRunning, StatusCompleted, StatusDegraded, StatusInterrupted, StatusFailed, StatusKilled
+	Error    string    `json:"error,omitempty"` // why the run failed, was interrupted, degraded or killed
 	Version  string    `json:"firedrill"`       // firedrill's version
 	Command  []string  `json:"command,omitempty"`
 	Interval float64   `json:"sample_interval_s"` // the tick: client intervals and samples
@@ -47,14 +47,33 @@ type Manifest struct {
 	// Samplers names every sampler that ran, with what it needed and did
 	// not find ("pg_stat_statements is not installed") in Notes.
 	Samplers []SamplerInfo `json:"samplers,omitempty"`
+	// Frozen are the windows in which the server stopped answering: no
+	// transaction completed and the samplers' queries timed out.
+	Frozen []FrozenWindow `json:"frozen,omitempty"`
+}
+
+// FrozenWindow is a time in which the server did not answer.
+type FrozenWindow struct {
+	Start float64 `json:"start_s"` // when it last answered, seconds since the run's start
+	// End is when it answered again, or the run's end if it never did
+	// (Recovered false).
+	End       float64 `json:"end_s"`
+	Recovered bool    `json:"recovered"`
 }
 
 // Run statuses.
 const (
-	StatusRunning     = "running"
-	StatusCompleted   = "completed"
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	// StatusDegraded is a run that went to its end but whose server
+	// stopped answering for a while (Manifest.Frozen): a run that could
+	// not finish its duration is stopped at its deadline.
+	StatusDegraded    = "degraded"
 	StatusInterrupted = "interrupted"
 	StatusFailed      = "failed"
+	// StatusKilled is a run whose process ended without finishing it
+	// (SIGKILL, out of memory): found "running" by a later firedrill.
+	StatusKilled = "killed"
 )
 
 // Target describes the database under test.

@@ -1,12 +1,15 @@
 package postgres
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -82,6 +85,12 @@ func (p *childProcess) shutdown() error {
 		{syscall.SIGQUIT, immediateShutdownWait},
 		{syscall.SIGKILL, killWait},
 	}
+	// A server stopped with SIGSTOP (a drill of a frozen server) would
+	// keep each signal pending and be waited for in vain until SIGKILL:
+	// let it run again so that it shuts down as asked.
+	for _, pid := range ServerProcesses(p.pid) {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
 	for _, step := range steps {
 		if !p.running() {
 			break
@@ -146,4 +155,37 @@ func logTail(path string, offset int64) string {
 		lines = lines[len(lines)-maxLines:]
 	}
 	return "server log " + path + ":\n  " + strings.Join(lines, "\n  ")
+}
+
+// ServerProcesses lists a running server's processes: the postmaster and
+// its children (backends, background workers), found by their parent in
+// /proc since each child is the leader of a session of its own (the
+// postmaster's process group does not hold them).
+func ServerProcesses(postmaster int) []int {
+	pids := []int{postmaster}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return pids
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == postmaster {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// The fields after the command name, which may hold spaces and
+		// parentheses: state, then the parent's pid.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(postmaster) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -24,6 +24,7 @@ const (
 	ExitUsage       = 1   // bad options, bad script, cannot connect, initialization failed
 	ExitRunFailed   = 1   // run stopped because its transactions kept failing (abort_on_failure), as pgbench's exit 1
 	ExitRunAborted  = 2   // clients were aborted by errors during the run
+	ExitDegraded    = 3   // the server stopped answering; the run was stopped at its deadline (status degraded)
 	ExitThresholds  = 99  // the run completed but a threshold failed (k6's code)
 	ExitInterrupted = 130 // stopped by SIGINT/SIGTERM; results so far were printed
 )

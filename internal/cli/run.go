@@ -133,6 +133,9 @@ func (o *runOpts) run(env *Env, path string) error {
 		if errors.Is(runErr, runner.ErrInterrupted) {
 			return withCode(ExitInterrupted, runErr)
 		}
+		if errors.Is(runErr, runner.ErrDegraded) {
+			return withCode(ExitDegraded, runErr)
+		}
 		if errors.Is(runErr, runner.ErrFailing) {
 			return withCode(ExitRunFailed, runErr)
 		}

@@ -1,0 +1,265 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// A server that stops answering (frozen by SIGSTOP, a hung disk, a
+// kernel stall) must not hold the run hostage: the run ends at its
+// deadline, its duration plus hardStopGrace, with what was measured, and
+// says so (status degraded, the frozen windows in the manifest).
+
+// hardStopGrace is how long after its duration a run may take to stop
+// its workloads and events; at the deadline what still waits on the
+// server is cut off.
+const hardStopGrace = 5 * time.Second
+
+// engineStopTime is how long the engine takes from its context's
+// cancellation to closing the connections under commands that do not
+// return (Config.StopGrace's default, then 3 s of cancel requests).
+const engineStopTime = 4 * time.Second
+
+// minTickBudget bounds from below the time one tick's sampling may take:
+// below a second of sampling interval, a slow query still gets its time.
+const minTickBudget = 2 * time.Second
+
+// ErrDegraded reports a run that reached its end but whose server stopped
+// answering for a while (Manifest.Frozen): its numbers cover a server
+// that was not serving, and a run that could not finish its duration was
+// stopped at its deadline.
+var ErrDegraded = errors.New("run degraded: the server stopped answering")
+
+// freezeWatch finds, tick by tick, the windows in which the server did
+// not answer: no transaction completed and a sampler's query timed out.
+type freezeWatch struct {
+	mu           sync.Mutex
+	minWindow    float64 // shorter windows are noise (one slow tick)
+	lastAnswered float64 // t of the last tick at which the server answered
+	frozenSince  float64 // the window's start; < 0 while the server answers
+	windows      []timeline.FrozenWindow
+}
+
+func newFreezeWatch(interval time.Duration) *freezeWatch {
+	return &freezeWatch{minWindow: max(2*interval, 2*time.Second).Seconds(), frozenSince: -1}
+}
+
+// tick judges one tick at t from the intervals it closed and whether a
+// sampler's query timed out.
+func (f *freezeWatch) tick(t float64, ivs []timeline.Interval, timedOut bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// An interval may reach the clock a tick late: the server answered
+	// until the end of the last one with a transaction, whenever it came.
+	completed := false
+	for _, iv := range ivs {
+		if iv.Count > 0 {
+			completed = true
+			f.lastAnswered = max(f.lastAnswered, iv.End)
+		}
+	}
+	switch {
+	case timedOut && !completed:
+		if f.frozenSince < 0 {
+			f.frozenSince = f.lastAnswered
+		}
+	default:
+		if f.frozenSince >= 0 && t-f.frozenSince >= f.minWindow {
+			f.windows = append(f.windows, timeline.FrozenWindow{Start: f.frozenSince, End: t, Recovered: true})
+		}
+		f.frozenSince = -1
+		if !timedOut {
+			f.lastAnswered = t
+		}
+	}
+}
+
+// frozen reports whether the server has not answered since a tick that is
+// at least minWindow before t.
+func (f *freezeWatch) frozen(t float64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.frozenSince >= 0 && t-f.frozenSince >= f.minWindow
+}
+
+// finish closes a window still open at the run's end t and returns them
+// all.
+func (f *freezeWatch) finish(t float64) []timeline.FrozenWindow {
+	if f == nil {
+		return nil // the run ended before its load started
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.frozenSince >= 0 && t-f.frozenSince >= f.minWindow {
+		f.windows = append(f.windows, timeline.FrozenWindow{Start: f.frozenSince, End: t})
+		f.frozenSince = -1
+	}
+	return f.windows
+}
+
+// isTimeout reports whether a sampler's error is the server not answering
+// in time, rather than refusing or failing. The samplers' errors reach the
+// runner wrapped in ways that keep only their text at times (a failed
+// connection repeated), hence the words.
+func isTimeout(err error) bool {
+	// Cancelled too: the run ended while the query waited on the server.
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) ||
+		strings.Contains(err.Error(), "timeout") || strings.Contains(err.Error(), "context canceled")
+}
+
+// sampleTick reads the samplers due at a tick, all within one budget (the
+// tick's interval, at least minTickBudget, never past the deadline), so
+// that a server that does not answer delays the clock by a tick at most,
+// not by a timeout per sampler.
+func (r *run) sampleTick(ctx context.Context, now time.Time, ivs []timeline.Interval, deadline time.Time) {
+	budget := now.Add(max(r.sc.SampleInterval, minTickBudget))
+	if budget.After(deadline) {
+		budget = deadline
+	}
+	tickCtx, cancel := context.WithDeadline(ctx, budget)
+	defer cancel()
+	r.sample(tickCtx, now, ivs, false)
+}
+
+// sampleLast reads every sampler once more after the load, within one
+// tick's budget.
+func (r *run) sampleLast(ivs []timeline.Interval) {
+	ctx, cancel := context.WithTimeout(context.Background(), max(r.sc.SampleInterval, minTickBudget))
+	defer cancel()
+	r.sample(ctx, time.Now(), ivs, true)
+}
+
+// eventMarks guards the events' marks: after the deadline the runner
+// writes the end of events still stuck, and what they mark later is
+// dropped (the timeline is closed by then).
+type eventMarks struct {
+	mu      sync.Mutex
+	closed  bool
+	started map[string]bool
+	ended   map[string]bool
+}
+
+// eventMark records an event's mark unless the run has given up on the
+// events.
+func (r *run) eventMark(m timeline.Mark) {
+	r.evMarks.mu.Lock()
+	defer r.evMarks.mu.Unlock()
+	if r.evMarks.closed {
+		return
+	}
+	if r.evMarks.started == nil {
+		r.evMarks.started, r.evMarks.ended = map[string]bool{}, map[string]bool{}
+	}
+	if m.Phase == timeline.PhaseStart {
+		r.evMarks.started[m.Event] = true
+	} else {
+		r.evMarks.ended[m.Event] = true
+	}
+	r.mark(m)
+}
+
+// keepPlannedEnd puts the end mark of an event that has a duration at its
+// planned end when the event returned later: its session was stuck on a
+// server that did not answer (a ROLLBACK that could not be sent), which
+// is the server's delay, not the event's. When the event really returned
+// is kept in the detail (returned_s).
+func (r *run) keepPlannedEnd(m *timeline.Mark, spec scenario.Event) {
+	if spec.Duration <= 0 {
+		return
+	}
+	planned := (spec.At + spec.Duration).Seconds()
+	now := time.Since(r.start).Seconds()
+	if now-planned < 1 {
+		return
+	}
+	if m.Detail == nil {
+		m.Detail = map[string]any{}
+	}
+	m.Detail["returned_s"] = now
+	m.T = planned
+	if m.Error != "" {
+		m.Error = fmt.Sprintf("stuck on the server from its planned end (%.1f s) until %.1f s: %s", planned, now, m.Error)
+	}
+}
+
+// waitEvents waits for the events until the deadline; those still running
+// then are given up: their end is marked (at their planned end, or now)
+// with an error saying why, and their later marks are dropped.
+func (r *run) waitEvents(events *sync.WaitGroup, deadline time.Time) {
+	done := make(chan struct{})
+	go func() { events.Wait(); close(done) }()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-done:
+		return
+	case <-timer.C:
+	}
+	r.evMarks.mu.Lock()
+	defer r.evMarks.mu.Unlock()
+	now := time.Since(r.start)
+	for _, spec := range r.sc.Events {
+		if r.evMarks.ended[spec.Name] || spec.At > now {
+			continue
+		}
+		if !r.evMarks.started[spec.Name] {
+			r.mark(timeline.Mark{T: spec.At.Seconds(), Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart})
+		}
+		end := timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseEnd,
+			Error: fmt.Sprintf("did not finish by the run's deadline (%.0f s): the server did not answer; given up",
+				deadline.Sub(r.start).Seconds())}
+		if planned := spec.At + spec.Duration; spec.Duration > 0 && planned < now {
+			end.T = planned.Seconds()
+		}
+		r.mark(end)
+		r.logf("event %s (%s): %s", spec.Name, spec.Kind, end.Error)
+	}
+	r.evMarks.closed = true
+}
+
+// holdToPlan computes the summary's throughput over the planned duration:
+// time a workload spent past it waiting on a server that did not answer
+// is not time it could have run transactions in.
+func (r *run) holdToPlan(sum *timeline.Summary) {
+	sum.Duration = min(sum.Duration, r.sc.Duration.Seconds())
+	for i := range sum.Workloads {
+		ws := &sum.Workloads[i]
+		for _, wr := range r.workloads {
+			if wr.spec.Name != ws.Name || wr.cfg.Duration <= 0 {
+				continue
+			}
+			if planned := wr.cfg.Duration.Seconds(); ws.Duration > planned {
+				ws.Duration = planned
+				ws.TPS = float64(ws.Count) / planned
+			}
+		}
+	}
+}
+
+// degraded records the frozen windows in the manifest and returns
+// ErrDegraded, saying when, if there were any.
+func (r *run) degraded(end float64) error {
+	windows := r.freeze.finish(end)
+	r.man.Frozen = windows
+	if len(windows) == 0 {
+		return nil
+	}
+	var spans []string
+	for _, w := range windows {
+		to := fmt.Sprintf("%.0f s", w.End)
+		if !w.Recovered {
+			to = "the end of the run"
+		}
+		spans = append(spans, fmt.Sprintf("from %.0f s to %s", w.Start, to))
+	}
+	return fmt.Errorf("%w %s", ErrDegraded, strings.Join(spans, ", "))
+}

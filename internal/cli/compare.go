@@ -111,7 +111,7 @@ func (o *compareOpts) run(env *Env, dirA, dirB string) error {
 		if err := report.WriteCompareHTML(&page, a, b, sides[0], sides[1], text.String()); err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
+		if err := writePrivateFile(o.html, page.Bytes()); err != nil {
 			return withCode(ExitUsage, fmt.Errorf("write --html: %w", err))
 		}
 		fmt.Fprintf(env.Stdout, "\ncompare page: %s\n", o.html)
@@ -121,7 +121,7 @@ func (o *compareOpts) run(env *Env, dirA, dirB string) error {
 		if err := report.WriteCompareJSON(&buf, c); err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.json, buf.Bytes(), 0o644); err != nil {
+		if err := writePrivateFile(o.json, buf.Bytes()); err != nil {
 			return withCode(ExitUsage, fmt.Errorf("write --json: %w", err))
 		}
 	}

@@ -169,7 +169,7 @@ func (o *drillOpts) run(env *Env, name string) error {
 	var plan []planned
 	for _, v := range variants {
 		dir := filepath.Join(tmp, v.Name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		if err := os.Mkdir(dir, timeline.DirMode); err != nil {
 			return withCode(ExitUsage, err)
 		}
 		sc, err := d.Load(v.Name, dir, o.quick)
@@ -301,7 +301,7 @@ func newDrillDir(out, base string) (string, error) {
 		if i > 1 {
 			dir = fmt.Sprintf("%s-%d", dir, i)
 		}
-		err := os.Mkdir(dir, 0o755)
+		err := os.Mkdir(dir, timeline.DirMode)
 		if err == nil {
 			return dir, nil
 		}

@@ -261,6 +261,7 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	defer stop()
 
 	connString, embeddedInst, err := o.openTarget(ctx, env)
+	env.secrets.Learn(connString) // a password pgconn finds for -h/-p/-U in a passfile
 	if embeddedInst != nil {
 		defer func() {
 			if err := embeddedInst.Stop(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
@@ -333,7 +332,7 @@ func (r *pgbenchReport) writeJSON(path string, res *engine.Result) error {
 	if err != nil {
 		return fmt.Errorf("encoding JSON: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := writePrivateFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

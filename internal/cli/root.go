@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/firedrill/firedrill/internal/secret"
 )
 
 // Version is firedrill's version, printed in banners and --version.
@@ -37,6 +39,11 @@ type Env struct {
 	Getenv         func(string) string
 	// Context is cancelled on SIGINT/SIGTERM.
 	Context func() (context.Context, context.CancelFunc)
+
+	// args is the command line after the program's name and secrets
+	// masks passwords in all a command prints: both set by Main (private).
+	args    []string
+	secrets *secret.Redactor
 }
 
 // OSEnv is the real process's Env.
@@ -73,6 +80,7 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 
 // Main runs firedrill with args and returns the exit code.
 func Main(env *Env, args []string) int {
+	env = env.private(args)
 	root := &cobra.Command{
 		Use:   "firedrill",
 		Short: "Rehearse your database's worst day before production has it",

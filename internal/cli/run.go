@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -67,6 +66,7 @@ func (o *runOpts) run(env *Env, path string) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	env.secrets.Learn(sc.Target.DSN)
 	if err := report.CheckThresholdMetrics(sc); err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -76,7 +76,7 @@ func (o *runOpts) run(env *Env, path string) error {
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
 		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, Version: Version,
-		Command: append([]string{"firedrill", "run"}, os.Args[min(2, len(os.Args)):]...),
+		Command: env.commandLine(),
 		Log:     logw,
 	}
 	var runDir atomic.Value
@@ -157,7 +157,7 @@ func writeRunJSON(path string, run *timeline.Run, findings []diagnose.Finding, t
 	if err := report.WriteJSON(&buf, run, findings, thresholds); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := writePrivateFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("write --json: %w", err)
 	}
 	return nil
@@ -227,10 +227,6 @@ run gets today's diagnosis. With --write, findings.json and report.html in
 the directory are rewritten too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// A run left "running" by a killed firedrill says so from now on.
-			if _, err := timeline.SettleKilled(args[0]); err != nil {
-				fmt.Fprintf(env.Stderr, "firedrill: %v\n", err)
-			}
 			run, err := timeline.Open(args[0])
 			if err != nil {
 				return withCode(ExitUsage, err)

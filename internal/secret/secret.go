@@ -47,12 +47,16 @@ type Redactor struct {
 	literals []string // longest first, so a password containing another is masked whole
 }
 
-// New returns a Redactor that knows the passwords of connString (see
-// Learn) and those in the environment (PGPASSWORD, PGSSLPASSWORD).
+// New returns a Redactor that knows the passwords of connStrings (see
+// Learn), those in the environment (PGPASSWORD, PGSSLPASSWORD) and the
+// one pgconn finds for the default connection (a passfile's).
 func New(connStrings ...string) *Redactor {
 	r := &Redactor{}
 	r.LearnSecret(os.Getenv("PGPASSWORD"))
 	r.LearnSecret(os.Getenv("PGSSLPASSWORD"))
+	if cfg, err := pgconn.ParseConfig(""); err == nil {
+		r.LearnSecret(cfg.Password)
+	}
 	for _, cs := range connStrings {
 		r.Learn(cs)
 	}

@@ -105,6 +105,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := Preflight(sc, opts.DSN, opts.AllowShell); err != nil {
 		return nil, err
 	}
+	settleKilled(opts, logf)
 	dir, err := makeRunDir(opts)
 	if err != nil {
 		return nil, err
@@ -119,6 +120,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := copyScenario(sc, dir, red); err != nil {
 		return nil, err
 	}
+	man.Process = timeline.CurrentProcess() // a later firedrill tells from it whether this run was killed
 	w, err := timeline.Create(dir)
 	if err != nil {
 		return nil, err

@@ -188,6 +188,10 @@ func Open(dir string) (*Run, error) {
 		return nil, fmt.Errorf("%s: run format %q is not readable by this firedrill (reads %s)",
 			dir, r.Manifest.Format, Format)
 	}
+	if r.Manifest.Status == StatusRunning && r.Manifest.Process.Gone() {
+		// Read as what it is; SettleKilled writes it down.
+		r.Manifest.Status, r.Manifest.Error = StatusKilled, KilledError(r.Manifest.Process)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err == nil {
 		r.Summary = new(Summary)
 		if err := json.Unmarshal(b, r.Summary); err != nil {

@@ -47,6 +47,9 @@ type Manifest struct {
 	// Samplers names every sampler that ran, with what it needed and did
 	// not find ("pg_stat_statements is not installed") in Notes.
 	Samplers []SamplerInfo `json:"samplers,omitempty"`
+	// Process is the firedrill process that wrote the run, so that a
+	// later one can tell a killed run from one still going on.
+	Process *Process `json:"process,omitempty"`
 	// Frozen are the windows in which the server stopped answering: no
 	// transaction completed and the samplers' queries timed out.
 	Frozen []FrozenWindow `json:"frozen,omitempty"`

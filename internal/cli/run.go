@@ -227,6 +227,10 @@ run gets today's diagnosis. With --write, findings.json and report.html in
 the directory are rewritten too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A run left "running" by a killed firedrill says so from now on.
+			if _, err := timeline.SettleKilled(args[0]); err != nil {
+				fmt.Fprintf(env.Stderr, "firedrill: %v\n", err)
+			}
 			run, err := timeline.Open(args[0])
 			if err != nil {
 				return withCode(ExitUsage, err)

@@ -49,6 +49,7 @@ func spawn(cmd *exec.Cmd) (*childProcess, error) {
 		runtime.LockOSThread()
 		// No UnlockOSThread: the thread is retired when this goroutine
 		// returns, which is after the server has exited.
+		closeInheritedOnExec()
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return

@@ -493,7 +493,7 @@ func (r *run) startSamplers(ctx context.Context) error {
 		}
 	}
 	if settings, err := set.Settings(ctx); err == nil {
-		r.man.Settings = settings
+		r.man.Settings = timeline.RedactSettings(settings, r.red.Redact) // primary_conninfo may hold a password
 		r.man.Target.VersionNum = set.VersionNum()
 		if r.man.Target.ServerVersion == "" {
 			r.man.Target.ServerVersion = settings["server_version"]
@@ -784,7 +784,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 	}
 	if r.settingsDue.Swap(false) && r.pgSamplers != nil {
 		if settings, err := r.pgSamplers.Settings(ctx); err == nil {
-			b, _ := json.Marshal(settings)
+			b, _ := json.Marshal(timeline.RedactSettings(settings, r.red.Redact))
 			r.w.Add(timeline.Record{Sample: &timeline.Sample{Source: "pg_settings", T: t, Detail: b}})
 		} else {
 			r.logf("reading pg_settings after a settings event: %v", err)

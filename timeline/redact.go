@@ -28,14 +28,26 @@ func redactMark(m *Mark, redact func(string) string) {
 }
 
 // RedactManifest passes the manifest's texts that may hold a connection
-// string (the command line, the target's address, the error) through
-// redact.
+// string (the command line, the target's address, the error, the
+// server's settings) through redact.
 func RedactManifest(m *Manifest, redact func(string) string) {
 	for i, a := range m.Command {
 		m.Command[i] = redact(a)
 	}
 	m.Target.Address = redact(m.Target.Address)
 	m.Error = redact(m.Error)
+	RedactSettings(m.Settings, redact)
+}
+
+// RedactSettings passes server settings' values through redact, in place,
+// and returns them: a standby's primary_conninfo may hold a password.
+func RedactSettings(settings map[string]string, redact func(string) string) map[string]string {
+	for k, v := range settings {
+		if v != "" {
+			settings[k] = redact(v)
+		}
+	}
+	return settings
 }
 
 // RedactSummary passes the summary's error messages through redact.

@@ -66,8 +66,9 @@ func TestOpenAndWriterRedact(t *testing.T) {
 		t.Fatal(err)
 	}
 	man := &Manifest{Format: Format, Name: "t", Started: time.Now(), Error: "cannot parse `password = 'old secret 4'`",
-		Command: []string{"firedrill", "run", "--dsn", "postgres://u:old-secret-5@h/x"},
-		Target:  Target{Address: "host=h password=old-secret-6"}}
+		Command:  []string{"firedrill", "run", "--dsn", "postgres://u:old-secret-5@h/x"},
+		Target:   Target{Address: "host=h password=old-secret-6"},
+		Settings: map[string]string{"primary_conninfo": "user=rep password=old-secret-8 host=p"}}
 	if err := WriteJSON(dir, ManifestFile, man); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestOpenAndWriterRedact(t *testing.T) {
 	}
 	all := strings.Join(append(r.Manifest.Command, r.Manifest.Error, r.Manifest.Target.Address,
 		r.Summary.Workloads[0].Errors[0].Message, r.Marks[0].Error, r.Marks[0].Detail["cause"].(string),
-		r.Samples[0].Error), "\n")
+		r.Samples[0].Error, r.Manifest.Settings["primary_conninfo"]), "\n")
 	for _, leak := range []string{"old-secret", "old secret", "new-secret"} {
 		if strings.Contains(all, leak) {
 			t.Errorf("%q survives reading back:\n%s", leak, all)

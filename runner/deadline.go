@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	pgsampler "github.com/firedrill/firedrill/sampler/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -43,37 +44,78 @@ var ErrDegraded = errors.New("run degraded: the server stopped answering")
 // not answer: no transaction completed and a sampler's query timed out.
 type freezeWatch struct {
 	mu           sync.Mutex
-	minWindow    float64 // shorter windows are noise (one slow tick)
-	lastAnswered float64 // t of the last tick at which the server answered
-	frozenSince  float64 // the window's start; < 0 while the server answers
+	minWindow    float64         // windows this short or shorter are noise (one slow tick)
+	servers      map[string]bool // the samplers that query the server
+	lastAnswered float64         // t of the last tick at which the server answered
+	lastTick     float64         // t of the last tick judged
+	frozenSince  float64         // the window's start; < 0 while the server answers
 	windows      []timeline.FrozenWindow
 }
 
-func newFreezeWatch(interval time.Duration) *freezeWatch {
-	return &freezeWatch{minWindow: max(2*interval, 2*time.Second).Seconds(), frozenSince: -1}
+func newFreezeWatch(interval time.Duration, set *pgsampler.Set) *freezeWatch {
+	f := &freezeWatch{minWindow: max(2*interval, 2*time.Second).Seconds(), frozenSince: -1, servers: map[string]bool{}}
+	if set != nil {
+		for _, s := range set.Samplers() {
+			f.servers[s.Name()] = true
+		}
+	}
+	return f
 }
 
-// tick judges one tick at t from the intervals it closed and whether a
-// sampler's query timed out.
+// queriesServer says whether the sampler of that name reads the server
+// (rather than the host or firedrill itself).
+func (f *freezeWatch) queriesServer(sampler string) bool {
+	return f != nil && f.servers[sampler]
+}
+
+// serverProbe sums up one tick's sampler reads of the server.
+type serverProbe struct{ answered, timedOut bool }
+
+// note records one sampler's read; queries says whether it reads the
+// server.
+func (p *serverProbe) note(queries bool, err error) {
+	switch {
+	case !queries:
+	case err == nil:
+		p.answered = true
+	case isTimeout(err):
+		p.timedOut = true
+	}
+}
+
+// unanswered is a tick in which a query to the server timed out and none
+// was answered: one slow view under load is not a frozen server.
+func (p *serverProbe) unanswered() bool { return p.timedOut && !p.answered }
+
+// tick judges one tick at t from the intervals it closed and whether the
+// server left the samplers' queries unanswered.
 func (f *freezeWatch) tick(t float64, ivs []timeline.Interval, timedOut bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// An interval may reach the clock a tick late: the server answered
-	// until the end of the last one with a transaction, whenever it came.
+	// An interval may reach the clock a tick late or more: the server
+	// answered until the end of the last one with a transaction, whenever
+	// that came, but only one that ended since the last tick says it
+	// answers now.
 	completed := false
 	for _, iv := range ivs {
-		if iv.Count > 0 {
+		if iv.Count == 0 {
+			continue
+		}
+		f.lastAnswered = max(f.lastAnswered, iv.End)
+		if iv.End > f.lastTick {
 			completed = true
-			f.lastAnswered = max(f.lastAnswered, iv.End)
+		} else if f.frozenSince >= 0 {
+			f.frozenSince = max(f.frozenSince, iv.End)
 		}
 	}
+	f.lastTick = t
 	switch {
 	case timedOut && !completed:
 		if f.frozenSince < 0 {
 			f.frozenSince = f.lastAnswered
 		}
 	default:
-		if f.frozenSince >= 0 && t-f.frozenSince >= f.minWindow {
+		if f.frozenSince >= 0 && t-f.frozenSince > f.minWindow {
 			f.windows = append(f.windows, timeline.FrozenWindow{Start: f.frozenSince, End: t, Recovered: true})
 		}
 		f.frozenSince = -1
@@ -88,7 +130,7 @@ func (f *freezeWatch) tick(t float64, ivs []timeline.Interval, timedOut bool) {
 func (f *freezeWatch) frozen(t float64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.frozenSince >= 0 && t-f.frozenSince >= f.minWindow
+	return f.frozenSince >= 0 && t-f.frozenSince > f.minWindow
 }
 
 // finish closes a window still open at the run's end t and returns them
@@ -99,7 +141,7 @@ func (f *freezeWatch) finish(t float64) []timeline.FrozenWindow {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.frozenSince >= 0 && t-f.frozenSince >= f.minWindow {
+	if f.frozenSince >= 0 && t-f.frozenSince > f.minWindow {
 		f.windows = append(f.windows, timeline.FrozenWindow{Start: f.frozenSince, End: t})
 		f.frozenSince = -1
 	}
@@ -111,6 +153,10 @@ func (f *freezeWatch) finish(t float64) []timeline.FrozenWindow {
 // runner wrapped in ways that keep only their text at times (a failed
 // connection repeated), hence the words.
 func isTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return false // the server answered, if with an error (statement_timeout included)
+	}
 	// Cancelled too: the run ended while the query waited on the server.
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) ||
 		strings.Contains(err.Error(), "timeout") || strings.Contains(err.Error(), "context canceled")

@@ -527,7 +527,7 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	defer cancel()
 	r.start = time.Now()
 	deadline := r.start.Add(r.sc.Duration + hardStopGrace) // see deadline.go
-	r.freeze = newFreezeWatch(r.sc.SampleInterval)
+	r.freeze = newFreezeWatch(r.sc.SampleInterval, r.pgSamplers)
 	// Cancelled in time for the engines to close what is stuck by the
 	// deadline, however late the clock notices the end.
 	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime, cancel)
@@ -758,7 +758,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 	// Half a tick of slack, so that a tick arriving a little early still
 	// reads a slow source once per slowPeriod.
 	slack := r.sc.SampleInterval / 2
-	timedOut := false // a sampler's query timed out: the server may not be answering
+	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
 	for i, s := range r.samplers {
 		if !all && !everyTick[s.Name()] && !r.lastRead[i].IsZero() && now.Sub(r.lastRead[i]) < slowPeriod-slack {
 			continue
@@ -770,8 +770,8 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 			Duration: float64(time.Since(t0).Microseconds()) / 1000}
 		if err != nil {
 			smp.Error = err.Error()
-			timedOut = timedOut || isTimeout(err)
 		}
+		probe.note(r.freeze.queriesServer(s.Name()), err)
 		if detail != nil {
 			if b, merr := json.Marshal(detail); merr == nil {
 				smp.Detail = b
@@ -794,7 +794,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 		r.logf("write timeline: %v", err)
 	}
 	if r.freeze != nil {
-		r.freeze.tick(t, ivs, timedOut)
+		r.freeze.tick(t, ivs, probe.unanswered())
 	}
 	if r.opts.OnTick != nil {
 		r.opts.OnTick(t, ivs, samples)

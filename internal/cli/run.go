@@ -45,7 +45,9 @@ While it runs, one line per workload every --progress interval shows
 throughput, p50/p99, failures and clients, then the database's active
 sessions and top wait event. Ctrl-C stops it cleanly: transactions are rolled
 back, the embedded server is removed, and the run directory keeps what was
-measured (status "interrupted", exit code 130).`,
+measured (status "interrupted", exit code 130). A server that stops
+answering cannot hold the run past its duration plus 5 s: it ends then,
+with status "degraded" and exit code 3.`,
 		Example: `  firedrill run examples/healthy.yaml
   firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/`,
 		Args: cobra.ExactArgs(1),

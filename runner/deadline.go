@@ -30,6 +30,10 @@ const hardStopGrace = 5 * time.Second
 // return (Config.StopGrace's default, then 3 s of cancel requests).
 const engineStopTime = 4 * time.Second
 
+// eventCleanupLimit is how long past the deadline events may take to undo
+// what they did on a server that still answers.
+const eventCleanupLimit = 10 * time.Second
+
 // minTickBudget bounds from below the time one tick's sampling may take:
 // below a second of sampling interval, a slow query still gets its time.
 const minTickBudget = 2 * time.Second
@@ -133,6 +137,13 @@ func (f *freezeWatch) frozen(t float64) bool {
 	return f.frozenSince >= 0 && t-f.frozenSince > f.minWindow
 }
 
+// since is when the server last answered, while it does not.
+func (f *freezeWatch) since() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.frozenSince
+}
+
 // finish closes a window still open at the run's end t and returns them
 // all.
 func (f *freezeWatch) finish(t float64) []timeline.FrozenWindow {
@@ -160,6 +171,18 @@ func isTimeout(err error) bool {
 	// Cancelled too: the run ended while the query waited on the server.
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) ||
 		strings.Contains(err.Error(), "timeout") || strings.Contains(err.Error(), "context canceled")
+}
+
+// stopIfFrozen cancels the run's context (its workloads and events) when
+// the server has stopped answering. A server that answers keeps the usual
+// end: workloads that started late (connecting many clients takes time)
+// finish their own duration, up to 5 s after the run's.
+func (r *run) stopIfFrozen(cancel context.CancelFunc) {
+	if r.freeze.frozen(time.Since(r.start).Seconds()) {
+		r.logf("the server has not answered since %.0f s: stopping the workloads and events at the run's deadline",
+			r.freeze.since())
+		cancel()
+	}
 }
 
 // sampleTick reads the samplers due at a tick, all within one budget (the
@@ -237,9 +260,10 @@ func (r *run) keepPlannedEnd(m *timeline.Mark, spec scenario.Event) {
 	}
 }
 
-// waitEvents waits for the events until the deadline; those still running
-// then are given up: their end is marked (at their planned end, or now)
-// with an error saying why, and their later marks are dropped.
+// waitEvents waits for the events until the deadline (on a server that
+// still answers, eventCleanupLimit longer); those still running then are
+// given up: their end is marked (at their planned end, or now) with an
+// error saying why, and their later marks are dropped.
 func (r *run) waitEvents(events *sync.WaitGroup, deadline time.Time) {
 	done := make(chan struct{})
 	go func() { events.Wait(); close(done) }()
@@ -249,6 +273,19 @@ func (r *run) waitEvents(events *sync.WaitGroup, deadline time.Time) {
 	case <-done:
 		return
 	case <-timer.C:
+	}
+	why := "the server did not answer"
+	if !r.freeze.frozen(time.Since(r.start).Seconds()) {
+		// A server that answers: the events' own cleanup (a rollback, a
+		// removal, each bounded) gets its time, with a limit for what
+		// no server bounds (an fsync on a hung disk).
+		timer.Reset(eventCleanupLimit)
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		why = fmt.Sprintf("still running %v after it", eventCleanupLimit)
 	}
 	r.evMarks.mu.Lock()
 	defer r.evMarks.mu.Unlock()
@@ -261,8 +298,8 @@ func (r *run) waitEvents(events *sync.WaitGroup, deadline time.Time) {
 			r.mark(timeline.Mark{T: spec.At.Seconds(), Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart})
 		}
 		end := timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseEnd,
-			Error: fmt.Sprintf("did not finish by the run's deadline (%.0f s): the server did not answer; given up",
-				deadline.Sub(r.start).Seconds())}
+			Error: fmt.Sprintf("did not finish by the run's deadline (%.0f s): %s; given up",
+				deadline.Sub(r.start).Seconds(), why)}
 		if planned := spec.At + spec.Duration; spec.Duration > 0 && planned < now {
 			end.T = planned.Seconds()
 		}

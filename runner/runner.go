@@ -528,9 +528,9 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	r.start = time.Now()
 	deadline := r.start.Add(r.sc.Duration + hardStopGrace) // see deadline.go
 	r.freeze = newFreezeWatch(r.sc.SampleInterval, r.pgSamplers)
-	// Cancelled in time for the engines to close what is stuck by the
-	// deadline, however late the clock notices the end.
-	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime, cancel)
+	// On a frozen server, cancelled in time for the engines to close what
+	// is stuck by the deadline, however late the clock notices the end.
+	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime, func() { r.stopIfFrozen(cancel) })
 	defer hardStop.Stop()
 	var tickMu sync.Mutex // guards pending, filled by the engines' callbacks
 	var pending []timeline.Interval

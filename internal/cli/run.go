@@ -22,9 +22,12 @@ type runOpts struct {
 	dsn        string
 	out        string
 	allowShell bool
-	quiet      bool
-	progress   time.Duration
-	jsonOut    string
+	// allowOutside lets a given server's setup and events reach outside
+	// the schema.
+	allowOutside bool
+	quiet        bool
+	progress     time.Duration
+	jsonOut      string
 }
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -57,6 +60,7 @@ with status "degraded" and exit code 3.`,
 	f.StringVar(&o.dsn, "dsn", "", "run against this server instead of the scenario's target (connection string or URL)")
 	f.StringVar(&o.out, "out", "runs", "directory under which the run directory is created")
 	f.BoolVar(&o.allowShell, "allow-shell", false, "allow the scenario's shell events to run commands")
+	f.BoolVar(&o.allowOutside, "allow-outside-schema", false, "on a given server, let setup, scripts and events name objects outside the scenario's schema (refused by default)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final summary")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
@@ -77,7 +81,7 @@ func (o *runOpts) run(env *Env, path string) error {
 	logw := prefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
-		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, Version: Version,
+		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: Version,
 		Command: env.commandLine(),
 		Log:     logw,
 	}
@@ -176,9 +180,11 @@ func newValidateCmd(env *Env) *cobra.Command {
 threshold metrics, and every workload script (parsed as pgbench would).
 Events that 'run' would refuse are errors too: shell events without
 --allow-shell, and on a given server (--dsn or target.dsn) events that
-restart the server or need its files. Give validate the --dsn and
---allow-shell you will give run (it does not connect). Every problem is
-listed, each with file:line:col. Exit code 0 when all files are valid, 1
+restart the server or need its files, and SQL in setup, scripts or events
+that names objects in public outside firedrill's schema (run also knows the
+server's other schemas). Give validate the --dsn, --allow-shell and
+--allow-outside-schema you will give run (it does not connect). Every
+problem is listed, each with file:line:col. Exit code 0 when all files are valid, 1
 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

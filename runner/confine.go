@@ -203,14 +203,21 @@ func closeQuietly(conn *pgconn.PgConn) {
 	_ = conn.Close(ctx) // the session is done; an error saying goodbye changes nothing
 }
 
+// How long restoring settings may take: at most a few statements and a
+// reload; on a server found frozen, one short try.
+const (
+	restoreWait       = 20 * time.Second
+	frozenRestoreWait = 3 * time.Second
+)
+
 // restoreSettings puts back what settings events of this run, or of an
 // earlier one that was killed, changed on the given server. It runs with
 // its own deadline so that it also runs after Ctrl-C.
-func (r *run) restoreSettings(when string) error {
+func (r *run) restoreSettings(when string, wait time.Duration) error {
 	if !r.confined() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	restored, err := event.RestoreSettings(ctx, r.connString, r.schema)
 	for _, s := range restored {

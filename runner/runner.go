@@ -169,17 +169,25 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	r.connString, r.inst = connString, inst
 	// Settings a killed run left changed are put back before anything
 	// else; this run's own at the end, whatever the outcome.
-	if err := r.restoreSettings("before the run"); err != nil {
+	if err := r.restoreSettings("before the run", restoreWait); err != nil {
 		return nil, interrupted(ctx, err)
 	}
 	defer func() {
-		if rerr := r.restoreSettings("after the run"); rerr != nil {
+		// A frozen server gets one short try, so that the run still ends
+		// near its deadline; the message says how to restore later.
+		wait, frozen := restoreWait, errors.Is(err, ErrDegraded)
+		if frozen {
+			wait = frozenRestoreWait
+		}
+		if rerr := r.restoreSettings("after the run", wait); rerr != nil {
 			logf("%v", rerr)
 			if err == nil {
 				err = rerr
 			}
 		}
-		r.checkOutsideAfter()
+		if !frozen {
+			r.checkOutsideAfter()
+		}
 	}()
 
 	if err := r.setup(ctx); err != nil {
@@ -660,6 +668,7 @@ loop:
 			continue
 		}
 		sum.Workloads = append(sum.Workloads, summarize(wr.spec.Name, wr.result, wr.scripts, wr.start))
+		wr.result = nil // the summary has it all: a long script's per-command statistics need not stay while the run is written
 	}
 	r.holdToPlan(sum)
 	return sum, runErr

@@ -28,7 +28,6 @@ type client struct {
 	shard  *shard
 	cnt    int64 // transactions done (pgbench's per-client counter)
 	timer  *time.Timer
-	cmdLat []cmdTime // per-command latencies of the current try
 	shell  []byte
 	slot   *poolSlot  // the pooled connection borrowed for this transaction
 	codes  []string   // reused for txOutcome.codes
@@ -57,11 +56,6 @@ const (
 	fastFailure  = 10 * time.Millisecond
 	maxBackoff   = 100 * time.Millisecond
 )
-
-type cmdTime struct {
-	index int
-	us    int64
-}
 
 // txOutcome is how one transaction ended.
 type txOutcome struct {
@@ -310,7 +304,6 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 	c.env.Script = si
 	broken := false
 	for {
-		c.cmdLat = c.cmdLat[:0]
 		failedCmd, err := c.runScript(ctx, sc)
 		if err == nil {
 			break
@@ -352,7 +345,6 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 			out.tries++
 			out.retryCmds = append(out.retryCmds, failedCmd)
 			*c.env.Rand = saved
-			c.flushCommands(si)
 			continue
 		}
 		out.failure, out.failedCmd = f.Kind, failedCmd
@@ -443,6 +435,10 @@ func (c *client) abort(si, cmd int, err error) {
 func (c *client) runScript(ctx context.Context, sc *script.Script) (int, error) {
 	cmds := sc.Commands
 	perCmd := c.r.cfg.PerCommand
+	// Each command's latency is recorded as it completes, as pgbench does
+	// (also in a try that fails later), straight into the run's shared
+	// per-command statistics.
+	cells := c.r.cmds.scripts[c.env.Script]
 	bg := context.Background() // no per-query context: cancellation goes through Interrupt
 	pc := 0
 	for pc < len(cmds) {
@@ -489,7 +485,7 @@ func (c *client) runScript(ctx context.Context, sc *script.Script) (int, error) 
 			return pc, err
 		}
 		if perCmd {
-			c.cmdLat = append(c.cmdLat, cmdTime{index: pc, us: c.r.nowUS() - t0})
+			cells[pc].latency(c.r.nowUS() - t0)
 		}
 		pc = next
 	}
@@ -615,30 +611,6 @@ func (c *client) count(out *txOutcome, begin, end int64) {
 	}
 }
 
-// flushCommands adds the per-command latencies of a failed try to the shard.
-func (c *client) flushCommands(si int) {
-	if len(c.cmdLat) == 0 {
-		return
-	}
-	sh := c.shard
-	sh.mu.Lock()
-	c.addCommandTimes(sh.cur.Scripts[si].Commands)
-	sh.mu.Unlock()
-}
-
-// addCommandTimes moves the try's per-command latencies into cmds; the
-// caller holds the shard's lock.
-func (c *client) addCommandTimes(cmds []CommandStats) {
-	for _, ct := range c.cmdLat {
-		cs := &cmds[ct.index]
-		cs.Latency.Add(float64(ct.us))
-		if cs.Hist != nil {
-			cs.Hist.Record(ct.us)
-		}
-	}
-	c.cmdLat = c.cmdLat[:0]
-}
-
 // record adds a finished transaction to the client's shard.
 func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 	cfg := c.r.cfg
@@ -675,8 +647,6 @@ func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 	if out.failure == 0 {
 		iv.Hist.Record(latency)
 		ss.Hist.Record(latency)
-	} else if out.failedCmd >= 0 {
-		ss.Commands[out.failedCmd].Failures++
 	}
 	if out.poolWait >= 0 {
 		iv.PoolWait.Record(out.poolWait)
@@ -689,11 +659,14 @@ func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 			iv.Errors[code]++
 		}
 	}
-	for _, rc := range out.retryCmds {
-		ss.Commands[rc].Retries++
-	}
-	c.addCommandTimes(ss.Commands)
 	sh.mu.Unlock()
+	cells := c.r.cmds.scripts[out.script]
+	if out.failure != 0 && out.failedCmd >= 0 {
+		cells[out.failedCmd].failures.Add(1)
+	}
+	for _, rc := range out.retryCmds {
+		cells[rc].retries.Add(1)
+	}
 	c.count(out, begin, end)
 	c.cnt++
 	if cfg.Log != nil {

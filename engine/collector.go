@@ -11,10 +11,9 @@ import (
 // each shard's interval out and merges it (cockroach's workload does the
 // same with per-worker histograms).
 type collector struct {
-	shards     []shard
-	scripts    []int // number of commands per script
-	perCommand bool
-	poolWait   bool
+	shards   []shard
+	scripts  int
+	poolWait bool
 }
 
 type shard struct {
@@ -23,10 +22,10 @@ type shard struct {
 	_   [40]byte // keep shards on separate cache lines
 }
 
-func newCollector(nShards int, scripts []int, perCommand bool) *collector {
-	c := &collector{shards: make([]shard, nShards), scripts: scripts, perCommand: perCommand}
+func newCollector(nShards int, scripts int) *collector {
+	c := &collector{shards: make([]shard, nShards), scripts: scripts}
 	for i := range c.shards {
-		c.shards[i].cur = newInterval(scripts, perCommand)
+		c.shards[i].cur = newInterval(scripts)
 	}
 	return c
 }
@@ -55,7 +54,7 @@ func (c *collector) drain(into, spare *Interval) *Interval {
 
 // newInterval returns an empty interval shaped like the shards'.
 func (c *collector) newInterval() *Interval {
-	iv := newInterval(c.scripts, c.perCommand)
+	iv := newInterval(c.scripts)
 	if c.poolWait {
 		iv.PoolWait = timeline.NewHistogram()
 	}

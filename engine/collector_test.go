@@ -7,7 +7,7 @@ import "testing"
 // then write it under different locks and lose counts.
 func TestDrainKeepsShardsDistinct(t *testing.T) {
 	t.Parallel()
-	c := newCollector(4, []int{1}, false)
+	c := newCollector(4, 1)
 	into, spare := c.newInterval(), c.newInterval()
 	for tick := 1; tick <= 5; tick++ {
 		for i := range c.shards {

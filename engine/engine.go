@@ -261,6 +261,7 @@ type run struct {
 	cfg       *Config
 	target    Target
 	col       *collector
+	cmds      *commandRecorder // per-command statistics, whole run
 	start     time.Time
 	endUS     int64 // -T end, µs since start; 0 = none
 	stopping  atomic.Bool
@@ -335,7 +336,8 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	if nShards > cfg.Clients {
 		nShards = cfg.Clients
 	}
-	r := &run{cfg: &cfg, target: target, col: newCollector(nShards, counts, cfg.PerCommand), totalW: totalW}
+	r := &run{cfg: &cfg, target: target, col: newCollector(nShards, len(cfg.Scripts)),
+		cmds: newCommandRecorder(counts, cfg.PerCommand), totalW: totalW}
 	r.active.Store(int32(cfg.Clients))
 	if cfg.Shape != nil {
 		n, rate := cfg.Shape(0)
@@ -412,6 +414,9 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 
 	spare := r.col.newInterval()
 	r.col.drain(totals, spare)
+	for i := range totals.Scripts {
+		totals.Scripts[i].Commands = r.cmds.stats(i)
+	}
 	for _, c := range clients {
 		if c.conn != nil && r.pool == nil {
 			_ = c.conn.Close()

@@ -102,32 +102,38 @@ func (s *Stats) Merge(o *Stats) {
 	s.Lag.Merge(&o.Lag)
 }
 
-// CommandStats is what one script command measured (pgbench -r).
+// CommandStats is what one script command measured over the whole run
+// (pgbench -r).
 type CommandStats struct {
-	Latency  Simple // microseconds
-	Failures int64  // transactions that failed for good at this command
-	Retries  int64  // retries caused by an error at this command
-	Hist     *timeline.Histogram
+	Count    int64 // completions (with per-command reporting)
+	SumUS    int64 // their total latency, µs
+	Failures int64 // transactions that failed for good at this command
+	Retries  int64 // retries caused by an error at this command
+	// Latency is the percentiles of the command's latency, within 3.2 %
+	// (see cmdHistogram); zero without per-command reporting.
+	Latency timeline.Percentiles
 }
 
-func (c *CommandStats) merge(o *CommandStats) {
-	c.Latency.Merge(&o.Latency)
-	c.Failures += o.Failures
-	c.Retries += o.Retries
-	if c.Hist != nil && o.Hist != nil {
-		c.Hist.Merge(o.Hist)
+// MeanUS is the command's average latency in µs, 0 if it never completed.
+func (c *CommandStats) MeanUS() float64 {
+	if c.Count == 0 {
+		return 0
 	}
+	return float64(c.SumUS) / float64(c.Count)
 }
 
 // ScriptStats is what one script measured.
 type ScriptStats struct {
 	Stats
-	Hist     *timeline.Histogram
+	Hist *timeline.Histogram
+	// Commands is set in a Result's Totals only: per-command statistics
+	// are kept once for the whole run (see cmdHistogram), not per
+	// interval.
 	Commands []CommandStats
 }
 
-// Interval is everything measured over a span of time: totals, per script
-// and (with per-command reporting) per command, each with an HDR histogram.
+// Interval is everything measured over a span of time: totals and per
+// script, each with an HDR histogram.
 type Interval struct {
 	Start, End int64 // microseconds since the run's start
 	Total      Stats
@@ -141,16 +147,10 @@ type Interval struct {
 	PoolWait *timeline.Histogram
 }
 
-func newInterval(scripts []int, perCommand bool) *Interval {
-	iv := &Interval{Hist: timeline.NewHistogram(), Scripts: make([]ScriptStats, len(scripts))}
-	for i, n := range scripts {
+func newInterval(scripts int) *Interval {
+	iv := &Interval{Hist: timeline.NewHistogram(), Scripts: make([]ScriptStats, scripts)}
+	for i := range iv.Scripts {
 		iv.Scripts[i].Hist = timeline.NewHistogram()
-		iv.Scripts[i].Commands = make([]CommandStats, n)
-		if perCommand {
-			for j := range iv.Scripts[i].Commands {
-				iv.Scripts[i].Commands[j].Hist = timeline.NewHistogram()
-			}
-		}
 	}
 	return iv
 }
@@ -175,9 +175,6 @@ func (iv *Interval) Merge(o *Interval) {
 		s, os := &iv.Scripts[i], &o.Scripts[i]
 		s.Stats.Merge(&os.Stats)
 		s.Hist.Merge(os.Hist)
-		for j := range s.Commands {
-			s.Commands[j].merge(&os.Commands[j])
-		}
 	}
 }
 
@@ -193,13 +190,5 @@ func (iv *Interval) reset() {
 		s := &iv.Scripts[i]
 		s.Stats = Stats{}
 		s.Hist.Reset()
-		for j := range s.Commands {
-			c := &s.Commands[j]
-			h := c.Hist
-			*c = CommandStats{Hist: h}
-			if h != nil {
-				h.Reset()
-			}
-		}
 	}
 }

@@ -217,12 +217,10 @@ func summarize(name string, res *engine.Result, scripts []*script.Script, start 
 		for j, c := range s.Commands {
 			cs := &ss.Commands[j]
 			cmd := timeline.CommandSummary{
-				Line: c.Pos.Line, Text: c.Text, Count: cs.Latency.Count, MeanUS: cs.Latency.Mean(),
+				Line: c.Pos.Line, Text: c.Text, Count: cs.Count, MeanUS: cs.MeanUS(),
 				Failures: cs.Failures, Retries: cs.Retries,
 			}
-			if cs.Hist != nil {
-				cmd.LatencyPct = cs.Hist.Percentiles()
-			}
+			cmd.LatencyPct = cs.Latency
 			sum.Commands = append(sum.Commands, cmd)
 		}
 		ws.Scripts = append(ws.Scripts, sum)

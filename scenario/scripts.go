@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -106,8 +107,13 @@ func (l *loader) checkScripts(w *Workload, what string, nodes []*yaml.Node) {
 			}
 			l.scripts[path] = true
 		}
-		_, err := l.s.parseScript(src, syms)
+		sc, err := l.s.parseScript(src, syms)
 		if err == nil {
+			if warn := engine.ManyCommandsWarning(len(sc.Commands)); warn != "" {
+				p := pos(node)
+				l.s.Warnings = append(l.s.Warnings, &Error{File: l.s.File, Pos: p,
+					Msg: fmt.Sprintf("warning: %s: %s", what, warn)})
+			}
 			continue
 		}
 		var scriptErr *script.Error

@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -112,19 +111,35 @@ func (w *Writer) Close() error {
 // it is larger than indentJSONLimit (a summary of a 100,000-command
 // script): indenting copies it again, twice its size in memory.
 func WriteJSON(dir, name string, v any) error {
-	b, err := json.Marshal(v)
+	// Measure first: the encoder's buffer is pooled, so a second encoding
+	// reuses it, and the large case is written straight to the file
+	// without json.Marshal's copy.
+	var size byteCounter
+	if err := json.NewEncoder(&size).Encode(v); err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	if size > indentJSONLimit {
+		return writeFileWith(dir, name, func(w io.Writer) error {
+			bw := bufio.NewWriter(w)
+			if err := json.NewEncoder(bw).Encode(v); err != nil {
+				return err
+			}
+			return bw.Flush()
+		})
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)
 	}
-	if len(b) <= indentJSONLimit {
-		var out bytes.Buffer
-		out.Grow(2 * len(b))
-		if err := json.Indent(&out, b, "", "  "); err != nil {
-			return fmt.Errorf("encode %s: %w", name, err)
-		}
-		b = out.Bytes()
-	}
 	return WriteFile(dir, name, append(b, '\n'))
+}
+
+// byteCounter is a writer that only counts.
+type byteCounter int
+
+func (c *byteCounter) Write(p []byte) (int, error) {
+	*c += byteCounter(len(p))
+	return len(p), nil
 }
 
 // indentJSONLimit is the size above which WriteJSON writes compact JSON.
@@ -133,11 +148,19 @@ const indentJSONLimit = 4 << 20
 // WriteFile writes data to name in dir atomically (temp file + rename),
 // readable by its owner only (FileMode).
 func WriteFile(dir, name string, data []byte) error {
+	return writeFileWith(dir, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFileWith is WriteFile with the content written by write.
+func writeFileWith(dir, name string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(dir, "."+name+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", name, err)

@@ -35,6 +35,9 @@ var allCases = []benchCase{
 	{"select-only", []string{"-S", "-c", "8"}, ">= 0.95"},
 	{"select-only-prepared", []string{"-S", "-c", "8", "-M", "prepared"}, "(no target; pgbench's fastest mode)"},
 	{"tpcb-like", []string{"-c", "8"}, ">= 0.98"},
+	// -r: every command's latency is recorded (per-command histograms).
+	{"select-only-r", []string{"-S", "-c", "8", "-r"}, "(no target; per-command reporting)"},
+	{"tpcb-like-r", []string{"-c", "8", "-r"}, "(no target; per-command reporting)"},
 }
 
 func main() {
@@ -97,7 +100,7 @@ func run(pairs, seconds, scale int, cases []string, bin string) error {
 		}
 		c := allCases[i]
 		args := append(append([]string{}, c.args...), "-T", strconv.Itoa(seconds))
-		if c.name != "tpcb-like" {
+		if !strings.HasPrefix(c.name, "tpcb-like") {
 			// tpcb-like keeps pgbench's vacuum before each run (both
 			// tools vacuum the same tables and truncate the history), so
 			// that a run does not inherit the previous one's bloat.

@@ -230,6 +230,13 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	if err != nil && !o.initialize {
 		return withCode(ExitUsage, err)
 	}
+	if o.perCommand {
+		for _, s := range scripts {
+			if warn := engine.ManyCommandsWarning(len(s.Commands)); warn != "" {
+				fmt.Fprintf(env.Stderr, "warning: %s: %s\n", s.Name, warn)
+			}
+		}
+	}
 	defines, err := parseDefines(o.defines)
 	if err != nil {
 		return withCode(ExitUsage, err)

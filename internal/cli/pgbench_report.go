@@ -176,9 +176,9 @@ func (r *pgbenchReport) printSummary(w io.Writer, res *engine.Result) {
 				for j, c := range sc.Commands {
 					cs := &ss.Commands[j]
 					if cfg.MaxTries == 1 {
-						fmt.Fprintf(w, "   %11.3f  %10d  %s\n", ms(cs.Latency.Mean()), cs.Failures, c.Text)
+						fmt.Fprintf(w, "   %11.3f  %10d  %s\n", ms(cs.MeanUS()), cs.Failures, c.Text)
 					} else {
-						fmt.Fprintf(w, "   %11.3f  %10d  %10d  %s\n", ms(cs.Latency.Mean()), cs.Failures, cs.Retries, c.Text)
+						fmt.Fprintf(w, "   %11.3f  %10d  %10d  %s\n", ms(cs.MeanUS()), cs.Failures, cs.Retries, c.Text)
 					}
 				}
 			}
@@ -199,11 +199,7 @@ func (r *pgbenchReport) printSummary(w io.Writer, res *engine.Result) {
 				fmt.Fprintf(w, " - SQL script %d:\n", i+1)
 			}
 			for j, c := range sc.Commands {
-				h := res.Totals.Scripts[i].Commands[j].Hist
-				if h == nil {
-					continue
-				}
-				p := h.Percentiles()
+				p := res.Totals.Scripts[i].Commands[j].Latency
 				fmt.Fprintf(w, "   %9.3f %9.3f %9.3f %9.3f %9.3f  %s\n",
 					ms(float64(p.P50)), ms(float64(p.P90)), ms(float64(p.P99)), ms(float64(p.P999)), ms(float64(p.Max)), c.Text)
 			}
@@ -314,11 +310,9 @@ func (r *pgbenchReport) buildJSON(res *engine.Result) *pgbenchJSON {
 		if cfg.PerCommand {
 			for j, c := range sc.Commands {
 				cs := &ss.Commands[j]
-				jc := jsonCommand{Text: c.Text, LatencyAvgMS: ms(cs.Latency.Mean()), Failures: cs.Failures, Retries: cs.Retries}
-				if cs.Hist != nil {
-					p := toJSONPercentiles(cs.Hist.Percentiles())
-					jc.Percentiles = &p
-				}
+				jc := jsonCommand{Text: c.Text, LatencyAvgMS: ms(cs.MeanUS()), Failures: cs.Failures, Retries: cs.Retries}
+				p := toJSONPercentiles(cs.Latency)
+				jc.Percentiles = &p
 				js.Commands = append(js.Commands, jc)
 			}
 		}

@@ -76,6 +76,9 @@ func (o *runOpts) run(env *Env, path string) error {
 	if err := report.CheckThresholdMetrics(sc); err != nil {
 		return withCode(ExitUsage, err)
 	}
+	for _, w := range sc.Warnings {
+		fmt.Fprintf(env.Stderr, "firedrill: %v\n", w)
+	}
 	ctx, stop := env.Context()
 	defer stop()
 	logw := prefixWriter(env.Stderr, "firedrill: ")
@@ -208,6 +211,9 @@ otherwise.`,
 					fmt.Fprintln(env.Stderr, err)
 					bad++
 					continue
+				}
+				for _, w := range sc.Warnings {
+					fmt.Fprintln(env.Stderr, w)
 				}
 				fmt.Fprintf(env.Stdout, "%s: ok\n", path)
 			}

@@ -304,9 +304,9 @@ func TestTransactionCountIsExact(t *testing.T) {
 					t.Errorf("script: Count = %d, histogram count = %d, want %d", s.Count, s.Hist.Count(), want)
 				}
 				for i, c := range tot.Scripts[0].Commands {
-					if c.Latency.Count != want || c.Hist.Count() != want {
-						t.Errorf("command %d (%s): Latency.Count = %d, histogram count = %d, want %d",
-							i, cfg.Scripts[0].Commands[i].Text, c.Latency.Count, c.Hist.Count(), want)
+					if c.Count != want || c.Latency.Max < c.Latency.P50 {
+						t.Errorf("command %d (%s): Count = %d (want %d), percentiles %+v",
+							i, cfg.Scripts[0].Commands[i].Text, c.Count, want, c.Latency)
 					}
 				}
 				if grew := after - before; grew != want*builtin.historyPerTx {

@@ -57,6 +57,44 @@ type findingView struct {
 type scriptView struct {
 	Workload string
 	timeline.ScriptSummary
+	// Hidden is how many commands the table leaves out (see
+	// maxCommandRows).
+	Hidden int64
+}
+
+// maxCommandRows is the most commands a script's table lists: a generated
+// script of 100,000 commands would make a page of tens of megabytes. The
+// commands kept are those with the most time spent in them (and every one
+// that failed or was retried), in script order; summary.json has them all.
+const maxCommandRows = 1000
+
+// newScriptView keeps at most maxCommandRows of a script's commands.
+func newScriptView(workload string, sc timeline.ScriptSummary) scriptView {
+	v := scriptView{Workload: workload, ScriptSummary: sc}
+	if len(sc.Commands) <= maxCommandRows {
+		return v
+	}
+	order := make([]int, len(sc.Commands))
+	for i := range order {
+		order[i] = i
+	}
+	weight := func(c *timeline.CommandSummary) float64 {
+		if c.Failures > 0 || c.Retries > 0 {
+			return math.Inf(1)
+		}
+		return float64(c.Count) * c.MeanUS
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(weight(&sc.Commands[b]), weight(&sc.Commands[a]))
+	})
+	order = order[:maxCommandRows]
+	slices.Sort(order)
+	kept := make([]timeline.CommandSummary, len(order))
+	for i, j := range order {
+		kept[i] = sc.Commands[j]
+	}
+	v.Commands, v.Hidden = kept, int64(len(sc.Commands)-len(kept))
+	return v
 }
 
 type errorView struct {
@@ -151,7 +189,7 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
 			p.AnySkipped = p.AnySkipped || w.Skipped > 0 || w.Late > 0
 			p.AnyRetries = p.AnyRetries || w.Retried > 0 || w.Retries > 0
 			for _, sc := range w.Scripts {
-				p.Scripts = append(p.Scripts, scriptView{Workload: w.Name, ScriptSummary: sc})
+				p.Scripts = append(p.Scripts, newScriptView(w.Name, sc))
 			}
 			for _, e := range w.Errors {
 				p.Errors = append(p.Errors, errorView{Workload: w.Name, ErrorSummary: e})

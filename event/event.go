@@ -57,6 +57,12 @@ type Checker interface {
 	Check(env *Env) error
 }
 
+// SettingsChanger is implemented by events that change the server's
+// settings, so that the runner snapshots them afterwards.
+type SettingsChanger interface {
+	ChangesSettings() bool
+}
+
 // constructor builds an event of one kind from its spec, rejecting specs
 // that could not run.
 type constructor func(spec scenario.Event) (Event, error)

@@ -286,3 +286,6 @@ func isSettingName(name string) bool {
 
 // isLetter reports whether c is an ASCII letter.
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+// ChangesSettings is true: the runner snapshots the settings afterwards.
+func (e *settingsEvent) ChangesSettings() bool { return true }

@@ -198,14 +198,7 @@ otherwise.`,
 					err = report.CheckThresholdMetrics(sc)
 				}
 				if err == nil {
-					err = runner.Preflight(sc, dsn, allowShell)
-				}
-				if err == nil && (dsn != "" || !sc.Target.Embedded()) && sc.Setup.Schema != "public" && !allowOutside {
-					// Without the server, "public" is the only other schema known.
-					if problems := runner.ConfinementProblems(sc, nil); len(problems) > 0 {
-						err = fmt.Errorf("on a given server this scenario would reach outside the schema %s:\n  %s",
-							sc.Setup.Schema, strings.Join(problems, "\n  "))
-					}
+					err = runner.Validate(sc, runner.Options{DSN: dsn, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
 				}
 				if err != nil {
 					fmt.Fprintln(env.Stderr, err)

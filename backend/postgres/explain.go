@@ -1,4 +1,4 @@
-package runner
+package postgres
 
 import (
 	"context"
@@ -495,24 +495,19 @@ WHERE c.oid = to_regclass($1)`, name).Scan(&in.rows, &in.schema)
 	}
 }
 
-// captureExplains records the top statements' plans into the timeline:
-// the runner calls it once the load has ended, before the server stops.
-// Failing to explain is logged and recorded as the sample's error, never
-// the run's.
-func (r *run) captureExplains(ctx context.Context) {
-	if ctx.Err() != nil || r.connString == "" {
-		return
+// Evidence captures the top statements' plans (ExplainSource): the
+// runner calls it once the load has ended, before the server stops.
+// Failing to explain is recorded as the sample's error, never the run's.
+func (tg *target) Evidence(ctx context.Context) ([]timeline.Sample, error) {
+	if ctx.Err() != nil || tg.connString == "" {
+		return nil, ctx.Err()
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	searchPath := ""
-	if r.schema != "" && r.schema != "public" {
-		searchPath = r.schema + ", public"
+	if tg.confined() {
+		searchPath = quoteIdent(tg.schema) // as the workloads ran
 	}
-	smp, err := captureExplains(ctx, r.connString, explainTop, searchPath)
-	if err != nil {
-		r.logf("%v", err)
-	}
-	smp.T = time.Since(r.start).Seconds()
-	r.w.Add(timeline.Record{Sample: &smp})
+	smp, err := captureExplains(ctx, tg.connString, explainTop, searchPath)
+	return []timeline.Sample{smp}, err
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -172,29 +173,29 @@ func activeOf(run *timeline.Run, workload string, from, to float64) (float64, bo
 }
 
 // topStatementIn is the statement with the most execution time in a window.
-func topStatementIn(run *timeline.Run, from, to float64) (statementDetail, float64) {
-	sum := map[string]*statementDetail{}
+func topStatementIn(run *timeline.Run, from, to float64) (pgmetric.Statement, float64) {
+	sum := map[string]*pgmetric.Statement{}
 	total := 0.0
 	for _, s := range run.SourceSamples("pg_stat_statements") {
 		if s.T < from || s.T > to || s.Error != "" {
 			continue
 		}
-		var top []statementDetail
+		var top []pgmetric.Statement
 		if !Detail(&s, &top) {
 			continue
 		}
 		for _, d := range top {
-			x := sum[d.QueryID]
+			x := sum[d.ID()]
 			if x == nil {
-				x = &statementDetail{QueryID: d.QueryID, Query: d.Query}
-				sum[d.QueryID] = x
+				x = &pgmetric.Statement{QueryID: d.QueryID, Query: d.Query}
+				sum[d.ID()] = x
 			}
 			x.Calls += d.Calls
 			x.TotalMS += d.TotalMS
 			total += d.TotalMS
 		}
 	}
-	var best statementDetail
+	var best pgmetric.Statement
 	for _, d := range sum {
 		if d.TotalMS > best.TotalMS {
 			best = *d
@@ -276,7 +277,7 @@ func poolFinding(run *timeline.Run, w timeline.WorkloadInfo) (f Finding, found b
 	}
 	top, topShare := topStatementIn(run, ps.from, ps.to)
 	if top.Calls > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + top.QueryID, Value: top.MeanMS,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Statements, top.ID()), Value: top.MeanMS,
 			Text: fmt.Sprintf("top statement `%s`: mean %s, %s of execution time in this window", oneLine(top.Query, 120), humanMS(top.MeanMS), humanPct(topShare))})
 	}
 	cpus := hostCPUs(run)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -24,22 +25,6 @@ func (deadlock) ID() string { return "deadlock" }
 
 // deadlockCode is the SQLSTATE of deadlock_detected.
 const deadlockCode = "40P01"
-
-// lockPair is one entry of the locks sampler's detail: a session waiting
-// for a heavyweight lock and a session it waits for.
-type lockPair struct {
-	BlockedPID    int     `json:"blocked_pid"`
-	BlockedApp    string  `json:"blocked_app"`
-	BlockedQuery  string  `json:"blocked_query"`
-	WaitS         float64 `json:"wait_s"`
-	LockType      string  `json:"locktype"`
-	Mode          string  `json:"mode"`
-	Relation      string  `json:"relation"`
-	BlockingPID   int     `json:"blocking_pid"`
-	BlockingApp   string  `json:"blocking_app"`
-	BlockingState string  `json:"blocking_state"`
-	BlockingQuery string  `json:"blocking_query"`
-}
 
 // deadlockCount is what the run says about deadlocks.
 type deadlockCount struct {
@@ -171,7 +156,7 @@ func deadlockLocks(run *timeline.Run, from, to float64) (relations []string, que
 		if s.T < from || s.T > to+Tick(run) {
 			continue
 		}
-		var pairs []lockPair
+		var pairs []pgmetric.BlockingPair
 		if !Detail(&s, &pairs) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -125,7 +126,7 @@ func lockChains(run *timeline.Run, from, to float64) (roots []*rootBlocker, spot
 		if s.T < from || s.T >= to {
 			continue
 		}
-		var pairs []lockPair
+		var pairs []pgmetric.BlockingPair
 		if !Detail(&s, &pairs) {
 			continue
 		}
@@ -200,7 +201,7 @@ func lockChains(run *timeline.Run, from, to float64) (roots []*rootBlocker, spot
 
 // countBehind counts the sessions waiting, directly or through others,
 // for pid.
-func countBehind(pairs []lockPair, pid int) int {
+func countBehind(pairs []pgmetric.BlockingPair, pid int) int {
 	seen := map[int]bool{}
 	frontier := []int{pid}
 	for len(frontier) > 0 {
@@ -489,7 +490,7 @@ func spotsApps(run *timeline.Run, from, to float64) []string {
 		if s.T < from || s.T >= to {
 			continue
 		}
-		var pairs []lockPair
+		var pairs []pgmetric.BlockingPair
 		if !Detail(&s, &pairs) {
 			continue
 		}

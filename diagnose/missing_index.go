@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -35,33 +36,6 @@ const (
 	fewRowsPerCall   = 1000 // a statement returning at most this many rows per call is not a report
 )
 
-// explainedStatement mirrors runner.ExplainedStatement (the "explain"
-// source's detail).
-type explainedStatement struct {
-	QueryID  string  `json:"queryid"`
-	Query    string  `json:"query"`
-	Calls    float64 `json:"calls"`
-	MeanMS   float64 `json:"mean_ms"`
-	TotalMS  float64 `json:"total_ms"`
-	Rows     float64 `json:"rows"`
-	SeqScans []struct {
-		Relation     string   `json:"relation"`
-		Schema       string   `json:"schema"`
-		RowsEstimate float64  `json:"rows_estimate"`
-		TableRows    float64  `json:"table_rows"`
-		Alias        string   `json:"alias"`
-		Filter       string   `json:"filter"`
-		Parallel     bool     `json:"parallel"`
-		SortKeys     []string `json:"sort_keys"`
-		JoinCond     string   `json:"join_cond"`
-		SubPlan      bool     `json:"subplan"`
-	} `json:"seq_scans"`
-	Sorts []struct {
-		Keys []string `json:"keys"`
-	} `json:"sorts"`
-	Error string `json:"error"`
-}
-
 // statementStat is one statement's totals over the run, from the
 // pg_stat_statements sampler's per-interval top lists.
 type statementStat struct {
@@ -72,7 +46,7 @@ type statementStat struct {
 	FirstT, LastT           float64
 	meanByT                 []timeline.Point
 	inExplain               bool
-	explained               *explainedStatement
+	explained               *pgmetric.ExplainedStatement
 	workload, script, where string
 }
 
@@ -93,12 +67,12 @@ func statementIn(run *timeline.Run, queryID string, from, to float64) *statement
 		if s.T < from || s.T >= to || s.Error != "" {
 			continue
 		}
-		var top []statementDetail
+		var top []pgmetric.Statement
 		if !Detail(&s, &top) {
 			continue
 		}
 		for _, d := range top {
-			if d.QueryID != queryID {
+			if d.ID() != queryID {
 				continue
 			}
 			if st.Calls == 0 {
@@ -122,18 +96,6 @@ func (s *statementStat) meanMS() float64 {
 	return s.TotalMS / s.Calls
 }
 
-// statementDetail mirrors one entry of the pg_stat_statements detail.
-type statementDetail struct {
-	QueryID        string  `json:"queryid"`
-	Query          string  `json:"query"`
-	Calls          float64 `json:"calls"`
-	TotalMS        float64 `json:"total_ms"`
-	MeanMS         float64 `json:"mean_ms"`
-	Rows           float64 `json:"rows"`
-	SharedBlksHit  float64 `json:"shared_blks_hit"`
-	SharedBlksRead float64 `json:"shared_blks_read"`
-}
-
 // statementTotals adds up the statements of the run, and the database's
 // execution time (all statements, not only the top ones).
 func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS float64) {
@@ -150,15 +112,15 @@ func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS
 		}
 		prevT = s.T
 		execMS += s.Values["exec_ms_per_s"] * dt
-		var top []statementDetail
+		var top []pgmetric.Statement
 		if !Detail(&s, &top) {
 			continue
 		}
 		for _, d := range top {
-			st := stats[d.QueryID]
+			st := stats[d.ID()]
 			if st == nil {
-				st = &statementStat{QueryID: d.QueryID, Query: d.Query, FirstT: s.T}
-				stats[d.QueryID] = st
+				st = &statementStat{QueryID: d.ID(), Query: d.Query, FirstT: s.T}
+				stats[d.ID()] = st
 			}
 			st.Calls += d.Calls
 			st.TotalMS += d.TotalMS
@@ -179,10 +141,10 @@ func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS
 }
 
 // lastExplain is the newest plan capture of the run, if any.
-func lastExplain(run *timeline.Run) (float64, []explainedStatement) {
+func lastExplain(run *timeline.Run) (float64, []pgmetric.ExplainedStatement) {
 	samples := run.SourceSamples("explain")
 	for i := len(samples) - 1; i >= 0; i-- {
-		var out []explainedStatement
+		var out []pgmetric.ExplainedStatement
 		if samples[i].Error == "" && Detail(&samples[i], &out) {
 			return samples[i].T, out
 		}
@@ -476,7 +438,7 @@ func sortedTables(tables map[string]*tableScans) []*tableScans {
 
 // planScans reports whether an explained statement's plan has a
 // sequential scan.
-func planScans(e *explainedStatement) bool {
+func planScans(e *pgmetric.ExplainedStatement) bool {
 	return e != nil && len(e.SeqScans) > 0
 }
 

@@ -1,6 +1,9 @@
 package pgmetric
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // The layouts of the PostgreSQL sources' sample details (timeline.Sample's
 // Detail, JSON): the samplers write them and the rules decode them, from
@@ -116,3 +119,7 @@ type PlanSort struct {
 	Presorted []string `json:"presorted,omitempty"` // Incremental Sort: keys already in order
 	Node      string   `json:"node,omitempty"`      // "Sort", "Incremental Sort"
 }
+
+// ID is the statement's queryid as findings and series name it
+// ("pg_stat_statements:<ID>"): decimal, as in the detail's JSON.
+func (s Statement) ID() string { return strconv.FormatInt(s.QueryID, 10) }

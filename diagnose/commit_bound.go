@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -20,6 +22,11 @@ type commitBound struct{}
 var _ Rule = commitBound{}
 
 func (commitBound) ID() string { return "commit-bound" }
+
+// Inputs names the sources the rule reads.
+func (commitBound) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.Activity}, Also: []string{pgmetric.Database, pgmetric.WAL, hostmetric.Host}}
+}
 
 // Thresholds, as shares of active time.
 const (

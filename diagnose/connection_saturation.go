@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -24,6 +25,11 @@ type connectionSaturation struct{}
 var _ Rule = connectionSaturation{}
 
 func (connectionSaturation) ID() string { return "connection-saturation" }
+
+// Inputs names the sources the rule reads.
+func (connectionSaturation) Inputs() Inputs {
+	return Inputs{Also: []string{pgmetric.Activity, pgmetric.Database, pgmetric.Statements, hostmetric.Host}}
+}
 
 // Thresholds.
 const (

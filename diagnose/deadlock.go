@@ -23,6 +23,9 @@ var _ Rule = deadlock{}
 
 func (deadlock) ID() string { return "deadlock" }
 
+// Inputs names the sources the rule reads.
+func (deadlock) Inputs() Inputs { return Inputs{Also: []string{pgmetric.Database, pgmetric.Locks}} }
+
 // deadlockCode is the SQLSTATE of deadlock_detected.
 const deadlockCode = "40P01"
 

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -51,6 +53,11 @@ const (
 )
 
 func (generatorLimited) ID() string { return "generator-limited" }
+
+// Inputs names the sources the rule reads.
+func (generatorLimited) Inputs() Inputs {
+	return Inputs{AnyOf: []string{hostmetric.Self}, Also: []string{hostmetric.Host, pgmetric.Activity}}
+}
 
 // genTick is what one tick says about the client and the server.
 type genTick struct {

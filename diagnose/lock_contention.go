@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -23,6 +24,11 @@ type lockContention struct{}
 var _ Rule = lockContention{}
 
 func (lockContention) ID() string { return "lock-contention" }
+
+// Inputs names the sources the rule reads.
+func (lockContention) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.Activity, pgmetric.Locks}, Also: []string{pgmetric.Database, hostmetric.Host}}
+}
 
 // Thresholds, as shares of active time and numbers of sessions. A queue
 // is three or more sessions waiting on average: with one or two, a lock

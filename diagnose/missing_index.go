@@ -25,6 +25,11 @@ var _ Rule = missingIndex{}
 
 func (missingIndex) ID() string { return "missing-index" }
 
+// Inputs names the sources the rule reads.
+func (missingIndex) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.Statements, pgmetric.Explain, pgmetric.UserTables}}
+}
+
 // Thresholds. A sequential scan of a few thousand rows is cheaper than an
 // index; beyond minScanRows rows read per execution, a query that returns
 // few of them is doing work an index would skip.

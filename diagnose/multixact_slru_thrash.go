@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -22,6 +23,11 @@ var _ Rule = multixactSLRUThrash{}
 var multixactCaches = []string{"MultiXactMember", "MultiXactOffset"}
 
 func (multixactSLRUThrash) ID() string { return "multixact-slru-thrash" }
+
+// Inputs names the sources the rule reads.
+func (multixactSLRUThrash) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.SLRU}, Also: []string{pgmetric.Activity, pgmetric.XminHorizon}}
+}
 
 func (r multixactSLRUThrash) Check(run *timeline.Run) []Finding {
 	var th slruThrash

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -33,6 +34,12 @@ const (
 )
 
 func (subtransactionOverflow) ID() string { return "subtransaction-overflow" }
+
+// Inputs names the sources the rule reads: none is needed, since the
+// script check (savepoints per transaction) concludes from the scripts.
+func (subtransactionOverflow) Inputs() Inputs {
+	return Inputs{Also: []string{pgmetric.SLRU, pgmetric.Activity, pgmetric.XminHorizon}}
+}
 
 // subtransSignal is what the server showed of the overflow.
 type subtransSignal struct {

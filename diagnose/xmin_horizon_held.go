@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -38,6 +39,11 @@ const (
 )
 
 func (xminHorizonHeld) ID() string { return "xmin-horizon-held" }
+
+// Inputs names the sources the rule reads.
+func (xminHorizonHeld) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.XminHorizon, pgmetric.Activity}, Also: []string{pgmetric.UserTables}}
+}
 
 func (r xminHorizonHeld) Check(run *timeline.Run) []Finding {
 	holds := horizonHolds(run, horizonMinHoldS)

@@ -163,18 +163,18 @@ func eventNear(run *timeline.Run, t float64) string {
 func activeOf(run *timeline.Run, workload string, from, to float64) (float64, bool) {
 	pts := run.Series(activitySource, "app."+workloadAppPrefix+workload+".active")
 	if len(pts) == 0 && len(run.Manifest.Workloads) <= 1 {
-		pts = run.Series(activitySource, "aas")
+		pts = run.Series(activitySource, pgmetric.AAS)
 	}
 	st := Over(pts, from, to)
 	if st.N == 0 {
 		// The series omits a workload with no session at a tick: absent
 		// values in a window where the sampler ran are zeros.
-		if Over(run.Series(activitySource, "aas"), from, to).N > 0 {
+		if Over(run.Series(activitySource, pgmetric.AAS), from, to).N > 0 {
 			return 0, true
 		}
 		return 0, false
 	}
-	n := Over(run.Series(activitySource, "aas"), from, to).N
+	n := Over(run.Series(activitySource, pgmetric.AAS), from, to).N
 	return st.Mean * float64(st.N) / float64(max(n, st.N)), true
 }
 
@@ -182,7 +182,7 @@ func activeOf(run *timeline.Run, workload string, from, to float64) (float64, bo
 func topStatementIn(run *timeline.Run, from, to float64) (pgmetric.Statement, float64) {
 	sum := map[string]*pgmetric.Statement{}
 	total := 0.0
-	for _, s := range run.SourceSamples("pg_stat_statements") {
+	for _, s := range run.SourceSamples(pgmetric.Statements) {
 		if s.T < from || s.T > to || s.Error != "" {
 			continue
 		}
@@ -287,7 +287,7 @@ func poolFinding(run *timeline.Run, w timeline.WorkloadInfo) (f Finding, found b
 			Text: fmt.Sprintf("top statement `%s`: mean %s, %s of execution time in this window", oneLine(top.Query, 120), humanMS(top.MeanMS), humanPct(topShare))})
 	}
 	cpus := hostCPUs(run)
-	aas := Over(run.Series(activitySource, "aas"), ps.from, ps.to)
+	aas := Over(run.Series(activitySource, pgmetric.AAS), ps.from, ps.to)
 	busy := aas.N > 0 && aas.Mean >= cpus
 	// Did query time rise before the pool ran dry?
 	rise, baseMS := 0.0, 0.0
@@ -412,9 +412,9 @@ func serverLimitFinding(run *timeline.Run) (Finding, bool) {
 			errFrom, errTo = min(errFrom, iv.Start), max(errTo, iv.End)
 		}
 	}
-	maxConn := Over(run.Series("pg_stat_database", "max_connections"), 0, math.Inf(1))
-	reserved := Over(run.Series("pg_stat_database", "superuser_reserved_connections"), 0, math.Inf(1))
-	conns := run.Series(activitySource, "connections_total")
+	maxConn := Over(run.Series(pgmetric.Database, pgmetric.MaxConnections), 0, math.Inf(1))
+	reserved := Over(run.Series(pgmetric.Database, pgmetric.SuperuserReservedConnections), 0, math.Inf(1))
+	conns := run.Series(activitySource, pgmetric.ConnectionsTotal)
 	limit := 0.0
 	if maxConn.N > 0 {
 		limit = maxConn.Last - reserved.Last
@@ -444,7 +444,7 @@ func serverLimitFinding(run *timeline.Run) (Finding, bool) {
 			f.Start, f.End = math.Max(0, atLimit[0].T-Tick(run)), atLimit[len(atLimit)-1].T
 		}
 		peak := Over(conns, 0, math.Inf(1))
-		f.Evidence = append(f.Evidence, Evidence{Series: activitySource + ":connections_total", T: peak.MaxT, Value: peak.Max,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(activitySource, pgmetric.ConnectionsTotal), T: peak.MaxT, Value: peak.Max,
 			Text: fmt.Sprintf("%s connections at %.0f s, at the limit of %s (max_connections %s − %s reserved for superusers), in %d samples",
 				humanNum(peak.Max), peak.MaxT, humanNum(limit), humanNum(maxConn.Last), humanNum(reserved.Last), len(atLimit))})
 	}

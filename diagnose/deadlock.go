@@ -51,7 +51,7 @@ type failedCommand struct {
 func countDeadlocks(run *timeline.Run) deadlockCount {
 	c := deadlockCount{ByWorkload: map[string]int64{}, First: math.Inf(1), Last: math.Inf(-1)}
 	tick := Tick(run)
-	pts := run.Series("pg_stat_database", "deadlocks")
+	pts := run.Series(pgmetric.Database, pgmetric.Deadlocks)
 	for _, p := range pts {
 		c.HaveServer = true
 		if p.V <= 0 {
@@ -65,7 +65,7 @@ func countDeadlocks(run *timeline.Run) deadlockCount {
 		c.Last = max(c.Last, p.T)
 	}
 	if !c.HaveServer { // an older run: the cumulative counter
-		if tot := run.Series("pg_stat_database", "deadlocks_total"); len(tot) > 1 {
+		if tot := run.Series(pgmetric.Database, pgmetric.DeadlocksTotal); len(tot) > 1 {
 			c.HaveServer = true
 			c.Server = math.Max(0, tot[len(tot)-1].V-tot[0].V)
 		}
@@ -155,7 +155,7 @@ func describeDeadlockDetail(detail string) string {
 func deadlockLocks(run *timeline.Run, from, to float64) (relations []string, queries []string) {
 	relCount := map[string]int{}
 	queryCount := map[string]int{}
-	for _, s := range run.SourceSamples("locks") {
+	for _, s := range run.SourceSamples(pgmetric.Locks) {
 		if s.T < from || s.T > to+Tick(run) {
 			continue
 		}
@@ -236,12 +236,12 @@ func (deadlock) Check(run *timeline.Run) []Finding {
 
 	span := math.Max(f.End-f.Start, Tick(run))
 	if count.HaveServer {
-		ev := Evidence{Series: "pg_stat_database:deadlocks", T: f.End, Value: count.Server,
+		ev := Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: f.End, Value: count.Server,
 			Text: fmt.Sprintf("%s deadlocks detected by the server between %.0f s and %.0f s (%s/min)",
 				humanNum(count.Server), f.Start, f.End, humanNum(count.Server/span*60))}
 		f.Evidence = append(f.Evidence, ev)
 		if count.ServerPeak.V > 0 {
-			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_database:deadlocks", T: count.ServerPeak.T,
+			f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: count.ServerPeak.T,
 				Value: count.ServerPeak.V, Text: fmt.Sprintf("peak: %s deadlocks in one interval", humanNum(count.ServerPeak.V))})
 		}
 	}
@@ -315,8 +315,8 @@ func latentDeadlock(run *timeline.Run, f Finding, invs []lockInversion) Finding 
 	for _, i := range invs {
 		f.Evidence = append(f.Evidence, inversionEvidence(i)...)
 	}
-	if pts := run.Series("pg_stat_database", "deadlocks"); len(pts) > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_database:deadlocks", T: f.End, Value: 0,
+	if pts := run.Series(pgmetric.Database, pgmetric.Deadlocks); len(pts) > 0 {
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: f.End, Value: 0,
 			Text: "0 deadlocks detected in this run: the keys did not collide in opposite orders (yet); more clients or a smaller hot set will make them"})
 	}
 	f.Mechanism = inversionMechanism(inv)

@@ -26,10 +26,10 @@ func (h horizonHold) Duration() float64 { return h.End - h.Start }
 // horizonAgeSeries is the xmin horizon's age: xmin_horizon:age, or for a
 // run without that sampler the oldest backend_xmin pg_stat_activity saw.
 func horizonAgeSeries(run *timeline.Run) (string, []timeline.Point) {
-	if pts := run.Series("xmin_horizon", "age"); len(pts) > 0 {
+	if pts := run.Series(pgmetric.XminHorizon, pgmetric.HorizonAge); len(pts) > 0 {
 		return "xmin_horizon:age", pts
 	}
-	return "pg_stat_activity:oldest_backend_xmin_age", run.Series("pg_stat_activity", "oldest_backend_xmin_age")
+	return pgmetric.Series(pgmetric.Activity, pgmetric.OldestBackendXminAge), run.Series(pgmetric.Activity, pgmetric.OldestBackendXminAge)
 }
 
 // horizonHolds finds the stretches where the horizon's age kept growing
@@ -119,13 +119,13 @@ func holdsHorizon(s pgmetric.ActivitySession) bool {
 func findHolder(run *timeline.Run, h horizonHold) (xminHolder, bool) {
 	// Every moment of the hold with evidence, latest first.
 	var times []float64
-	for _, s := range run.SourceSamples("xmin_horizon") {
+	for _, s := range run.SourceSamples(pgmetric.XminHorizon) {
 		if s.T >= h.Start && s.T <= h.End+0.01 {
 			times = append(times, s.T)
 		}
 	}
 	if len(times) == 0 {
-		for _, s := range run.SourceSamples("pg_stat_activity") {
+		for _, s := range run.SourceSamples(pgmetric.Activity) {
 			if s.T >= h.Start && s.T <= h.End+0.01 {
 				times = append(times, s.T)
 			}
@@ -146,7 +146,7 @@ func findHolder(run *timeline.Run, h horizonHold) (xminHolder, bool) {
 func holderAt(run *timeline.Run, t float64, h horizonHold) (xminHolder, bool) {
 	tol := 0.6 * Tick(run)
 	var named *xminHolder
-	if s := SampleNear(run, "xmin_horizon", t, tol); s != nil {
+	if s := SampleNear(run, pgmetric.XminHorizon, t, tol); s != nil {
 		var d pgmetric.XminHolder
 		if Detail(s, &d) && d.Kind != "" {
 			named = &xminHolder{Kind: d.Kind, T: s.T, AgeXIDs: d.Age, PID: d.PID, App: d.ApplicationName,
@@ -162,7 +162,7 @@ func holderAt(run *timeline.Run, t float64, h horizonHold) (xminHolder, bool) {
 	}
 	// The oldest session that has an xid or a snapshot.
 	var oldest *pgmetric.ActivitySession
-	if s := SampleNear(run, "pg_stat_activity", t, tol); s != nil {
+	if s := SampleNear(run, pgmetric.Activity, t, tol); s != nil {
 		var sessions []pgmetric.ActivitySession
 		if Detail(s, &sessions) {
 			for i := range sessions {

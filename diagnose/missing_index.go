@@ -68,7 +68,7 @@ func statementIn(run *timeline.Run, queryID string, from, to float64) *statement
 	if queryID == "" {
 		return st
 	}
-	for _, s := range run.SourceSamples("pg_stat_statements") {
+	for _, s := range run.SourceSamples(pgmetric.Statements) {
 		if s.T < from || s.T >= to || s.Error != "" {
 			continue
 		}
@@ -107,7 +107,7 @@ func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS
 	stats = map[string]*statementStat{}
 	tick := Tick(run)
 	prevT := math.NaN()
-	for _, s := range run.SourceSamples("pg_stat_statements") {
+	for _, s := range run.SourceSamples(pgmetric.Statements) {
 		if s.Error != "" {
 			continue
 		}
@@ -147,7 +147,7 @@ func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS
 
 // lastExplain is the newest plan capture of the run, if any.
 func lastExplain(run *timeline.Run) (float64, []pgmetric.ExplainedStatement) {
-	samples := run.SourceSamples("explain")
+	samples := run.SourceSamples(pgmetric.Explain)
 	for i := len(samples) - 1; i >= 0; i-- {
 		var out []pgmetric.ExplainedStatement
 		if samples[i].Error == "" && Detail(&samples[i], &out) {
@@ -183,24 +183,24 @@ func (t tableScans) shortName() string {
 
 func userTables(run *timeline.Run) map[string]*tableScans {
 	out := map[string]*tableScans{}
-	for _, key := range run.Keys("pg_stat_user_tables") {
+	for _, key := range run.Keys(pgmetric.UserTables) {
 		name, ok := strings.CutSuffix(key, ".seq_tup_read")
 		if !ok {
 			continue
 		}
 		t := &tableScans{Name: name}
-		t.readByT = run.Series("pg_stat_user_tables", name+".seq_tup_read")
-		t.idxByT = run.Series("pg_stat_user_tables", name+".idx_scan")
+		t.readByT = run.Series(pgmetric.UserTables, name+".seq_tup_read")
+		t.idxByT = run.Series(pgmetric.UserTables, name+".idx_scan")
 		for _, p := range t.readByT {
 			t.SeqTupRead += p.V
 		}
 		for _, p := range t.idxByT {
 			t.IdxScan += p.V
 		}
-		for _, p := range run.Series("pg_stat_user_tables", name+".seq_scan") {
+		for _, p := range run.Series(pgmetric.UserTables, name+".seq_scan") {
 			t.SeqScan += p.V
 		}
-		if live := run.Series("pg_stat_user_tables", name+".n_live_tup"); len(live) > 0 {
+		if live := run.Series(pgmetric.UserTables, name+".n_live_tup"); len(live) > 0 {
 			t.LiveTup = live[len(live)-1].V
 		}
 		out[name] = t
@@ -529,7 +529,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 			perCall = fmt.Sprintf(", %s blocks (%s) touched per call", humanNum((c.stmt.BlksHit+c.stmt.BlksRead)/c.stmt.Calls),
 				humanBytes((c.stmt.BlksHit+c.stmt.BlksRead)/c.stmt.Calls*8192))
 		}
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + c.stmt.QueryID, T: c.stmt.LastT, Value: c.stmt.meanMS(),
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Statements + ":" + c.stmt.QueryID, T: c.stmt.LastT, Value: c.stmt.meanMS(),
 			Text: fmt.Sprintf("`%s`: %s calls, mean %s, %s of the database's execution time%s",
 				oneLine(c.stmt.Query, 160), humanNum(c.stmt.Calls), humanMS(c.stmt.meanMS()), humanPct(share), perCall)})
 		if c.stmt.where != "" {
@@ -568,7 +568,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 			if u.perOuterRow {
 				text += ", in a correlated subquery (once per outer row)"
 			}
-			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + c.stmt.queryID(), Text: text})
+			f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Statements + ":" + c.stmt.queryID(), Text: text})
 		}
 		if t := u.table; t != nil && t.SeqScan > 0 {
 			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_user_tables:" + t.Name + ".seq_tup_read", T: f.End, Value: t.SeqTupRead,
@@ -585,7 +585,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 		}
 		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_user_tables:" + main.table.Name + ".seq_tup_read", T: resolvedT, Text: text})
 		if after := statementIn(run, c.stmt.queryID(), resolvedT+Tick(run), math.Inf(1)); after.Calls > 0 && c.stmt != nil {
-			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + c.stmt.QueryID, T: after.LastT, Value: after.meanMS(),
+			f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Statements + ":" + c.stmt.QueryID, T: after.LastT, Value: after.meanMS(),
 				Text: fmt.Sprintf("after that: mean %s over %s calls (before: %s)", humanMS(after.meanMS()), humanNum(after.Calls), humanMS(c.stmt.meanMS()))})
 		}
 	}

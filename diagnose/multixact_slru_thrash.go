@@ -309,7 +309,7 @@ func waitEvidence(run *timeline.Run, from, to float64, prefixes []string) (Evide
 	peakT := map[string]float64{}
 	peak := map[string]float64{}
 	samples := 0
-	for _, s := range run.SourceSamples("pg_stat_activity") {
+	for _, s := range run.SourceSamples(pgmetric.Activity) {
 		if s.T < from || s.T > to || s.Error != "" {
 			continue
 		}

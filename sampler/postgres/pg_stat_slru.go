@@ -63,15 +63,7 @@ var slruSeries = []series{
 }
 
 // slruNames maps PostgreSQL 17's cache names to the earlier ones.
-var slruNames = map[string]string{
-	"commit_timestamp": pgmetric.CommitTs,
-	"multixact_member": pgmetric.MultiXactMember,
-	"multixact_offset": pgmetric.MultiXactOffset,
-	"notify":           pgmetric.Notify,
-	"serializable":     pgmetric.Serial,
-	"subtransaction":   pgmetric.Subtrans,
-	"transaction":      pgmetric.Xact,
-}
+var slruNames = pgmetric.SLRUNames17
 
 func (*slru) Name() string { return slruName }
 

@@ -130,8 +130,11 @@ var SLRUCaches = []string{MultiXactMember, MultiXactOffset, Subtrans, Xact, Comm
 // "blks_read_per_s").
 func SLRUKey(cache, field string) string { return cache + "." + field }
 
+// SLRUFieldHitRate is the field of SLRUHitRate's keys.
+const SLRUFieldHitRate = "hit_rate"
+
 // SLRUHitRate is SLRU's key of a cache's hit rate in the interval (0..1).
-func SLRUHitRate(cache string) string { return SLRUKey(cache, "hit_rate") }
+func SLRUHitRate(cache string) string { return SLRUKey(cache, SLRUFieldHitRate) }
 
 // SLRUHitsPerS is SLRU's key of a cache's pages found per second.
 func SLRUHitsPerS(cache string) string { return SLRUKey(cache, "blks_hit_per_s") }
@@ -152,3 +155,15 @@ const (
 // TableKey is UserTables' key of a table's field; table is
 // "<schema>.<table>".
 func TableKey(table, field string) string { return table + "." + field }
+
+// SLRUNames17 maps PostgreSQL 17's SLRU cache names to the earlier ones
+// that keys and thresholds use.
+var SLRUNames17 = map[string]string{
+	"commit_timestamp": CommitTs,
+	"multixact_member": MultiXactMember,
+	"multixact_offset": MultiXactOffset,
+	"notify":           Notify,
+	"serializable":     Serial,
+	"subtransaction":   Subtrans,
+	"transaction":      Xact,
+}

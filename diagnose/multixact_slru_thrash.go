@@ -20,7 +20,7 @@ type multixactSLRUThrash struct{}
 var _ Rule = multixactSLRUThrash{}
 
 // multixactCaches are the SLRU caches of pg_multixact, worst reported.
-var multixactCaches = []string{"MultiXactMember", "MultiXactOffset"}
+var multixactCaches = []string{pgmetric.MultiXactMember, pgmetric.MultiXactOffset}
 
 func (multixactSLRUThrash) ID() string { return "multixact-slru-thrash" }
 
@@ -45,8 +45,8 @@ func (r multixactSLRUThrash) Check(run *timeline.Run) []Finding {
 
 func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 	f := Finding{Rule: r.ID(), Severity: Warning, Start: th.Onset, End: th.End}
-	cacheWords := map[string]string{"MultiXactMember": "MultiXact member", "MultiXactOffset": "MultiXact offset"}[th.Cache]
-	series := "pg_stat_slru:" + th.Cache
+	cacheWords := map[string]string{pgmetric.MultiXactMember: "MultiXact member", pgmetric.MultiXactOffset: "MultiXact offset"}[th.Cache]
+	series := pgmetric.SLRU + ":" + th.Cache
 
 	// The cause chain: who holds the horizon, which script makes multixacts.
 	var holderText string

@@ -179,7 +179,7 @@ const slruHitRate = "slru_hit_rate."
 
 // slruCaches are the SLRU names slru_hit_rate accepts, as pg_stat_slru
 // names them before PostgreSQL 17 (the sampler maps the new names).
-var slruCaches = []string{"CommitTs", "MultiXactMember", "MultiXactOffset", "Notify", "Serial", "Subtrans", "Xact", "other"}
+var slruCaches = slices.Sorted(slices.Values(pgmetric.SLRUCaches))
 
 // MetricNames lists the metrics an expectation may name.
 func MetricNames() []string {

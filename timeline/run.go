@@ -113,6 +113,12 @@ type WorkloadInfo struct {
 	// Settings are the session settings of the workload's connections
 	// (statement_timeout …), as the scenario gave them.
 	Settings map[string]string `json:"settings,omitempty"`
+	// Defines are the script variables the scenario sets (pgbench -D), and
+	// Scale the :scale variable, for analyses of the recorded scripts
+	// (variables a script reads but never sets). A run recorded before
+	// they were written gets them from its scenario.yaml when opened.
+	Defines map[string]string `json:"defines,omitempty"`
+	Scale   int               `json:"scale,omitempty"`
 }
 
 // ScriptInfo is one script of a workload.

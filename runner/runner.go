@@ -7,6 +7,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -381,6 +382,9 @@ func (r *run) plan() error {
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
 			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: spec.Pool,
 			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: wl.Mode, Settings: spec.Settings,
+			// What the scripts read but never set, as the scenario gave it
+			// (not the engine's default scale of 1), for the lock-order analysis.
+			Defines: spec.Defines, Scale: cmp.Or(spec.Scale, r.sc.Setup.PgbenchScale),
 		})
 	}
 	for i := range r.sc.Events {

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
 	pginstance "github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/sampler/host"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	pgsampler "github.com/firedrill/firedrill/sampler/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
@@ -179,8 +181,8 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 // says nothing a tenth-of-a-second one would (Performance Insights samples
 // sessions every second and counters every minute).
 var everyTick = map[string]bool{
-	"pg_stat_activity": true, "locks": true, "xmin_horizon": true,
-	"host": true, "firedrill": true,
+	pgmetric.Activity: true, pgmetric.Locks: true, pgmetric.XminHorizon: true,
+	hostmetric.Host: true, hostmetric.Self: true,
 }
 
 // Samplers connects the PostgreSQL samplers (one session tagged
@@ -225,7 +227,7 @@ func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
 
 // SettingsSource is the source of the snapshots taken after a settings
 // event.
-func (tg *target) SettingsSource() string { return "pg_settings" }
+func (tg *target) SettingsSource() string { return pgmetric.Settings }
 
 // EventEnv gives events the server: its connection, its data directory
 // and a restart on the embedded server; on a given one, firedrill's schema.

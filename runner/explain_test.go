@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -223,7 +224,7 @@ func TestRecordWithExplains(t *testing.T) {
 	if path == "" || dir == "" {
 		t.Skip("set FIREDRILL_RECORD and FIREDRILL_RECORD_DIR to record")
 	}
-	sc, err := scenario.Load(path)
+	sc, err := scenario.Load(path, event.ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,13 @@ type Checker interface {
 	Check(env *Env) error
 }
 
+// SettingsChanger is implemented by events that change the server's
+// settings, so that the runner snapshots them again after such an event
+// (without knowing the kinds by name).
+type SettingsChanger interface {
+	ChangesSettings() bool
+}
+
 // kind is one kind of event: how a scenario writes it (its keys, decoded
 // and checked by its own file) and how the event is built to run.
 type kind struct {

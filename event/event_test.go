@@ -86,6 +86,30 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// Statements gives the runner the SQL of the kinds that run the user's
+// SQL, for the outside-the-schema check, and nothing for the others.
+func TestStatements(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		event string
+		want  []string
+	}{
+		{`{kind: sql, at: 1s, sql: ["SELECT 1", "VACUUM"]}`, []string{"SELECT 1", "VACUUM"}},
+		{`{kind: hold_transaction, at: 1s, duration: 1s, sql: "DROP TABLE public.t"}`, []string{"DROP TABLE public.t"}},
+		{`{kind: settings, at: 1s, settings: {work_mem: 1MB}}`, nil},
+		{`{kind: shell, at: 1s, command: "psql -c 'DROP TABLE t'"}`, nil},
+	}
+	for _, test := range tests {
+		sc, err := parseEvent(test.event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Statements(sc.Events[0]); !slices.Equal(got, test.want) {
+			t.Errorf("Statements(%s) = %q, want %q", test.event, got, test.want)
+		}
+	}
+}
+
 // parseEvent loads a scenario with one event, written on line 9.
 func parseEvent(event string) (*scenario.Scenario, error) {
 	src := `name: one-event

@@ -85,9 +85,13 @@ type settingsEvent struct {
 }
 
 var (
-	_ Event   = (*settingsEvent)(nil)
-	_ Checker = (*settingsEvent)(nil)
+	_ Event           = (*settingsEvent)(nil)
+	_ Checker         = (*settingsEvent)(nil)
+	_ SettingsChanger = (*settingsEvent)(nil)
 )
+
+// ChangesSettings says yes: the server's settings differ after the event.
+func (e *settingsEvent) ChangesSettings() bool { return true }
 
 func newSettings(spec scenario.Event, c settingsConfig) Event {
 	return &settingsEvent{

@@ -834,7 +834,7 @@ func (r *run) fire(ctx context.Context, ev event.Event, spec scenario.Event, env
 	}
 	r.keepPlannedEnd(&m, spec)
 	r.eventMark(m)
-	if spec.Kind == "settings" && err == nil {
+	if changer, ok := ev.(event.SettingsChanger); ok && changer.ChangesSettings() && err == nil {
 		r.settingsDue.Store(true) // the clock snapshots them: it owns the samplers' session
 	}
 }

@@ -786,7 +786,14 @@ func (l *loader) scriptSource(v *yaml.Node, index int) (ScriptSource, *yaml.Node
 }
 
 func (l *loader) events(v *yaml.Node) {
-	for i, item := range l.list(v, "events", false) {
+	items := l.list(v, "events", false)
+	if len(items) > 0 && len(l.kinds) == 0 {
+		// A caller that loads scenarios without their events' kinds
+		// (Options.EventKinds) cannot check them.
+		l.hintf(v, "run it with firedrill run or validate", "events: this program takes scenarios without events")
+		return
+	}
+	for i, item := range items {
 		if e, ok := l.event(item, i); ok {
 			l.s.Events = append(l.s.Events, e)
 		}

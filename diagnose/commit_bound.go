@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -20,6 +22,11 @@ type commitBound struct{}
 var _ Rule = commitBound{}
 
 func (commitBound) ID() string { return "commit-bound" }
+
+// Inputs names the sources the rule reads.
+func (commitBound) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.Activity}, Also: []string{pgmetric.Database, pgmetric.WAL, hostmetric.Host}}
+}
 
 // Thresholds, as shares of active time.
 const (
@@ -75,10 +82,10 @@ func (commitBound) Check(run *timeline.Run) []Finding {
 	f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_activity:wait.LWLock:WALWrite+IO:WALSync+IO:WALWrite", T: w.PeakT, Value: share,
 		Text: fmt.Sprintf("%s of active time is commits waiting for the WAL flush: %s of %s active sessions on average (%s)",
 			humanPct(share), humanNum(queue), humanNum(w.MeanActive()), strings.Join(events, ", "))})
-	f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_activity:wait.CPU", Value: onCPU,
+	f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.WaitCPU), Value: onCPU,
 		Text: fmt.Sprintf("%s sessions on CPU on average, on %s CPUs", humanNum(onCPU), humanNum(cpus))})
-	commits := Over(run.Series("pg_stat_database", "xact_commit_per_s"), from, to)
-	syncs := Over(run.Series("wal", "wal_sync_per_s"), from, to)
+	commits := Over(run.Series(pgmetric.Database, pgmetric.XactCommitPerS), from, to)
+	syncs := Over(run.Series(pgmetric.WAL, pgmetric.WALSyncPerS), from, to)
 	perFlush := 0.0
 	if commits.N > 0 && syncs.N > 0 && syncs.Mean > 0 {
 		perFlush = commits.Mean / syncs.Mean
@@ -86,17 +93,17 @@ func (commitBound) Check(run *timeline.Run) []Finding {
 			Text: fmt.Sprintf("%s commits/s with %s WAL flushes/s: %s commits per flush (group commit), one flush every %s",
 				humanNum(commits.Mean), humanNum(syncs.Mean), humanNum(perFlush), humanMS(1000/syncs.Mean))})
 	}
-	if st := Over(run.Series("wal", "wal_sync_time_ms"), from, to); st.N > 0 && st.Mean > 0 && syncs.Mean > 0 {
+	if st := Over(run.Series(pgmetric.WAL, pgmetric.WALSyncTimeMS), from, to); st.N > 0 && st.Mean > 0 && syncs.Mean > 0 {
 		f.Evidence = append(f.Evidence, Evidence{Series: "wal:wal_sync_time_ms", Value: st.Mean / (syncs.Mean * Tick(run)),
 			Text: fmt.Sprintf("%s per WAL flush (track_wal_io_timing)", humanMS(st.Mean/(syncs.Mean*Tick(run))))})
 	}
-	idle := Over(run.Series("host", "cpu.idle"), from, to)
-	iowait := Over(run.Series("host", "cpu.iowait"), from, to)
+	idle := Over(run.Series(hostmetric.Host, hostmetric.CPUIdle), from, to)
+	iowait := Over(run.Series(hostmetric.Host, hostmetric.CPUIowait), from, to)
 	if idle.N > 0 {
 		f.Evidence = append(f.Evidence, Evidence{Series: "host:cpu.idle", Value: idle.Mean,
 			Text: fmt.Sprintf("host CPU %.0f %% idle and %.0f %% in I/O wait on average (the machine may be shared)", idle.Mean, iowait.Mean)})
 	}
-	if aw := Over(run.Series("host", "disk.await_ms"), from, to); aw.N > 0 {
+	if aw := Over(run.Series(hostmetric.Host, hostmetric.DiskAwaitMS), from, to); aw.N > 0 {
 		f.Evidence = append(f.Evidence, Evidence{Series: "host:disk.await_ms", Value: aw.Mean,
 			Text: fmt.Sprintf("disk requests took %s on average", humanMS(aw.Mean))})
 	}

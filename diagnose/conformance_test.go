@@ -1,14 +1,18 @@
 package diagnose
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -263,6 +267,117 @@ func TestHealthyRecordingHasNoWarningFromAnyRule(t *testing.T) {
 			if f.Severity == Warning || f.Severity == Critical {
 				t.Errorf("%s: %s %s: %s", name, f.Rule, f.Severity, f.Headline)
 			}
+		}
+	}
+}
+
+// knownSources are the sources some metrics package names.
+func knownSources() map[string]bool {
+	out := map[string]bool{}
+	for _, s := range append(slices.Clone(pgmetric.Sources), hostmetric.Sources...) {
+		out[s] = true
+	}
+	return out
+}
+
+// withoutSources is run with every sample of the sources drop says to drop.
+func withoutSources(run *timeline.Run, drop func(source string) bool) *timeline.Run {
+	v := *run
+	v.Samples = nil
+	for _, s := range run.Samples {
+		if !drop(s.Source) {
+			v.Samples = append(v.Samples, s)
+		}
+	}
+	v.Manifest.Samplers = nil
+	for _, s := range run.Manifest.Samplers {
+		if !drop(s.Name) {
+			v.Manifest.Samplers = append(v.Manifest.Samplers, s)
+		}
+	}
+	return &v
+}
+
+func TestRulesDeclareKnownSources(t *testing.T) {
+	t.Parallel()
+	known := knownSources()
+	for _, r := range Rules() {
+		in := r.Inputs()
+		seen := map[string]bool{}
+		for _, s := range in.Sources() {
+			if !known[s] {
+				t.Errorf("%s reads source %q, which no metrics package names", r.ID(), s)
+			}
+			if seen[s] {
+				t.Errorf("%s declares source %q twice", r.ID(), s)
+			}
+			seen[s] = true
+		}
+	}
+	for _, name := range recordings(t) {
+		for s := range Recorded(openRecording(t, name)) {
+			if !known[s] {
+				t.Errorf("recording %s has source %q, which no metrics package names", name, s)
+			}
+		}
+	}
+}
+
+// TestRulesReadOnlyWhatTheyDeclare holds each rule's Inputs to what it
+// reads, on every recording: taking away every source it does not
+// declare changes none of its findings, and taking away every source of
+// its AnyOf leaves it with none (so Diagnose skipping it there loses
+// nothing).
+func TestRulesReadOnlyWhatTheyDeclare(t *testing.T) {
+	t.Parallel()
+	for _, name := range recordings(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			run := openRecording(t, name)
+			for _, r := range Rules() {
+				in := r.Inputs()
+				want, _ := json.Marshal(findingsOf(r, run))
+				declared := withoutSources(run, func(s string) bool { return !slices.Contains(in.Sources(), s) })
+				if got, _ := json.Marshal(findingsOf(r, declared)); string(got) != string(want) {
+					t.Errorf("%s reads a source it does not declare: without the undeclared ones it finds\n%s\nwant\n%s", r.ID(), got, want)
+				}
+				if len(in.AnyOf) == 0 {
+					continue
+				}
+				bare := withoutSources(run, func(s string) bool { return slices.Contains(in.AnyOf, s) })
+				if in.Applies(Recorded(bare)) {
+					t.Errorf("%s: Applies is true on a run without any of %v", r.ID(), in.AnyOf)
+				}
+				if fs := findingsOf(r, bare); len(fs) > 0 {
+					t.Errorf("%s finds %d things without any of %v, which it says it needs: %+v", r.ID(), len(fs), in.AnyOf, fs[0])
+				}
+			}
+		})
+	}
+}
+
+// TestDiagnoseRunsOnlyRulesWhoseSourcesWereRecorded: a run without
+// pg_stat_slru does not run the multixact rule; rules that need nothing
+// sampled run on a run with no samples at all.
+func TestDiagnoseRunsOnlyRulesWhoseSourcesWereRecorded(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "multixact-broken")
+	noSLRU := Recorded(withoutSources(run, func(s string) bool { return s == pgmetric.SLRU }))
+	if (multixactSLRUThrash{}).Inputs().Applies(noSLRU) {
+		t.Error("multixact-slru-thrash applies to a run without pg_stat_slru")
+	}
+	if !(multixactSLRUThrash{}).Inputs().Applies(Recorded(run)) {
+		t.Error("multixact-slru-thrash does not apply to multixact-broken")
+	}
+	nothing := Recorded(withoutSources(run, func(string) bool { return true }))
+	for _, r := range Rules() {
+		if len(r.Inputs().AnyOf) == 0 && !r.Inputs().Applies(nothing) {
+			t.Errorf("%s needs nothing sampled but does not apply to a run without samples", r.ID())
+		}
+	}
+	for _, f := range Diagnose(withoutSources(run, func(s string) bool { return s == pgmetric.SLRU })) {
+		if f.Rule == "multixact-slru-thrash" {
+			t.Errorf("Diagnose ran multixact-slru-thrash without pg_stat_slru: %s", f.Headline)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -23,6 +25,11 @@ type connectionSaturation struct{}
 var _ Rule = connectionSaturation{}
 
 func (connectionSaturation) ID() string { return "connection-saturation" }
+
+// Inputs names the sources the rule reads.
+func (connectionSaturation) Inputs() Inputs {
+	return Inputs{Also: []string{pgmetric.Activity, pgmetric.Database, pgmetric.Statements, hostmetric.Host}}
+}
 
 // Thresholds.
 const (
@@ -156,45 +163,45 @@ func eventNear(run *timeline.Run, t float64) string {
 func activeOf(run *timeline.Run, workload string, from, to float64) (float64, bool) {
 	pts := run.Series(activitySource, "app."+workloadAppPrefix+workload+".active")
 	if len(pts) == 0 && len(run.Manifest.Workloads) <= 1 {
-		pts = run.Series(activitySource, "aas")
+		pts = run.Series(activitySource, pgmetric.AAS)
 	}
 	st := Over(pts, from, to)
 	if st.N == 0 {
 		// The series omits a workload with no session at a tick: absent
 		// values in a window where the sampler ran are zeros.
-		if Over(run.Series(activitySource, "aas"), from, to).N > 0 {
+		if Over(run.Series(activitySource, pgmetric.AAS), from, to).N > 0 {
 			return 0, true
 		}
 		return 0, false
 	}
-	n := Over(run.Series(activitySource, "aas"), from, to).N
+	n := Over(run.Series(activitySource, pgmetric.AAS), from, to).N
 	return st.Mean * float64(st.N) / float64(max(n, st.N)), true
 }
 
 // topStatementIn is the statement with the most execution time in a window.
-func topStatementIn(run *timeline.Run, from, to float64) (statementDetail, float64) {
-	sum := map[string]*statementDetail{}
+func topStatementIn(run *timeline.Run, from, to float64) (pgmetric.Statement, float64) {
+	sum := map[string]*pgmetric.Statement{}
 	total := 0.0
-	for _, s := range run.SourceSamples("pg_stat_statements") {
+	for _, s := range run.SourceSamples(pgmetric.Statements) {
 		if s.T < from || s.T > to || s.Error != "" {
 			continue
 		}
-		var top []statementDetail
+		var top []pgmetric.Statement
 		if !Detail(&s, &top) {
 			continue
 		}
 		for _, d := range top {
-			x := sum[d.QueryID]
+			x := sum[d.ID()]
 			if x == nil {
-				x = &statementDetail{QueryID: d.QueryID, Query: d.Query}
-				sum[d.QueryID] = x
+				x = &pgmetric.Statement{QueryID: d.QueryID, Query: d.Query}
+				sum[d.ID()] = x
 			}
 			x.Calls += d.Calls
 			x.TotalMS += d.TotalMS
 			total += d.TotalMS
 		}
 	}
-	var best statementDetail
+	var best pgmetric.Statement
 	for _, d := range sum {
 		if d.TotalMS > best.TotalMS {
 			best = *d
@@ -276,11 +283,11 @@ func poolFinding(run *timeline.Run, w timeline.WorkloadInfo) (f Finding, found b
 	}
 	top, topShare := topStatementIn(run, ps.from, ps.to)
 	if top.Calls > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + top.QueryID, Value: top.MeanMS,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Statements, top.ID()), Value: top.MeanMS,
 			Text: fmt.Sprintf("top statement `%s`: mean %s, %s of execution time in this window", oneLine(top.Query, 120), humanMS(top.MeanMS), humanPct(topShare))})
 	}
 	cpus := hostCPUs(run)
-	aas := Over(run.Series(activitySource, "aas"), ps.from, ps.to)
+	aas := Over(run.Series(activitySource, pgmetric.AAS), ps.from, ps.to)
 	busy := aas.N > 0 && aas.Mean >= cpus
 	// Did query time rise before the pool ran dry?
 	rise, baseMS := 0.0, 0.0
@@ -405,9 +412,9 @@ func serverLimitFinding(run *timeline.Run) (Finding, bool) {
 			errFrom, errTo = min(errFrom, iv.Start), max(errTo, iv.End)
 		}
 	}
-	maxConn := Over(run.Series("pg_stat_database", "max_connections"), 0, math.Inf(1))
-	reserved := Over(run.Series("pg_stat_database", "superuser_reserved_connections"), 0, math.Inf(1))
-	conns := run.Series(activitySource, "connections_total")
+	maxConn := Over(run.Series(pgmetric.Database, pgmetric.MaxConnections), 0, math.Inf(1))
+	reserved := Over(run.Series(pgmetric.Database, pgmetric.SuperuserReservedConnections), 0, math.Inf(1))
+	conns := run.Series(activitySource, pgmetric.ConnectionsTotal)
 	limit := 0.0
 	if maxConn.N > 0 {
 		limit = maxConn.Last - reserved.Last
@@ -437,7 +444,7 @@ func serverLimitFinding(run *timeline.Run) (Finding, bool) {
 			f.Start, f.End = math.Max(0, atLimit[0].T-Tick(run)), atLimit[len(atLimit)-1].T
 		}
 		peak := Over(conns, 0, math.Inf(1))
-		f.Evidence = append(f.Evidence, Evidence{Series: activitySource + ":connections_total", T: peak.MaxT, Value: peak.Max,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(activitySource, pgmetric.ConnectionsTotal), T: peak.MaxT, Value: peak.Max,
 			Text: fmt.Sprintf("%s connections at %.0f s, at the limit of %s (max_connections %s − %s reserved for superusers), in %d samples",
 				humanNum(peak.Max), peak.MaxT, humanNum(limit), humanNum(maxConn.Last), humanNum(reserved.Last), len(atLimit))})
 	}

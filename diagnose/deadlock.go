@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -22,24 +23,11 @@ var _ Rule = deadlock{}
 
 func (deadlock) ID() string { return "deadlock" }
 
+// Inputs names the sources the rule reads.
+func (deadlock) Inputs() Inputs { return Inputs{Also: []string{pgmetric.Database, pgmetric.Locks}} }
+
 // deadlockCode is the SQLSTATE of deadlock_detected.
 const deadlockCode = "40P01"
-
-// lockPair is one entry of the locks sampler's detail: a session waiting
-// for a heavyweight lock and a session it waits for.
-type lockPair struct {
-	BlockedPID    int     `json:"blocked_pid"`
-	BlockedApp    string  `json:"blocked_app"`
-	BlockedQuery  string  `json:"blocked_query"`
-	WaitS         float64 `json:"wait_s"`
-	LockType      string  `json:"locktype"`
-	Mode          string  `json:"mode"`
-	Relation      string  `json:"relation"`
-	BlockingPID   int     `json:"blocking_pid"`
-	BlockingApp   string  `json:"blocking_app"`
-	BlockingState string  `json:"blocking_state"`
-	BlockingQuery string  `json:"blocking_query"`
-}
 
 // deadlockCount is what the run says about deadlocks.
 type deadlockCount struct {
@@ -63,7 +51,7 @@ type failedCommand struct {
 func countDeadlocks(run *timeline.Run) deadlockCount {
 	c := deadlockCount{ByWorkload: map[string]int64{}, First: math.Inf(1), Last: math.Inf(-1)}
 	tick := Tick(run)
-	pts := run.Series("pg_stat_database", "deadlocks")
+	pts := run.Series(pgmetric.Database, pgmetric.Deadlocks)
 	for _, p := range pts {
 		c.HaveServer = true
 		if p.V <= 0 {
@@ -77,7 +65,7 @@ func countDeadlocks(run *timeline.Run) deadlockCount {
 		c.Last = max(c.Last, p.T)
 	}
 	if !c.HaveServer { // an older run: the cumulative counter
-		if tot := run.Series("pg_stat_database", "deadlocks_total"); len(tot) > 1 {
+		if tot := run.Series(pgmetric.Database, pgmetric.DeadlocksTotal); len(tot) > 1 {
 			c.HaveServer = true
 			c.Server = math.Max(0, tot[len(tot)-1].V-tot[0].V)
 		}
@@ -167,11 +155,11 @@ func describeDeadlockDetail(detail string) string {
 func deadlockLocks(run *timeline.Run, from, to float64) (relations []string, queries []string) {
 	relCount := map[string]int{}
 	queryCount := map[string]int{}
-	for _, s := range run.SourceSamples("locks") {
+	for _, s := range run.SourceSamples(pgmetric.Locks) {
 		if s.T < from || s.T > to+Tick(run) {
 			continue
 		}
-		var pairs []lockPair
+		var pairs []pgmetric.BlockingPair
 		if !Detail(&s, &pairs) {
 			continue
 		}
@@ -248,12 +236,12 @@ func (deadlock) Check(run *timeline.Run) []Finding {
 
 	span := math.Max(f.End-f.Start, Tick(run))
 	if count.HaveServer {
-		ev := Evidence{Series: "pg_stat_database:deadlocks", T: f.End, Value: count.Server,
+		ev := Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: f.End, Value: count.Server,
 			Text: fmt.Sprintf("%s deadlocks detected by the server between %.0f s and %.0f s (%s/min)",
 				humanNum(count.Server), f.Start, f.End, humanNum(count.Server/span*60))}
 		f.Evidence = append(f.Evidence, ev)
 		if count.ServerPeak.V > 0 {
-			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_database:deadlocks", T: count.ServerPeak.T,
+			f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: count.ServerPeak.T,
 				Value: count.ServerPeak.V, Text: fmt.Sprintf("peak: %s deadlocks in one interval", humanNum(count.ServerPeak.V))})
 		}
 	}
@@ -327,8 +315,8 @@ func latentDeadlock(run *timeline.Run, f Finding, invs []lockInversion) Finding 
 	for _, i := range invs {
 		f.Evidence = append(f.Evidence, inversionEvidence(i)...)
 	}
-	if pts := run.Series("pg_stat_database", "deadlocks"); len(pts) > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_database:deadlocks", T: f.End, Value: 0,
+	if pts := run.Series(pgmetric.Database, pgmetric.Deadlocks); len(pts) > 0 {
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: f.End, Value: 0,
 			Text: "0 deadlocks detected in this run: the keys did not collide in opposite orders (yet); more clients or a smaller hot set will make them"})
 	}
 	f.Mechanism = inversionMechanism(inv)

@@ -17,6 +17,9 @@ var _ Rule = failingTransactions{}
 
 func (failingTransactions) ID() string { return "failing-transactions" }
 
+// Inputs names the sources the rule reads.
+func (failingTransactions) Inputs() Inputs { return Inputs{} }
+
 // failingStretch is how long every transaction must fail before it is a
 // finding: the default abort_on_failure window. A shorter workload whose
 // transactions all failed from its start to its end counts too.

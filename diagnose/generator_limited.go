@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -51,6 +53,11 @@ const (
 )
 
 func (generatorLimited) ID() string { return "generator-limited" }
+
+// Inputs names the sources the rule reads.
+func (generatorLimited) Inputs() Inputs {
+	return Inputs{AnyOf: []string{hostmetric.Self}, Also: []string{hostmetric.Host, pgmetric.Activity}}
+}
 
 // genTick is what one tick says about the client and the server.
 type genTick struct {
@@ -99,7 +106,7 @@ func genTicks(run *timeline.Run) []genTick {
 	hostCPUs := float64(run.Manifest.Host.CPUs)
 	behind := genBehind(run)
 	var out []genTick
-	for _, s := range run.SourceSamples("firedrill") {
+	for _, s := range run.SourceSamples(hostmetric.Self) {
 		if s.Error != "" {
 			continue
 		}
@@ -110,7 +117,7 @@ func genTicks(run *timeline.Run) []genTick {
 			t.SchedP99 = v
 		}
 		cores := hostCPUs
-		if h := SampleNear(run, "host", s.T, 0.6*Tick(run)); h != nil {
+		if h := SampleNear(run, hostmetric.Host, s.T, 0.6*Tick(run)); h != nil {
 			if v, ok := h.Values["cpus"]; ok && v > 0 {
 				cores = v
 			}
@@ -134,7 +141,7 @@ func genTicks(run *timeline.Run) []genTick {
 		t.Direct = okCPU && t.Cap > 0 && cpu >= genCPUShare*t.Cap || len(t.Behind) > 0
 		t.ClientSaturated = t.Direct || t.SchedP99 >= genSchedP99MS
 		// The server's side at the same moment.
-		if a := SampleNear(run, "pg_stat_activity", s.T, 0.6*Tick(run)); a != nil {
+		if a := SampleNear(run, pgmetric.Activity, s.T, 0.6*Tick(run)); a != nil {
 			if v, ok := a.Values["aas"]; ok {
 				t.AAS = v
 			}
@@ -317,7 +324,7 @@ func (r generatorLimited) finding(run *timeline.Run, ticks []genTick, from, to f
 	cpuSt, capMed, schedSt := all(cpu), Median(caps, from-1, to+1), all(sched)
 	var client []string
 	cpuMed := Median(cpu, from-1, to+1)
-	gomax := Median(run.Series("firedrill", "cpus"), from-1, to+1)
+	gomax := Median(run.Series(hostmetric.Self, hostmetric.SelfCPUs), from-1, to+1)
 	cores := "cores"
 	if capMed == 1 {
 		cores = "core"
@@ -391,7 +398,7 @@ func (r generatorLimited) finding(run *timeline.Run, ticks []genTick, from, to f
 		if server == "" {
 			server = fmt.Sprintf("the database had %.1f active sessions", m)
 		}
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_activity:aas", T: st.MaxT, Value: m,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.AAS), T: st.MaxT, Value: m,
 			Text: fmt.Sprintf("database active sessions: median %.1f, max %.0f, on %d CPUs", m, st.Max, run.Manifest.Host.CPUs)})
 	}
 	parts := append(client, server)

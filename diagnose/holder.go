@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -25,10 +26,10 @@ func (h horizonHold) Duration() float64 { return h.End - h.Start }
 // horizonAgeSeries is the xmin horizon's age: xmin_horizon:age, or for a
 // run without that sampler the oldest backend_xmin pg_stat_activity saw.
 func horizonAgeSeries(run *timeline.Run) (string, []timeline.Point) {
-	if pts := run.Series("xmin_horizon", "age"); len(pts) > 0 {
+	if pts := run.Series(pgmetric.XminHorizon, pgmetric.HorizonAge); len(pts) > 0 {
 		return "xmin_horizon:age", pts
 	}
-	return "pg_stat_activity:oldest_backend_xmin_age", run.Series("pg_stat_activity", "oldest_backend_xmin_age")
+	return pgmetric.Series(pgmetric.Activity, pgmetric.OldestBackendXminAge), run.Series(pgmetric.Activity, pgmetric.OldestBackendXminAge)
 }
 
 // horizonHolds finds the stretches where the horizon's age kept growing
@@ -98,37 +99,10 @@ type xminHolder struct {
 	From        string // the evidence that named it: "pg_stat_activity", "xmin_horizon", "event:NAME"
 }
 
-// horizonDetail is the xmin_horizon sampler's detail.
-type horizonDetail struct {
-	Kind            string   `json:"kind"`
-	Age             float64  `json:"age"`
-	PID             int      `json:"pid"`
-	ApplicationName string   `json:"application_name"`
-	BackendType     string   `json:"backend_type"`
-	State           string   `json:"state"`
-	XactAgeS        *float64 `json:"xact_age_s"`
-	Query           string   `json:"query"`
-	GID             string   `json:"gid"`
-	SlotName        string   `json:"slot_name"`
-}
-
-// activitySession is a session of the pg_stat_activity sampler's detail.
-type activitySession struct {
-	PID             int      `json:"pid"`
-	BackendType     string   `json:"backend_type"`
-	ApplicationName string   `json:"application_name"`
-	State           string   `json:"state"`
-	Wait            string   `json:"wait"`
-	XactAgeS        float64  `json:"xact_age_s"`
-	BackendXminAge  *float64 `json:"backend_xmin_age"`
-	BackendXID      string   `json:"backend_xid"`
-	Query           string   `json:"query"`
-}
-
 // holdsHorizon says whether the session can hold the horizon back at all:
 // it has a transaction id or a snapshot. Autovacuum's snapshot does not
 // hold back other vacuums.
-func (s activitySession) holdsHorizon() bool {
+func holdsHorizon(s pgmetric.ActivitySession) bool {
 	return (s.BackendXID != "" || s.BackendXminAge != nil) && s.BackendType != "autovacuum worker"
 }
 
@@ -145,13 +119,13 @@ func (s activitySession) holdsHorizon() bool {
 func findHolder(run *timeline.Run, h horizonHold) (xminHolder, bool) {
 	// Every moment of the hold with evidence, latest first.
 	var times []float64
-	for _, s := range run.SourceSamples("xmin_horizon") {
+	for _, s := range run.SourceSamples(pgmetric.XminHorizon) {
 		if s.T >= h.Start && s.T <= h.End+0.01 {
 			times = append(times, s.T)
 		}
 	}
 	if len(times) == 0 {
-		for _, s := range run.SourceSamples("pg_stat_activity") {
+		for _, s := range run.SourceSamples(pgmetric.Activity) {
 			if s.T >= h.Start && s.T <= h.End+0.01 {
 				times = append(times, s.T)
 			}
@@ -172,8 +146,8 @@ func findHolder(run *timeline.Run, h horizonHold) (xminHolder, bool) {
 func holderAt(run *timeline.Run, t float64, h horizonHold) (xminHolder, bool) {
 	tol := 0.6 * Tick(run)
 	var named *xminHolder
-	if s := SampleNear(run, "xmin_horizon", t, tol); s != nil {
-		var d horizonDetail
+	if s := SampleNear(run, pgmetric.XminHorizon, t, tol); s != nil {
+		var d pgmetric.XminHolder
 		if Detail(s, &d) && d.Kind != "" {
 			named = &xminHolder{Kind: d.Kind, T: s.T, AgeXIDs: d.Age, PID: d.PID, App: d.ApplicationName,
 				BackendType: d.BackendType, State: d.State, XactAgeS: -1, Query: d.Query,
@@ -187,13 +161,13 @@ func holderAt(run *timeline.Run, t float64, h horizonHold) (xminHolder, bool) {
 		}
 	}
 	// The oldest session that has an xid or a snapshot.
-	var oldest *activitySession
-	if s := SampleNear(run, "pg_stat_activity", t, tol); s != nil {
-		var sessions []activitySession
+	var oldest *pgmetric.ActivitySession
+	if s := SampleNear(run, pgmetric.Activity, t, tol); s != nil {
+		var sessions []pgmetric.ActivitySession
 		if Detail(s, &sessions) {
 			for i := range sessions {
 				c := &sessions[i]
-				if !c.holdsHorizon() {
+				if !holdsHorizon(*c) {
 					continue
 				}
 				if oldest == nil || c.XactAgeS > oldest.XactAgeS ||

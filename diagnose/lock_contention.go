@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -22,6 +24,11 @@ type lockContention struct{}
 var _ Rule = lockContention{}
 
 func (lockContention) ID() string { return "lock-contention" }
+
+// Inputs names the sources the rule reads.
+func (lockContention) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.Activity, pgmetric.Locks}, Also: []string{pgmetric.Database, hostmetric.Host}}
+}
 
 // Thresholds, as shares of active time and numbers of sessions. A queue
 // is three or more sessions waiting on average: with one or two, a lock
@@ -121,11 +128,11 @@ func (h hotSpot) topKey() (string, float64) {
 func lockChains(run *timeline.Run, from, to float64) (roots []*rootBlocker, spots []hotSpot, waits int) {
 	byPID := map[int]*rootBlocker{}
 	spotIndex := map[[2]string]*hotSpot{}
-	for _, s := range run.SourceSamples("locks") {
+	for _, s := range run.SourceSamples(pgmetric.Locks) {
 		if s.T < from || s.T >= to {
 			continue
 		}
-		var pairs []lockPair
+		var pairs []pgmetric.BlockingPair
 		if !Detail(&s, &pairs) {
 			continue
 		}
@@ -200,7 +207,7 @@ func lockChains(run *timeline.Run, from, to float64) (roots []*rootBlocker, spot
 
 // countBehind counts the sessions waiting, directly or through others,
 // for pid.
-func countBehind(pairs []lockPair, pid int) int {
+func countBehind(pairs []pgmetric.BlockingPair, pid int) int {
 	seen := map[int]bool{}
 	frontier := []int{pid}
 	for len(frontier) > 0 {
@@ -257,13 +264,13 @@ func (lockContention) Check(run *timeline.Run) []Finding {
 	if share >= contentionWarnShare && queue >= contentionQueue {
 		severity = Warning
 	}
-	maxWait := Over(run.Series("locks", "max_wait_s"), from, to)
-	longWaits := maxWait.N > 0 && Median(run.Series("locks", "max_wait_s"), from, to) >= contentionLongWaitS
+	maxWait := Over(run.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), from, to)
+	longWaits := maxWait.N > 0 && Median(run.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), from, to) >= contentionLongWaitS
 	lockTimeouts := errorsIn(run, from, to, "55P03", "57014")
 	if severity == Warning && share >= contentionCriticalShare && (longWaits || lockTimeouts > 0) {
 		severity = Critical
 	}
-	deadlocks := sumPoints(run.Series("pg_stat_database", "deadlocks"), from, to+Tick(run))
+	deadlocks := sumPoints(run.Series(pgmetric.Database, pgmetric.Deadlocks), from, to+Tick(run))
 	if deadlocks > 0 && severity == Critical {
 		severity = Warning // the deadlock rule reports the cycles
 	}
@@ -295,7 +302,7 @@ func (lockContention) Check(run *timeline.Run) []Finding {
 	if maxWait.N > 0 {
 		f.Evidence = append(f.Evidence, Evidence{Series: "locks:max_wait_s", T: maxWait.MaxT, Value: maxWait.Max,
 			Text: fmt.Sprintf("longest lock wait %s (median of the per-sample longest: %s)",
-				humanMS(maxWait.Max*1000), humanMS(Median(run.Series("locks", "max_wait_s"), from, to)*1000))})
+				humanMS(maxWait.Max*1000), humanMS(Median(run.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), from, to)*1000))})
 	}
 	if perTx > 0 {
 		f.Evidence = append(f.Evidence, Evidence{Series: "workload:*.tps", Value: perTx,
@@ -365,7 +372,7 @@ func (lockContention) Check(run *timeline.Run) []Finding {
 		}
 	}
 	if deadlocks > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_database:deadlocks", Value: deadlocks,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), Value: deadlocks,
 			Text: fmt.Sprintf("%s deadlocks in this window: some of these waits end in a cycle (see the deadlock finding)", humanNum(deadlocks))})
 	}
 	if lat := workloadLatency(run, f.Workload, from, to); lat != "" {
@@ -485,11 +492,11 @@ func mostCommonState(roots []*rootBlocker) string {
 func spotsApps(run *timeline.Run, from, to float64) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, s := range run.SourceSamples("locks") {
+	for _, s := range run.SourceSamples(pgmetric.Locks) {
 		if s.T < from || s.T >= to {
 			continue
 		}
-		var pairs []lockPair
+		var pairs []pgmetric.BlockingPair
 		if !Detail(&s, &pairs) {
 			continue
 		}

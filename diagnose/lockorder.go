@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -183,10 +181,9 @@ type lockOrderAnalysis struct {
 // inversions. It never fails: a script it cannot read is left out.
 func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
 	var res lockOrderAnalysis
-	inputs := scenarioInputs(run)
 	for _, w := range run.Manifest.Workloads {
 		for si, s := range w.Scripts {
-			ls := loadLockScript(run, w, si, s, inputs[w.Name])
+			ls := loadLockScript(run, w, si, s, workloadInputs(w))
 			if ls != nil {
 				res.Scripts = append(res.Scripts, ls)
 			}
@@ -313,47 +310,17 @@ func overlaps(a, b *lockScript) bool {
 	return a.Start < b.Stop && b.Start < a.Stop
 }
 
-// scenarioInputs reads the workloads' defines and scale from the run's
-// copy of the scenario (variables scripts read but never set).
-func scenarioInputs(run *timeline.Run) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	if run.Dir == "" {
-		return out
+// workloadInputs are the variables a workload's scripts may read without
+// setting them: its defines and :scale, as run.json records them.
+func workloadInputs(w timeline.WorkloadInfo) map[string]string {
+	m := map[string]string{}
+	for k, v := range w.Defines {
+		m[k] = v
 	}
-	b, err := os.ReadFile(filepath.Join(run.Dir, timeline.ScenarioFile))
-	if err != nil {
-		return out
+	if w.Scale > 0 {
+		m[script.VarScale] = strconv.Itoa(w.Scale)
 	}
-	var sc struct {
-		Setup struct {
-			Pgbench *struct {
-				Scale int `yaml:"scale"`
-			} `yaml:"pgbench"`
-		} `yaml:"setup"`
-		Workloads []struct {
-			Name    string         `yaml:"name"`
-			Defines map[string]any `yaml:"defines"`
-			Scale   int            `yaml:"scale"`
-		} `yaml:"workloads"`
-	}
-	if yaml.Unmarshal(b, &sc) != nil {
-		return out
-	}
-	for _, w := range sc.Workloads {
-		m := map[string]string{}
-		for k, v := range w.Defines {
-			m[k] = fmt.Sprint(v)
-		}
-		scale := w.Scale
-		if scale == 0 && sc.Setup.Pgbench != nil {
-			scale = sc.Setup.Pgbench.Scale
-		}
-		if scale > 0 {
-			m[script.VarScale] = strconv.Itoa(scale)
-		}
-		out[w.Name] = m
-	}
-	return out
+	return m
 }
 
 // loadLockScript parses one script and finds its lock steps; nil if it

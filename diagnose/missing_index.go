@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -24,6 +25,11 @@ var _ Rule = missingIndex{}
 
 func (missingIndex) ID() string { return "missing-index" }
 
+// Inputs names the sources the rule reads.
+func (missingIndex) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.Statements, pgmetric.Explain, pgmetric.UserTables}}
+}
+
 // Thresholds. A sequential scan of a few thousand rows is cheaper than an
 // index; beyond minScanRows rows read per execution, a query that returns
 // few of them is doing work an index would skip.
@@ -35,33 +41,6 @@ const (
 	fewRowsPerCall   = 1000 // a statement returning at most this many rows per call is not a report
 )
 
-// explainedStatement mirrors runner.ExplainedStatement (the "explain"
-// source's detail).
-type explainedStatement struct {
-	QueryID  string  `json:"queryid"`
-	Query    string  `json:"query"`
-	Calls    float64 `json:"calls"`
-	MeanMS   float64 `json:"mean_ms"`
-	TotalMS  float64 `json:"total_ms"`
-	Rows     float64 `json:"rows"`
-	SeqScans []struct {
-		Relation     string   `json:"relation"`
-		Schema       string   `json:"schema"`
-		RowsEstimate float64  `json:"rows_estimate"`
-		TableRows    float64  `json:"table_rows"`
-		Alias        string   `json:"alias"`
-		Filter       string   `json:"filter"`
-		Parallel     bool     `json:"parallel"`
-		SortKeys     []string `json:"sort_keys"`
-		JoinCond     string   `json:"join_cond"`
-		SubPlan      bool     `json:"subplan"`
-	} `json:"seq_scans"`
-	Sorts []struct {
-		Keys []string `json:"keys"`
-	} `json:"sorts"`
-	Error string `json:"error"`
-}
-
 // statementStat is one statement's totals over the run, from the
 // pg_stat_statements sampler's per-interval top lists.
 type statementStat struct {
@@ -72,7 +51,7 @@ type statementStat struct {
 	FirstT, LastT           float64
 	meanByT                 []timeline.Point
 	inExplain               bool
-	explained               *explainedStatement
+	explained               *pgmetric.ExplainedStatement
 	workload, script, where string
 }
 
@@ -89,16 +68,16 @@ func statementIn(run *timeline.Run, queryID string, from, to float64) *statement
 	if queryID == "" {
 		return st
 	}
-	for _, s := range run.SourceSamples("pg_stat_statements") {
+	for _, s := range run.SourceSamples(pgmetric.Statements) {
 		if s.T < from || s.T >= to || s.Error != "" {
 			continue
 		}
-		var top []statementDetail
+		var top []pgmetric.Statement
 		if !Detail(&s, &top) {
 			continue
 		}
 		for _, d := range top {
-			if d.QueryID != queryID {
+			if d.ID() != queryID {
 				continue
 			}
 			if st.Calls == 0 {
@@ -122,25 +101,13 @@ func (s *statementStat) meanMS() float64 {
 	return s.TotalMS / s.Calls
 }
 
-// statementDetail mirrors one entry of the pg_stat_statements detail.
-type statementDetail struct {
-	QueryID        string  `json:"queryid"`
-	Query          string  `json:"query"`
-	Calls          float64 `json:"calls"`
-	TotalMS        float64 `json:"total_ms"`
-	MeanMS         float64 `json:"mean_ms"`
-	Rows           float64 `json:"rows"`
-	SharedBlksHit  float64 `json:"shared_blks_hit"`
-	SharedBlksRead float64 `json:"shared_blks_read"`
-}
-
 // statementTotals adds up the statements of the run, and the database's
 // execution time (all statements, not only the top ones).
 func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS float64) {
 	stats = map[string]*statementStat{}
 	tick := Tick(run)
 	prevT := math.NaN()
-	for _, s := range run.SourceSamples("pg_stat_statements") {
+	for _, s := range run.SourceSamples(pgmetric.Statements) {
 		if s.Error != "" {
 			continue
 		}
@@ -150,15 +117,15 @@ func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS
 		}
 		prevT = s.T
 		execMS += s.Values["exec_ms_per_s"] * dt
-		var top []statementDetail
+		var top []pgmetric.Statement
 		if !Detail(&s, &top) {
 			continue
 		}
 		for _, d := range top {
-			st := stats[d.QueryID]
+			st := stats[d.ID()]
 			if st == nil {
-				st = &statementStat{QueryID: d.QueryID, Query: d.Query, FirstT: s.T}
-				stats[d.QueryID] = st
+				st = &statementStat{QueryID: d.ID(), Query: d.Query, FirstT: s.T}
+				stats[d.ID()] = st
 			}
 			st.Calls += d.Calls
 			st.TotalMS += d.TotalMS
@@ -179,10 +146,10 @@ func statementTotals(run *timeline.Run) (stats map[string]*statementStat, execMS
 }
 
 // lastExplain is the newest plan capture of the run, if any.
-func lastExplain(run *timeline.Run) (float64, []explainedStatement) {
-	samples := run.SourceSamples("explain")
+func lastExplain(run *timeline.Run) (float64, []pgmetric.ExplainedStatement) {
+	samples := run.SourceSamples(pgmetric.Explain)
 	for i := len(samples) - 1; i >= 0; i-- {
-		var out []explainedStatement
+		var out []pgmetric.ExplainedStatement
 		if samples[i].Error == "" && Detail(&samples[i], &out) {
 			return samples[i].T, out
 		}
@@ -216,24 +183,24 @@ func (t tableScans) shortName() string {
 
 func userTables(run *timeline.Run) map[string]*tableScans {
 	out := map[string]*tableScans{}
-	for _, key := range run.Keys("pg_stat_user_tables") {
+	for _, key := range run.Keys(pgmetric.UserTables) {
 		name, ok := strings.CutSuffix(key, ".seq_tup_read")
 		if !ok {
 			continue
 		}
 		t := &tableScans{Name: name}
-		t.readByT = run.Series("pg_stat_user_tables", name+".seq_tup_read")
-		t.idxByT = run.Series("pg_stat_user_tables", name+".idx_scan")
+		t.readByT = run.Series(pgmetric.UserTables, name+".seq_tup_read")
+		t.idxByT = run.Series(pgmetric.UserTables, name+".idx_scan")
 		for _, p := range t.readByT {
 			t.SeqTupRead += p.V
 		}
 		for _, p := range t.idxByT {
 			t.IdxScan += p.V
 		}
-		for _, p := range run.Series("pg_stat_user_tables", name+".seq_scan") {
+		for _, p := range run.Series(pgmetric.UserTables, name+".seq_scan") {
 			t.SeqScan += p.V
 		}
-		if live := run.Series("pg_stat_user_tables", name+".n_live_tup"); len(live) > 0 {
+		if live := run.Series(pgmetric.UserTables, name+".n_live_tup"); len(live) > 0 {
 			t.LiveTup = live[len(live)-1].V
 		}
 		out[name] = t
@@ -476,7 +443,7 @@ func sortedTables(tables map[string]*tableScans) []*tableScans {
 
 // planScans reports whether an explained statement's plan has a
 // sequential scan.
-func planScans(e *explainedStatement) bool {
+func planScans(e *pgmetric.ExplainedStatement) bool {
 	return e != nil && len(e.SeqScans) > 0
 }
 
@@ -562,7 +529,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 			perCall = fmt.Sprintf(", %s blocks (%s) touched per call", humanNum((c.stmt.BlksHit+c.stmt.BlksRead)/c.stmt.Calls),
 				humanBytes((c.stmt.BlksHit+c.stmt.BlksRead)/c.stmt.Calls*8192))
 		}
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + c.stmt.QueryID, T: c.stmt.LastT, Value: c.stmt.meanMS(),
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Statements + ":" + c.stmt.QueryID, T: c.stmt.LastT, Value: c.stmt.meanMS(),
 			Text: fmt.Sprintf("`%s`: %s calls, mean %s, %s of the database's execution time%s",
 				oneLine(c.stmt.Query, 160), humanNum(c.stmt.Calls), humanMS(c.stmt.meanMS()), humanPct(share), perCall)})
 		if c.stmt.where != "" {
@@ -601,7 +568,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 			if u.perOuterRow {
 				text += ", in a correlated subquery (once per outer row)"
 			}
-			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + c.stmt.queryID(), Text: text})
+			f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Statements + ":" + c.stmt.queryID(), Text: text})
 		}
 		if t := u.table; t != nil && t.SeqScan > 0 {
 			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_user_tables:" + t.Name + ".seq_tup_read", T: f.End, Value: t.SeqTupRead,
@@ -618,7 +585,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 		}
 		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_user_tables:" + main.table.Name + ".seq_tup_read", T: resolvedT, Text: text})
 		if after := statementIn(run, c.stmt.queryID(), resolvedT+Tick(run), math.Inf(1)); after.Calls > 0 && c.stmt != nil {
-			f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_statements:" + c.stmt.QueryID, T: after.LastT, Value: after.meanMS(),
+			f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Statements + ":" + c.stmt.QueryID, T: after.LastT, Value: after.meanMS(),
 				Text: fmt.Sprintf("after that: mean %s over %s calls (before: %s)", humanMS(after.meanMS()), humanNum(after.Calls), humanMS(c.stmt.meanMS()))})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -19,9 +20,14 @@ type multixactSLRUThrash struct{}
 var _ Rule = multixactSLRUThrash{}
 
 // multixactCaches are the SLRU caches of pg_multixact, worst reported.
-var multixactCaches = []string{"MultiXactMember", "MultiXactOffset"}
+var multixactCaches = []string{pgmetric.MultiXactMember, pgmetric.MultiXactOffset}
 
 func (multixactSLRUThrash) ID() string { return "multixact-slru-thrash" }
+
+// Inputs names the sources the rule reads.
+func (multixactSLRUThrash) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.SLRU}, Also: []string{pgmetric.Activity, pgmetric.XminHorizon}}
+}
 
 func (r multixactSLRUThrash) Check(run *timeline.Run) []Finding {
 	var th slruThrash
@@ -39,8 +45,8 @@ func (r multixactSLRUThrash) Check(run *timeline.Run) []Finding {
 
 func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 	f := Finding{Rule: r.ID(), Severity: Warning, Start: th.Onset, End: th.End}
-	cacheWords := map[string]string{"MultiXactMember": "MultiXact member", "MultiXactOffset": "MultiXact offset"}[th.Cache]
-	series := "pg_stat_slru:" + th.Cache
+	cacheWords := map[string]string{pgmetric.MultiXactMember: "MultiXact member", pgmetric.MultiXactOffset: "MultiXact offset"}[th.Cache]
+	series := pgmetric.SLRU + ":" + th.Cache
 
 	// The cause chain: who holds the horizon, which script makes multixacts.
 	var holderText string
@@ -303,7 +309,7 @@ func waitEvidence(run *timeline.Run, from, to float64, prefixes []string) (Evide
 	peakT := map[string]float64{}
 	peak := map[string]float64{}
 	samples := 0
-	for _, s := range run.SourceSamples("pg_stat_activity") {
+	for _, s := range run.SourceSamples(pgmetric.Activity) {
 		if s.T < from || s.T > to || s.Error != "" {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/firedrill/firedrill/timeline"
@@ -22,13 +23,64 @@ type Rule interface {
 	// sees nothing. It must not fail on missing series (a sampler that did
 	// not run, an old run): it simply has less evidence.
 	Check(run *timeline.Run) []Finding
+	// Inputs says which sampled sources the rule reads, so that Diagnose
+	// runs it only where it can conclude something, and the conformance
+	// test can hold it to reading nothing else.
+	Inputs() Inputs
 }
 
-// Diagnose runs every registered rule over run and returns the findings,
-// most severe first, then by time.
+// Inputs are the sampled sources (timeline.Sample.Source, named by a
+// metrics package: pgmetric, hostmetric) a rule reads. Client metrics,
+// marks, the manifest and the recorded scripts are every run's and are
+// not listed.
+type Inputs struct {
+	// AnyOf: the rule concludes nothing unless the run recorded at least
+	// one of these sources. Empty: it can conclude from client metrics
+	// alone, and always runs.
+	AnyOf []string
+	// Also: sources it reads for more evidence when the run has them.
+	Also []string
+}
+
+// Sources is every source the rule may read.
+func (in Inputs) Sources() []string { return append(slices.Clone(in.AnyOf), in.Also...) }
+
+// Applies reports whether a run that recorded the sources in recorded
+// gives the rule what it needs.
+func (in Inputs) Applies(recorded map[string]bool) bool {
+	if len(in.AnyOf) == 0 {
+		return true
+	}
+	for _, s := range in.AnyOf {
+		if recorded[s] {
+			return true
+		}
+	}
+	return false
+}
+
+// Recorded is the set of sources a run has: those with at least one
+// sample (failed ones included), and the samplers its manifest says ran.
+func Recorded(run *timeline.Run) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range run.Manifest.Samplers {
+		out[s.Name] = true
+	}
+	for i := range run.Samples {
+		out[run.Samples[i].Source] = true
+	}
+	return out
+}
+
+// Diagnose runs the registered rules whose inputs the run recorded and
+// returns their findings, most severe first, then by time.
 func Diagnose(run *timeline.Run) []Finding {
 	var out []Finding
+	recorded := Recorded(run)
 	for _, r := range Rules() {
+		if !r.Inputs().Applies(recorded) {
+			continue
+		}
 		for _, f := range r.Check(run) {
 			f.Rule = r.ID()
 			out = append(out, f)

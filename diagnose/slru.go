@@ -3,6 +3,7 @@ package diagnose
 import (
 	"math"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -25,8 +26,8 @@ type slruPoint struct {
 // Samples without the cache's rates (the first tick, a failed tick) are
 // left out; windows with no access at all are dropped.
 func slruRolling(run *timeline.Run, cache string) []slruPoint {
-	hits := run.Series("pg_stat_slru", cache+".blks_hit_per_s")
-	reads := run.Series("pg_stat_slru", cache+".blks_read_per_s")
+	hits := run.Series(pgmetric.SLRU, pgmetric.SLRUHitsPerS(cache))
+	reads := run.Series(pgmetric.SLRU, pgmetric.SLRUReadsPerS(cache))
 	readAt := map[float64]float64{}
 	for _, p := range reads {
 		readAt[p.T] = p.V

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -33,6 +34,12 @@ const (
 )
 
 func (subtransactionOverflow) ID() string { return "subtransaction-overflow" }
+
+// Inputs names the sources the rule reads: none is needed, since the
+// script check (savepoints per transaction) concludes from the scripts.
+func (subtransactionOverflow) Inputs() Inputs {
+	return Inputs{Also: []string{pgmetric.SLRU, pgmetric.Activity, pgmetric.XminHorizon}}
+}
 
 // subtransSignal is what the server showed of the overflow.
 type subtransSignal struct {
@@ -67,7 +74,7 @@ func (r subtransactionOverflow) Check(run *timeline.Run) []Finding {
 // down), lookups surging against the run's own baseline, LWLock waits.
 func subtransRuntime(run *timeline.Run) (subtransSignal, bool) {
 	holds := horizonHolds(run, longTxS)
-	activity := run.Series("pg_stat_activity", "oldest_xact_age_s")
+	activity := run.Series(pgmetric.Activity, pgmetric.OldestXactAgeS)
 	longOpen := func(from, to float64) bool {
 		if _, ok := holdOverlapping(holds, from, to); ok {
 			return true
@@ -118,7 +125,7 @@ func subtransRuntime(run *timeline.Run) (subtransSignal, bool) {
 		// Waits alone count only when seen on more than one tick.
 		ticks := 0
 		var first, last float64
-		for _, p := range SumSeries(run, "pg_stat_activity", "wait.LWLock:Subtrans", "") {
+		for _, p := range SumSeries(run, pgmetric.Activity, "wait.LWLock:Subtrans", "") {
 			if p.T >= from && p.T <= to && p.V > 0 {
 				if ticks == 0 {
 					first = p.T
@@ -185,9 +192,9 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 		}
 		f.Evidence = append(f.Evidence, Evidence{Series: h.Series, T: h.End, Value: h.EndAge,
 			Text: fmt.Sprintf("xmin horizon held for %s: %s xids between the oldest snapshot's xmin and the newest", formatSeconds(h.Duration()), formatCount(h.EndAge))})
-	} else if st := Over(run.Series("pg_stat_activity", "oldest_xact_age_s"), sig.From, sig.To+Tick(run)); st.N > 0 {
+	} else if st := Over(run.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), sig.From, sig.To+Tick(run)); st.N > 0 {
 		parts = append(parts, fmt.Sprintf("While a transaction was open for %s", formatSeconds(st.Max)))
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_activity:oldest_xact_age_s", T: st.MaxT, Value: st.Max,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), T: st.MaxT, Value: st.Max,
 			Text: fmt.Sprintf("oldest open transaction %s", formatSeconds(st.Max))})
 	}
 	var signs []string

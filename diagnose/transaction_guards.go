@@ -18,6 +18,9 @@ var _ Rule = transactionGuards{}
 
 func (transactionGuards) ID() string { return "transaction-guards" }
 
+// Inputs names the sources the rule reads.
+func (transactionGuards) Inputs() Inputs { return Inputs{} }
+
 // The guards, as PostgreSQL names them.
 const (
 	guardStatement   = "statement_timeout"

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -13,7 +15,7 @@ import (
 // (pg_stat_activity's wait events), and for writing numbers for people.
 
 // activitySource is the sampler of pg_stat_activity.
-const activitySource = "pg_stat_activity"
+const activitySource = pgmetric.Activity
 
 // waitTime summarises, over a window, how many active sessions waited on
 // a class of wait events.
@@ -114,7 +116,7 @@ func loadWindow(run *timeline.Run) (from, to float64) {
 // hostCPUs is the number of CPUs of the machine the server ran on: the
 // host sampler's, the manifest's, or 1.
 func hostCPUs(run *timeline.Run) float64 {
-	if pts := run.Series("host", "cpus"); len(pts) > 0 && pts[len(pts)-1].V > 0 {
+	if pts := run.Series(hostmetric.Host, hostmetric.CPUs); len(pts) > 0 && pts[len(pts)-1].V > 0 {
 		return pts[len(pts)-1].V
 	}
 	if run.Manifest.Host.CPUs > 0 {

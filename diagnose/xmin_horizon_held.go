@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -38,6 +39,11 @@ const (
 )
 
 func (xminHorizonHeld) ID() string { return "xmin-horizon-held" }
+
+// Inputs names the sources the rule reads.
+func (xminHorizonHeld) Inputs() Inputs {
+	return Inputs{AnyOf: []string{pgmetric.XminHorizon, pgmetric.Activity}, Also: []string{pgmetric.UserTables}}
+}
 
 func (r xminHorizonHeld) Check(run *timeline.Run) []Finding {
 	holds := horizonHolds(run, horizonMinHoldS)
@@ -93,8 +99,8 @@ func (r xminHorizonHeld) finding(run *timeline.Run, h horizonHold, typical float
 	if known {
 		f.Evidence = append(f.Evidence, holderEvidence(holder))
 	}
-	if st := Over(run.Series("pg_stat_activity", "oldest_xact_age_s"), h.Start, h.End+Tick(run)); st.N > 0 && st.Max > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_activity:oldest_xact_age_s", T: st.MaxT, Value: st.Max,
+	if st := Over(run.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), h.Start, h.End+Tick(run)); st.N > 0 && st.Max > 0 {
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), T: st.MaxT, Value: st.Max,
 			Text: fmt.Sprintf("oldest open transaction %s", formatSeconds(st.Max))})
 	}
 	for i, t := range tables {
@@ -218,7 +224,7 @@ type vacuumRun struct {
 func vacuumRuns(run *timeline.Run, table string, from, to float64) []vacuumRun {
 	byT := map[float64]int{}
 	for _, kind := range []string{".autovacuum_count", ".vacuum_count"} {
-		for _, p := range run.Series("pg_stat_user_tables", table+kind) {
+		for _, p := range run.Series(pgmetric.UserTables, table+kind) {
 			if p.T >= from && p.T <= to && p.V > 0 {
 				byT[p.T] += int(p.V)
 			}
@@ -242,7 +248,7 @@ func vacuumRuns(run *timeline.Run, table string, from, to float64) []vacuumRun {
 // shows that the dead rows were not held back when it removed most of
 // what had piled up since then.
 func deadTupleGrowth(run *timeline.Run, from, to float64) ([]deadGrowth, bool) {
-	keys := run.Keys("pg_stat_user_tables")
+	keys := run.Keys(pgmetric.UserTables)
 	if len(keys) == 0 {
 		return nil, false
 	}
@@ -254,7 +260,7 @@ func deadTupleGrowth(run *timeline.Run, from, to float64) ([]deadGrowth, bool) {
 		if !ok {
 			continue
 		}
-		dead := run.Series("pg_stat_user_tables", k)
+		dead := run.Series(pgmetric.UserTables, k)
 		vacuums := vacuumRuns(run, table, from-tol/2, to+tol)
 		g := deadGrowth{Key: table, Table: strings.TrimPrefix(table, "public.")}
 		// The baseline: the lowest count around the hold's start, down to
@@ -285,7 +291,7 @@ func deadTupleGrowth(run *timeline.Run, from, to float64) ([]deadGrowth, bool) {
 		if g.PeakDead-g.StartDead < deadMinGrowth || g.PeakDead < 1.5*g.StartDead {
 			continue
 		}
-		if live := Over(run.Series("pg_stat_user_tables", table+".n_live_tup"), from, to+tol); live.N > 0 {
+		if live := Over(run.Series(pgmetric.UserTables, table+".n_live_tup"), from, to+tol); live.N > 0 {
 			g.Live = live.Last
 		}
 		cleaned := false

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -33,7 +34,7 @@ func TestXminHorizonHeldNamesTheHolder(t *testing.T) {
 			// xmin_horizon's detail names workload sessions too.
 			others := 0
 			for _, s := range run.SourceSamples("xmin_horizon") {
-				var d horizonDetail
+				var d pgmetric.XminHolder
 				if Detail(&s, &d) && d.PID != 0 && d.PID != pid {
 					others++
 				}
@@ -119,7 +120,7 @@ func TestXminHorizonHeldQuiet(t *testing.T) {
 
 // syntheticHold builds a run where the horizon is held for 60 s by holder
 // while a table gains dead rows.
-func syntheticHold(holder horizonDetail) *timeline.Run {
+func syntheticHold(holder pgmetric.XminHolder) *timeline.Run {
 	run := &timeline.Run{Manifest: timeline.Manifest{Interval: 1, Target: timeline.Target{Kind: "postgres"}}}
 	for t := 0; t <= 80; t++ {
 		age := 50.0
@@ -148,15 +149,15 @@ func TestXminHorizonHeldHolderKinds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		holder   horizonDetail
+		holder   pgmetric.XminHolder
 		headline []string
 		remedy   string
 	}{
-		{"prepared transaction", horizonDetail{Kind: "prepared", GID: "tx-42"},
+		{"prepared transaction", pgmetric.XminHolder{Kind: "prepared", GID: "tx-42"},
 			[]string{"prepared transaction", "tx-42", "orders", "autovacuum ran 1×"}, "ROLLBACK PREPARED 'tx-42'"},
-		{"replication slot", horizonDetail{Kind: "slot", SlotName: "standby_1", State: "inactive"},
+		{"replication slot", pgmetric.XminHolder{Kind: "slot", SlotName: "standby_1", State: "inactive"},
 			[]string{"replication slot", "standby_1"}, "pg_drop_replication_slot('standby_1')"},
-		{"long query", horizonDetail{Kind: "backend", PID: 321, State: "active", Query: "SELECT count(*) FROM big"},
+		{"long query", pgmetric.XminHolder{Kind: "backend", PID: 321, State: "active", Query: "SELECT count(*) FROM big"},
 			[]string{"long-running query", "pid 321", "SELECT count(*) FROM big"}, "statement_timeout"},
 	}
 	for _, tt := range tests {
@@ -181,7 +182,7 @@ func TestXminHorizonHeldHolderKinds(t *testing.T) {
 func TestXminHorizonHeldIgnoresHarmlessHolds(t *testing.T) {
 	t.Parallel()
 	// Held, but nothing was updated: no dead rows, no finding.
-	run := syntheticHold(horizonDetail{Kind: "backend", PID: 7, State: "idle in transaction"})
+	run := syntheticHold(pgmetric.XminHolder{Kind: "backend", PID: 7, State: "idle in transaction"})
 	for i := range run.Samples {
 		if run.Samples[i].Source == "pg_stat_user_tables" {
 			run.Samples[i].Values["public.orders.n_dead_tup"] = 100
@@ -191,7 +192,7 @@ func TestXminHorizonHeldIgnoresHarmlessHolds(t *testing.T) {
 		t.Errorf("no dead rows: got %s", fs[0].Headline)
 	}
 	// Held for 20 s only: shorter than autovacuum's nap.
-	short := syntheticHold(horizonDetail{Kind: "backend", PID: 7, State: "idle in transaction"})
+	short := syntheticHold(pgmetric.XminHolder{Kind: "backend", PID: 7, State: "idle in transaction"})
 	for i := range short.Samples {
 		s := &short.Samples[i]
 		if s.Source == "xmin_horizon" && s.T > 30 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -178,7 +179,7 @@ const slruHitRate = "slru_hit_rate."
 
 // slruCaches are the SLRU names slru_hit_rate accepts, as pg_stat_slru
 // names them before PostgreSQL 17 (the sampler maps the new names).
-var slruCaches = []string{"CommitTs", "MultiXactMember", "MultiXactOffset", "Notify", "Serial", "Subtrans", "Xact", "other"}
+var slruCaches = slices.Sorted(slices.Values(pgmetric.SLRUCaches))
 
 // MetricNames lists the metrics an expectation may name.
 func MetricNames() []string {
@@ -283,7 +284,7 @@ func workloadNames(run *timeline.Run) []string {
 // clients' deadlock errors.
 func deadlocks(run *timeline.Run, span Span) float64 {
 	total, sampled := 0.0, false
-	for _, p := range run.Series("pg_stat_database", "deadlocks") {
+	for _, p := range run.Series(pgmetric.Database, pgmetric.Deadlocks) {
 		sampled = true
 		if p.T > span.From && p.T <= span.To {
 			total += p.V
@@ -304,12 +305,12 @@ func deadlocks(run *timeline.Run, span Span) float64 {
 // samples (each a per-second rate over one tick).
 func slruHitRateIn(run *timeline.Run, cache string, span Span) (float64, error) {
 	var hits, reads float64
-	for _, s := range run.SourceSamples("pg_stat_slru") {
+	for _, s := range run.SourceSamples(pgmetric.SLRU) {
 		if s.Error != "" || s.T <= span.From || s.T > span.To {
 			continue
 		}
-		hits += s.Values[cache+".blks_hit_per_s"]
-		reads += s.Values[cache+".blks_read_per_s"]
+		hits += s.Values[pgmetric.SLRUHitsPerS(cache)]
+		reads += s.Values[pgmetric.SLRUReadsPerS(cache)]
 	}
 	if hits+reads == 0 {
 		return 0, fmt.Errorf("no access to the %s cache between %.1f and %.1f s", cache, span.From, span.To)

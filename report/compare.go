@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -949,7 +950,7 @@ func targetText(t timeline.Target) string {
 
 // hostMedian is the median of one of the host sampler's series.
 func hostMedian(r *timeline.Run, key string) (float64, bool) {
-	pts := r.Series("host", key)
+	pts := r.Series(hostmetric.Host, key)
 	if len(pts) == 0 {
 		return 0, false
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -79,7 +80,7 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 // pg_stat_activity sample.
 func topWait(samples []timeline.Sample) (string, float64) {
 	for _, s := range samples {
-		if s.Source != "pg_stat_activity" {
+		if s.Source != pgmetric.Activity {
 			continue
 		}
 		best, bestV := "", 0.0

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -306,7 +307,7 @@ func measureWorkload(wt *workloadTotals, name string) (float64, string, bool) {
 
 // measureDB reads a db.<name> metric from the sampled series.
 func measureDB(run *timeline.Run, name, param string) (float64, string, bool) {
-	const database = "pg_stat_database"
+	const database = pgmetric.Database
 	switch name {
 	case "deadlocks", "temp_files":
 		pts := run.Series(database, name)
@@ -327,7 +328,7 @@ func measureDB(run *timeline.Run, name, param string) (float64, string, bool) {
 			if s.Error != "" {
 				continue
 			}
-			if v, has := s.Values["xact_rollback_per_s"]; has && n > 0 {
+			if v, has := s.Values[pgmetric.XactRollbackPerS]; has && n > 0 {
 				sum += v * (s.T - prevT)
 			}
 			prevT = s.T
@@ -347,13 +348,13 @@ func measureDB(run *timeline.Run, name, param string) (float64, string, bool) {
 // cache that was sampled but never read or hit has missed nothing: its
 // rate is taken as 100 %, and Why says so.
 func measureSLRUMin(run *timeline.Run, cache string) (float64, string, bool) {
-	const slru = "pg_stat_slru"
+	const slru = pgmetric.SLRU
 	lowest, seen, sampled := math.Inf(1), false, false
 	for _, s := range run.SourceSamples(slru) {
-		if v, has := s.Values[cache+".hit_rate"]; has {
+		if v, has := s.Values[pgmetric.SLRUHitRate(cache)]; has {
 			lowest, seen = min(lowest, v), true
 		}
-		if _, has := s.Values[cache+".blks_read_per_s"]; has {
+		if _, has := s.Values[pgmetric.SLRUReadsPerS(cache)]; has {
 			sampled = true
 		}
 	}

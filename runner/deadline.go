@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	pgsampler "github.com/firedrill/firedrill/sampler/postgres"
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -56,10 +56,10 @@ type freezeWatch struct {
 	windows      []timeline.FrozenWindow
 }
 
-func newFreezeWatch(interval time.Duration, set *pgsampler.Set) *freezeWatch {
+func newFreezeWatch(interval time.Duration, sources []backend.Source) *freezeWatch {
 	f := &freezeWatch{minWindow: max(2*interval, 2*time.Second).Seconds(), frozenSince: -1, servers: map[string]bool{}}
-	if set != nil {
-		for _, s := range set.Samplers() {
+	for _, s := range sources {
+		if s.Server {
 			f.servers[s.Name()] = true
 		}
 	}

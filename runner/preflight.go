@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
@@ -51,4 +53,31 @@ func Preflight(sc *scenario.Scenario, dsn string, allowShell bool) error {
 		return nil
 	}
 	return errs
+}
+
+// Validate checks, before anything runs, what a run of sc with these
+// options would refuse: an unknown kind of database or a key it does not
+// take, events the target cannot have (Preflight), and what the backend
+// refuses on a given server (SQL outside firedrill's schema). validate
+// and run both call it; it never connects.
+func Validate(sc *scenario.Scenario, opts Options) error {
+	if opts.Backends == nil {
+		opts.Backends = all.Registry()
+	}
+	be, err := opts.Backends.Resolve(sc, opts.DSN)
+	if err != nil {
+		return err
+	}
+	return preflight(be, sc, opts.DSN, opts.AllowShell, opts.AllowOutsideSchema)
+}
+
+// preflight is Preflight and the backend's own checks.
+func preflight(be backend.Backend, sc *scenario.Scenario, dsn string, allowShell, allowOutside bool) error {
+	if err := Preflight(sc, dsn, allowShell); err != nil {
+		return err
+	}
+	if p, ok := be.(backend.Preflighter); ok {
+		return p.Preflight(backend.Spec{Scenario: sc, DSN: dsn, AllowOutsideSchema: allowOutside})
+	}
+	return nil
 }

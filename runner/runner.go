@@ -7,6 +7,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,16 +22,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/internal/secret"
-	"github.com/firedrill/firedrill/sampler"
-	"github.com/firedrill/firedrill/sampler/host"
-	pgsampler "github.com/firedrill/firedrill/sampler/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
-	pgtarget "github.com/firedrill/firedrill/target/postgres"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -63,6 +61,9 @@ type Options struct {
 	// OnStart is called with the run directory once the load is about to
 	// start (the manifest with the plan is written).
 	OnStart func(dir string)
+	// Backends are the kinds of database the run may target; nil is
+	// every backend firedrill is built with (backend/all).
+	Backends *backend.Registry
 }
 
 // Result is what a run left.
@@ -102,7 +103,14 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			fmt.Fprintf(opts.Log, format+"\n", args...)
 		}
 	}
-	if err := Preflight(sc, opts.DSN, opts.AllowShell); err != nil {
+	if opts.Backends == nil {
+		opts.Backends = all.Registry()
+	}
+	be, err := opts.Backends.Resolve(sc, opts.DSN)
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(be, sc, opts.DSN, opts.AllowShell, opts.AllowOutsideSchema); err != nil {
 		return nil, err
 	}
 	settleKilled(opts, logf)
@@ -154,43 +162,26 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 
-	// The target.
-	connString, inst, err := r.openTarget(ctx)
-	if inst != nil {
-		defer func() {
-			if serr := inst.Stop(); serr != nil {
-				logf("stopping the embedded server: %v", serr)
-			}
-		}()
-	}
+	// The target: a throwaway server of its backend, or the given one.
+	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact,
+		AllowOutsideSchema: opts.AllowOutsideSchema, Connections: connections(sc)})
 	if err != nil {
 		return nil, interrupted(ctx, err)
 	}
-	r.connString, r.inst = connString, inst
-	// Settings a killed run left changed are put back before anything
-	// else; this run's own at the end, whatever the outcome.
-	if err := r.restoreSettings("before the run", restoreWait); err != nil {
-		return nil, interrupted(ctx, err)
-	}
+	r.tgt = tgt
+	man.Target = tgt.Info()
 	defer func() {
 		// A frozen server gets one short try, so that the run still ends
-		// near its deadline; the message says how to restore later.
-		wait, frozen := restoreWait, errors.Is(err, ErrDegraded)
-		if frozen {
-			wait = frozenRestoreWait
-		}
-		if rerr := r.restoreSettings("after the run", wait); rerr != nil {
-			logf("%v", rerr)
+		// near its deadline.
+		if cerr := tgt.Close(errors.Is(err, ErrDegraded)); cerr != nil {
+			logf("%v", cerr)
 			if err == nil {
-				err = rerr
+				err = cerr
 			}
-		}
-		if !frozen {
-			r.checkOutsideAfter()
 		}
 	}()
 
-	if err := r.setup(ctx); err != nil {
+	if err := tgt.Setup(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
 	if err := r.plan(); err != nil {
@@ -199,8 +190,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.startSamplers(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
-	if r.pgSamplers != nil {
-		defer r.pgSamplers.Close()
+	if r.sampling != nil && r.sampling.Close != nil {
+		defer r.sampling.Close()
 	}
 	if err := timeline.WriteJSON(dir, timeline.ManifestFile, &man); err != nil {
 		return nil, err
@@ -289,27 +280,23 @@ func hostInfo() timeline.Host {
 
 // run is the state of one scenario run.
 type run struct {
-	opts       Options
-	sc         *scenario.Scenario
-	dir        string
-	w          *timeline.Writer
-	man        *timeline.Manifest
-	logf       func(string, ...any)
-	red        *secret.Redactor // masks the target's password in all the run writes
-	connString string
-	inst       *postgres.Instance
-	schema     string // non-embedded: the schema setup and workloads use
-	// outsideBefore fingerprints the objects outside schema before setup.
-	outsideBefore map[string]string
+	opts Options
+	sc   *scenario.Scenario
+	dir  string
+	w    *timeline.Writer
+	man  *timeline.Manifest
+	logf func(string, ...any)
+	red  *secret.Redactor // masks the target's password in all the run writes
+	tgt  backend.Target   // the database, through its backend
 
-	workloads  []*workloadRun
-	events     []event.Event
-	pgSamplers *pgsampler.Set
-	samplers   []sampler.Sampler
-	lastRead   []time.Time // when each sampler was last read
-	start      time.Time
-	// settingsDue asks the clock for a pg_settings snapshot (after a
-	// settings event), recorded as a sample of source "pg_settings".
+	workloads []*workloadRun
+	events    []event.Event
+	sampling  *backend.Sampling // nil without samplers
+	samplers  []backend.Source
+	lastRead  []time.Time // when each sampler was last read
+	start     time.Time
+	// settingsDue asks the clock for a settings snapshot (after a settings
+	// event), recorded as a sample of the backend's SettingsSource.
 	settingsDue atomic.Bool
 	freeze      *freezeWatch // when the server stopped answering
 	evMarks     eventMarks   // the events' marks, closed at the deadline
@@ -321,7 +308,7 @@ type workloadRun struct {
 	spec    *scenario.Workload
 	cfg     engine.Config
 	scripts []*script.Script
-	target  *pgtarget.Target
+	target  engine.Target
 	ticks   chan time.Time
 	start   time.Duration
 	stop    time.Duration
@@ -330,47 +317,6 @@ type workloadRun struct {
 	// locations name each script for messages: its file as the scenario
 	// gives it, or its copy in the run directory.
 	locations []string
-}
-
-// openTarget starts the embedded server or checks the given one.
-func (r *run) openTarget(ctx context.Context) (string, *postgres.Instance, error) {
-	dsn := r.opts.DSN
-	if dsn == "" {
-		dsn = r.sc.Target.DSN
-	}
-	if dsn != "" {
-		if r.opts.DSN != "" && len(r.sc.Target.Settings) > 0 {
-			r.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
-		}
-		r.man.Target = timeline.Target{Kind: "postgres", Address: r.red.Redact(dsn)}
-		r.schema = r.sc.Setup.Schema
-		if r.schema == "" {
-			r.schema = "firedrill"
-		}
-		return dsn, nil, nil
-	}
-	settings := map[string]string{}
-	maxClients := 0
-	for i := range r.sc.Workloads {
-		_, n, _, _ := shape(&r.sc.Workloads[i])
-		if p := r.sc.Workloads[i].Pool; p > 0 {
-			n = p
-		}
-		maxClients += n
-	}
-	if maxClients+20 > 100 {
-		settings["max_connections"] = fmt.Sprint(maxClients + 20)
-	}
-	for k, v := range r.sc.Target.Settings {
-		settings[k] = v
-	}
-	inst, err := postgres.Start(ctx, postgres.Options{Settings: settings, Progress: prefixLines(r.opts.Log)})
-	if err != nil {
-		return "", nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
-	}
-	r.man.Target = timeline.Target{Kind: "postgres", Embedded: true, Address: inst.TCPAddr(),
-		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir()}
-	return inst.ConnString(), inst, nil
 }
 
 // plan parses every workload's scripts and builds the engines' configs
@@ -384,28 +330,9 @@ func (r *run) plan() error {
 		if err != nil {
 			return err
 		}
-		mode := pgtarget.Simple
-		if spec.Mode != "" {
-			if mode, err = pgtarget.ParseQueryMode(spec.Mode); err != nil {
-				return fmt.Errorf("workload %s: %w", spec.Name, err)
-			}
-		}
-		if mode != pgtarget.Simple {
-			for _, s := range scripts {
-				if err := s.CheckExtended(); err != nil {
-					return fmt.Errorf("workload %s: %w", spec.Name, err)
-				}
-			}
-		}
-		target, err := pgtarget.NewTarget(r.connString, mode, AppName(spec.Name))
+		wl, err := r.tgt.Workload(spec, scripts, AppName(spec.Name))
 		if err != nil {
-			return fmt.Errorf("workload %s: %w", spec.Name, err)
-		}
-		if r.confined() {
-			target.SetParam("search_path", quoteIdent(r.schema))
-		}
-		for k, v := range spec.Settings {
-			target.SetParam(k, v)
+			return err
 		}
 		fn, clients, rateModel, maxRate := shape(spec)
 		stop := spec.Stop
@@ -420,7 +347,7 @@ func (r *run) plan() error {
 		if scale == 0 {
 			scale = max(r.sc.Setup.PgbenchScale, 1)
 		}
-		wr := &workloadRun{spec: spec, scripts: scripts, target: target, start: spec.Start, stop: stop,
+		wr := &workloadRun{spec: spec, scripts: scripts, target: wl.Target, start: spec.Start, stop: stop,
 			ticks: make(chan time.Time, 1)}
 		var defines []engine.Define
 		for _, k := range sortedKeys(spec.Defines) {
@@ -454,7 +381,10 @@ func (r *run) plan() error {
 		r.workloads = append(r.workloads, wr)
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
 			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: spec.Pool,
-			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: mode.String(), Settings: spec.Settings,
+			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: wl.Mode, Settings: spec.Settings,
+			// What the scripts read but never set, as the scenario gave it
+			// (not the engine's default scale of 1), for the lock-order analysis.
+			Defines: spec.Defines, Scale: cmp.Or(spec.Scale, r.sc.Setup.PgbenchScale),
 		})
 	}
 	for i := range r.sc.Events {
@@ -479,36 +409,36 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// startSamplers connects the samplers and takes the settings snapshot.
+// startSamplers connects the target's samplers and takes the settings
+// snapshot.
 func (r *run) startSamplers(ctx context.Context) error {
 	if r.opts.NoSamplers {
 		return nil
 	}
-	timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
-	set, err := pgsampler.New(ctx, r.connString, pgsampler.Options{Timeout: timeout, CreateStatements: r.inst != nil})
-	if err != nil {
-		return fmt.Errorf("samplers: %w", err)
-	}
-	r.pgSamplers = set
-	r.samplers = append(set.Samplers(), host.New(dataDirOf(r.inst))...)
-	notes := set.Notes()
-	for _, s := range r.samplers {
-		r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: s.Name(), Notes: notes[s.Name()]})
-	}
-	for name, note := range notes {
-		if !r.hasSampler(name) {
-			r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: name, Notes: note})
+	if sampled, ok := r.tgt.(backend.Sampled); ok {
+		timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
+		sampling, err := sampled.Samplers(ctx, timeout)
+		if err != nil {
+			return err
+		}
+		r.sampling, r.samplers = sampling, sampling.Sources
+		for _, s := range r.samplers {
+			r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: s.Name(), Notes: sampling.Notes[s.Name()]})
+		}
+		for _, name := range sortedKeys(sampling.Notes) {
+			if !r.hasSampler(name) {
+				r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: name, Notes: sampling.Notes[name]})
+			}
 		}
 	}
-	if settings, err := set.Settings(ctx); err == nil {
-		r.man.Settings = timeline.RedactSettings(settings, r.red.Redact) // primary_conninfo may hold a password
-		r.man.Target.VersionNum = set.VersionNum()
-		if r.man.Target.ServerVersion == "" {
-			r.man.Target.ServerVersion = settings["server_version"]
+	if conf, ok := r.tgt.(backend.Configured); ok {
+		if settings, err := conf.Settings(ctx); err == nil {
+			r.man.Settings = timeline.RedactSettings(settings, r.red.Redact) // primary_conninfo may hold a password
+		} else {
+			r.logf("reading the server's settings: %v", err)
 		}
-	} else {
-		r.logf("reading pg_settings: %v", err)
 	}
+	r.man.Target = r.tgt.Info()
 	return nil
 }
 
@@ -521,11 +451,18 @@ func (r *run) hasSampler(name string) bool {
 	return false
 }
 
-func dataDirOf(inst *postgres.Instance) string {
-	if inst == nil {
-		return ""
+// connections is the most sessions the scenario's workloads may open at
+// once: each workload's clients (the largest stage), or its pool.
+func connections(sc *scenario.Scenario) int {
+	n := 0
+	for i := range sc.Workloads {
+		_, clients, _, _ := shape(&sc.Workloads[i])
+		if p := sc.Workloads[i].Pool; p > 0 {
+			clients = p
+		}
+		n += clients
 	}
-	return inst.DataDir()
+	return n
 }
 
 // execute runs workloads, events and samplers on one clock until the
@@ -535,7 +472,7 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	defer cancel()
 	r.start = time.Now()
 	deadline := r.start.Add(r.sc.Duration + hardStopGrace) // see deadline.go
-	r.freeze = newFreezeWatch(r.sc.SampleInterval, r.pgSamplers)
+	r.freeze = newFreezeWatch(r.sc.SampleInterval, r.samplers)
 	// On a frozen server, cancelled in time for the engines to close what
 	// is stuck by the deadline, however late the clock notices the end.
 	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime, func() { r.stopIfFrozen(cancel) })
@@ -584,12 +521,9 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 			}
 		}()
 	}
-	env := &event.Env{ConnString: r.connString, DataDir: dataDirOf(r.inst), AllowShell: r.opts.AllowShell, AppName: AppName}
-	if r.confined() {
-		env.Schema = r.schema
-	}
-	if r.inst != nil {
-		env.Restart = func(ctx context.Context) error { return r.inst.Restart(ctx, nil) }
+	env := &event.Env{AllowShell: r.opts.AllowShell, AppName: AppName}
+	if eventful, ok := r.tgt.(backend.Eventful); ok {
+		env = eventful.EventEnv(r.opts.AllowShell, AppName)
 	}
 	var evWG sync.WaitGroup
 	for i, ev := range r.events {
@@ -654,7 +588,7 @@ loop:
 	tickMu.Unlock()
 	if !r.freeze.frozen(time.Since(r.start).Seconds()) { // a server that does not answer has nothing more to say
 		r.sampleLast(ivs)      // the last samples, after the load
-		r.captureExplains(ctx) // plans of the top statements, for missing-index
+		r.collectEvidence(ctx) // for PostgreSQL: plans of the top statements, for missing-index
 	}
 	if err := r.w.Flush(); err != nil {
 		return nil, fmt.Errorf("write timeline: %w", err)
@@ -741,18 +675,6 @@ func describeShape(wr *workloadRun) string {
 	return s + fmt.Sprintf(", for %v", c.Duration)
 }
 
-// everyTick are the sources read at every tick, down to 100 ms: what
-// happens in a moment (sessions and their waits, blocking, the horizon's
-// holder) and the host. The other sources are cumulative counters and
-// slow-moving states, read at most once a second: at 100 ms they cost
-// the server as much as all the rest, and a per-second rate of a counter
-// says nothing a tenth-of-a-second one would (Performance Insights samples
-// sessions every second and counters every minute).
-var everyTick = map[string]bool{
-	"pg_stat_activity": true, "locks": true, "xmin_horizon": true,
-	"host": true, "firedrill": true,
-}
-
 // slowPeriod is how often the other sources are read.
 const slowPeriod = time.Second
 
@@ -769,7 +691,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 	slack := r.sc.SampleInterval / 2
 	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
 	for i, s := range r.samplers {
-		if !all && !everyTick[s.Name()] && !r.lastRead[i].IsZero() && now.Sub(r.lastRead[i]) < slowPeriod-slack {
+		if !all && !s.EveryTick && !r.lastRead[i].IsZero() && now.Sub(r.lastRead[i]) < slowPeriod-slack {
 			continue
 		}
 		r.lastRead[i] = now
@@ -780,7 +702,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 		if err != nil {
 			smp.Error = err.Error()
 		}
-		probe.note(r.freeze.queriesServer(s.Name()), err)
+		probe.note(s.Server, err)
 		if detail != nil {
 			if b, merr := json.Marshal(detail); merr == nil {
 				smp.Detail = b
@@ -791,12 +713,12 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 		r.w.Add(timeline.Record{Sample: &smp})
 		samples = append(samples, smp)
 	}
-	if r.settingsDue.Swap(false) && r.pgSamplers != nil {
-		if settings, err := r.pgSamplers.Settings(ctx); err == nil {
+	if conf, ok := r.tgt.(backend.Configured); ok && r.settingsDue.Swap(false) && r.sampling != nil {
+		if settings, err := conf.Settings(ctx); err == nil {
 			b, _ := json.Marshal(timeline.RedactSettings(settings, r.red.Redact))
-			r.w.Add(timeline.Record{Sample: &timeline.Sample{Source: "pg_settings", T: t, Detail: b}})
+			r.w.Add(timeline.Record{Sample: &timeline.Sample{Source: conf.SettingsSource(), T: t, Detail: b}})
 		} else {
-			r.logf("reading pg_settings after a settings event: %v", err)
+			r.logf("reading the server's settings after a settings event: %v", err)
 		}
 	}
 	if err := r.w.Flush(); err != nil {
@@ -846,5 +768,24 @@ func (r *run) mark(m timeline.Mark) {
 	r.w.Add(timeline.Record{Mark: &m})
 	if r.opts.OnMark != nil {
 		r.opts.OnMark(m)
+	}
+}
+
+// collectEvidence records what the target gathers once the load has
+// ended (for PostgreSQL: the top statements' plans). Failing is logged
+// and recorded in the samples, never the run's failure.
+func (r *run) collectEvidence(ctx context.Context) {
+	ev, ok := r.tgt.(backend.Evidenced)
+	if !ok || ctx.Err() != nil {
+		return
+	}
+	samples, err := ev.Evidence(ctx)
+	if err != nil {
+		r.logf("%v", err)
+	}
+	t := time.Since(r.start).Seconds()
+	for i := range samples {
+		samples[i].T = t
+		r.w.Add(timeline.Record{Sample: &samples[i]})
 	}
 }

@@ -15,9 +15,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	pginstance "github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/sampler/postgres"
 )
 
@@ -267,5 +269,40 @@ func TestConformance(t *testing.T) {
 				t.Errorf("close %s: %v", smp.Name(), err)
 			}
 		}
+	}
+}
+
+// TestMetricsPackagesMatchREADME holds the metrics packages (the one owner
+// of each source's key names and units, which rules and reports import)
+// to README.md's value key table: same sources, keys and units.
+func TestMetricsPackagesMatchREADME(t *testing.T) {
+	t.Parallel()
+	type row struct{ source, key, unit string }
+	var owned []row
+	for _, k := range pgmetric.Keys {
+		owned = append(owned, row{k.Source, k.Key, k.Unit})
+	}
+	for _, k := range hostmetric.Keys {
+		owned = append(owned, row{k.Source, k.Key, k.Unit})
+	}
+	known := map[string]bool{}
+	for _, s := range append(slices.Clone(pgmetric.Sources), hostmetric.Sources...) {
+		known[s] = true
+	}
+	documented := map[row]bool{}
+	for _, k := range readmeKeys(t) {
+		documented[row{k.source, k.key, k.unit}] = true
+		if !known[k.source] {
+			t.Errorf("README.md source %q is in no metrics package's Sources", k.source)
+		}
+	}
+	for _, r := range owned {
+		if !documented[r] && r.source != pgmetric.Explain { // explain is end-of-run evidence, not a sampler
+			t.Errorf("%s %q (%s) is in a metrics package but not in README.md", r.source, r.key, r.unit)
+		}
+		delete(documented, r)
+	}
+	for r := range documented {
+		t.Errorf("README.md's %s %q (%s) is in no metrics package's Keys", r.source, r.key, r.unit)
 	}
 }

@@ -24,6 +24,7 @@ const (
 	MinSampleInterval     = 100 * time.Millisecond
 	MaxSampleInterval     = 60 * time.Second
 	DefaultSchema         = "firedrill"
+	DefaultKind           = "postgres"
 	DefaultMode           = "simple"
 	DefaultPoolTimeout    = 30 * time.Second
 	// MaxClientsPerWorkload bounds clients (and stage clients): beyond it,
@@ -331,6 +332,15 @@ func (l *loader) target(v *yaml.Node) {
 	t.Pos = pos(v)
 	var settings *yaml.Node
 	present := l.fields(v, "target", []field{
+		{"kind", func(v *yaml.Node) {
+			if kind, ok := l.str(v, "kind"); ok {
+				if !validName(kind, "") {
+					l.hintf(v, "a backend's name, as in kind: postgres", "kind: %s is not a kind of database", quoteShort(kind))
+					return
+				}
+				t.Kind, t.KindPos = kind, pos(v)
+			}
+		}},
 		{"dsn", func(v *yaml.Node) {
 			if dsn, ok := l.str(v, "dsn"); ok {
 				if strings.TrimSpace(dsn) == "" {
@@ -342,6 +352,7 @@ func (l *loader) target(v *yaml.Node) {
 		}},
 		{"settings", func(v *yaml.Node) {
 			settings = v
+			l.kindKey("target.settings", v)
 			t.Settings = l.stringMap(v, "settings", settingName)
 		}},
 	})
@@ -359,6 +370,7 @@ func (l *loader) setup(v *yaml.Node) {
 	st.Pos = pos(v)
 	l.fields(v, "setup", []field{
 		{"pgbench", func(v *yaml.Node) {
+			l.kindKey("setup.pgbench", v)
 			st.PgbenchScale = 1
 			l.fields(v, "setup.pgbench", []field{
 				{"scale", func(v *yaml.Node) {
@@ -369,6 +381,7 @@ func (l *loader) setup(v *yaml.Node) {
 			})
 		}},
 		{"sql", func(v *yaml.Node) {
+			l.kindKey("setup.sql", v)
 			for _, item := range l.list(v, "sql", true) {
 				if src, ok := l.sqlSource(item); ok {
 					st.SQL = append(st.SQL, src)
@@ -376,6 +389,7 @@ func (l *loader) setup(v *yaml.Node) {
 			}
 		}},
 		{"schema", func(v *yaml.Node) {
+			l.kindKey("setup.schema", v)
 			schema, ok := l.str(v, "schema")
 			if !ok {
 				return
@@ -522,7 +536,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 		}},
 		{"start", func(v *yaml.Node) { start, _ = l.duration(v, "start"); w.Start = start }},
 		{"stop", func(v *yaml.Node) { stop, _ = l.duration(v, "stop"); w.Stop = stop }},
-		{"mode", func(v *yaml.Node) { w.Mode, _ = l.oneOf(v, "mode", Modes) }},
+		{"mode", func(v *yaml.Node) { l.kindKey("workloads.mode", v); w.Mode, _ = l.oneOf(v, "mode", Modes) }},
 		{"seed", func(v *yaml.Node) {
 			if !l.scalar(v, "seed", "a whole number from 0", "!!int") {
 				return
@@ -552,7 +566,10 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 				w.Scale = int(n)
 			}
 		}},
-		{"settings", func(v *yaml.Node) { w.Settings = l.stringMap(v, "settings", settingName) }},
+		{"settings", func(v *yaml.Node) {
+			l.kindKey("workloads.settings", v)
+			w.Settings = l.stringMap(v, "settings", settingName)
+		}},
 	})
 	if present == nil {
 		return w, false
@@ -841,4 +858,10 @@ func (l *loader) thresholds(v *yaml.Node) {
 			l.s.Thresholds = append(l.s.Thresholds, t)
 		}
 	}
+}
+
+// kindKey notes the use of a key whose meaning depends on the kind of
+// database, for the backend to accept or refuse (Scenario.KindKeys).
+func (l *loader) kindKey(key string, v *yaml.Node) {
+	l.s.KindKeys = append(l.s.KindKeys, KeyUse{Key: key, Pos: pos(v)})
 }

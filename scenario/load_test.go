@@ -139,6 +139,12 @@ func TestLoadFull(t *testing.T) {
 		}
 		s.Events[i].Config = nil
 	}
+	wantKeys := []KeyUse{{"target.settings", Pos{7, 5}}, {"setup.pgbench", Pos{12, 12}}, {"setup.sql", Pos{14, 5}},
+		{"setup.schema", Pos{17, 11}}, {"workloads.mode", Pos{30, 11}}, {"workloads.settings", Pos{38, 15}}}
+	if !reflect.DeepEqual(s.KindKeys, wantKeys) {
+		t.Errorf("KindKeys %v, want %v", s.KindKeys, wantKeys)
+	}
+	s.KindKeys = nil
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Load differs:\n%s", diffJSON(t, s, want))
 	}
@@ -153,6 +159,35 @@ func configJSON(t *testing.T, e Event) string {
 		t.Fatalf("event %s: config %#v: %v", e.Name, e.Config, err)
 	}
 	return string(data)
+}
+
+// A target's kind is any backend's name; which exist is the backend
+// registry's to say (backend.Registry.Resolve).
+func TestLoadTargetKind(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "k.yaml")
+	for _, tt := range []struct{ yaml, kind, err string }{
+		{"target: {kind: postgres}\n", "postgres", ""},
+		{"target: {kind: redis, dsn: \"redis://127.0.0.1:6379/0\"}\n", "redis", ""},
+		{"", "", ""},
+		{"target: {kind: Post gres}\n", "", "k.yaml:2:16: kind: \"Post gres\" is not a kind of database"},
+	} {
+		text := "name: k\n" + tt.yaml + "workloads: [{name: w, scripts: [{inline: \"SELECT 1;\"}], clients: 1}]\nduration: 1s\n"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(path, event.ScenarioOptions())
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: error %v, want %q", tt.yaml, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || s.Target.Kind != tt.kind {
+			t.Errorf("%q: kind %q, err %v; want %q", tt.yaml, s.Target.Kind, err, tt.kind)
+		}
+	}
 }
 
 // diffJSON shows the first lines where two values' JSON differ.

@@ -29,6 +29,16 @@ type Scenario struct {
 	// AbortOnFailure stops the run (status failed, exit 1) when its
 	// transactions keep failing; default: all of them for 5 s.
 	AbortOnFailure FailureLimit
+	// KindKeys are the keys used whose meaning depends on the kind of
+	// database (setup.pgbench, workloads.mode …), with their places, for
+	// the target's backend to accept or refuse.
+	KindKeys []KeyUse
+}
+
+// KeyUse is one use of a key in the file.
+type KeyUse struct {
+	Key string // dotted, list indexes left out: "workloads.mode"
+	Pos Pos
 }
 
 // FailureLimit is when a run whose transactions keep failing is stopped:
@@ -53,7 +63,12 @@ type Pos struct{ Line, Col int }
 // Target is the database under test: the embedded throwaway server unless
 // DSN is set.
 type Target struct {
-	Pos      Pos
+	Pos Pos
+	// Kind is the kind of database (a backend's name: postgres, …); ""
+	// when the scenario does not say, which is DefaultKind unless the
+	// dsn's URL scheme says otherwise.
+	Kind     string
+	KindPos  Pos
 	DSN      string            // a connection string or URL; empty = embedded
 	Settings map[string]string // embedded only: server settings
 }

@@ -2,8 +2,11 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 )
 
 // This file is the table of metrics a threshold may name. A new metric is
@@ -86,18 +89,10 @@ var DBMetrics = []MetricSpec{
 	{Name: "temp_files", Kind: Count, Doc: "temporary files written (pg_stat_database.temp_files)"},
 	{
 		Name: "slru_hit_rate_min", Kind: Ratio,
-		Doc:    "lowest per-sample hit rate of one SLRU cache (pg_stat_slru), by its name before PostgreSQL 17",
-		Params: []string{"CommitTs", "MultiXactMember", "MultiXactOffset", "Notify", "Serial", "Subtrans", "Xact", "other"},
+		Doc:    "lowest per-sample hit rate of one SLRU cache (" + pgmetric.SLRU + "), by its name before PostgreSQL 17",
+		Params: slices.Sorted(slices.Values(pgmetric.SLRUCaches)),
 		// PostgreSQL 17 renamed the caches.
-		ParamAliases: map[string]string{
-			"commit_timestamp": "CommitTs",
-			"multixact_member": "MultiXactMember",
-			"multixact_offset": "MultiXactOffset",
-			"notify":           "Notify",
-			"serializable":     "Serial",
-			"subtransaction":   "Subtrans",
-			"transaction":      "Xact",
-		},
+		ParamAliases: pgmetric.SLRUNames17,
 	},
 }
 

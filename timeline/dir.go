@@ -215,6 +215,7 @@ func Open(dir string) (*Run, error) {
 		// Read as what it is; SettleKilled writes it down.
 		r.Manifest.Status, r.Manifest.Error = StatusKilled, KilledError(r.Manifest.Process)
 	}
+	workloadInputsFromScenario(dir, r.Manifest.Workloads)
 	if b, err := os.ReadFile(filepath.Join(dir, SummaryFile)); err == nil {
 		r.Summary = new(Summary)
 		if err := json.Unmarshal(b, r.Summary); err != nil {

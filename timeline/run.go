@@ -88,6 +88,18 @@ type Target struct {
 	ServerVersion string `json:"server_version"` // e.g. "15.18"
 	VersionNum    int    `json:"server_version_num"`
 	DataDir       string `json:"data_dir,omitempty"` // embedded only
+	// ErrorCodes names the kind's error codes in its own terms, for
+	// reports ("SQLSTATE" for PostgreSQL); "" in runs before it was
+	// recorded, which were all PostgreSQL's.
+	ErrorCodes string `json:"error_codes,omitempty"`
+}
+
+// ErrorCodeName is what the target calls its error codes.
+func (t Target) ErrorCodeName() string {
+	if t.ErrorCodes == "" {
+		return "SQLSTATE"
+	}
+	return t.ErrorCodes
 }
 
 // Host describes the machine firedrill ran on.
@@ -113,6 +125,12 @@ type WorkloadInfo struct {
 	// Settings are the session settings of the workload's connections
 	// (statement_timeout …), as the scenario gave them.
 	Settings map[string]string `json:"settings,omitempty"`
+	// Defines are the script variables the scenario sets (pgbench -D), and
+	// Scale the :scale variable, for analyses of the recorded scripts
+	// (variables a script reads but never sets). A run recorded before
+	// they were written gets them from its scenario.yaml when opened.
+	Defines map[string]string `json:"defines,omitempty"`
+	Scale   int               `json:"scale,omitempty"`
 }
 
 // ScriptInfo is one script of a workload.

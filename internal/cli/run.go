@@ -41,9 +41,13 @@ moments, and samplers read the database's insides on the same clock. Everything
 goes into a new run directory (under --out, default ./runs) that
 'firedrill report' reads again later.
 
-The target is a throwaway embedded PostgreSQL unless the scenario names one
-(target.dsn) or --dsn is given. On a given server, setup is confined to the
-schema firedrill owns (setup.schema, default "firedrill").
+The target is a throwaway embedded server of the scenario's kind
+(target.kind, default postgres) unless the scenario names one (target.dsn)
+or --dsn is given; a --dsn URL's scheme picks the kind. On a given server
+setup, workloads and events keep to the schema firedrill owns (setup.schema,
+default "firedrill"): SQL naming objects elsewhere is refused before
+anything runs (--allow-outside-schema to allow it), and settings events are
+restored at the end, also after Ctrl-C ('firedrill restore' after a kill).
 
 While it runs, one line per workload every --progress interval shows
 throughput, p50/p99, failures and clients, then the database's active
@@ -199,14 +203,7 @@ otherwise.`,
 					err = report.CheckThresholdMetrics(sc)
 				}
 				if err == nil {
-					err = runner.Preflight(sc, dsn, allowShell)
-				}
-				if err == nil && (dsn != "" || !sc.Target.Embedded()) && sc.Setup.Schema != "public" && !allowOutside {
-					// Without the server, "public" is the only other schema known.
-					if problems := runner.ConfinementProblems(sc, nil); len(problems) > 0 {
-						err = fmt.Errorf("on a given server this scenario would reach outside the schema %s:\n  %s",
-							sc.Setup.Schema, strings.Join(problems, "\n  "))
-					}
+					err = runner.Validate(sc, runner.Options{DSN: dsn, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
 				}
 				if err != nil {
 					fmt.Fprintln(env.Stderr, err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/sampler"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 
 // New returns the host's samplers: "host" and "firedrill". dataDir is the
@@ -98,7 +99,7 @@ func newHost(dataDir, procRoot, sysRoot string) *machine {
 	return m
 }
 
-func (*machine) Name() string { return "host" }
+func (*machine) Name() string { return hostmetric.Host }
 
 // Note says why the disk is not sampled, if it is not.
 func (m *machine) Note() string { return m.note }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/sampler"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 
 // self samples the firedrill process, so that a run can tell when the load
@@ -66,7 +67,7 @@ func newSelf() *self {
 	return s
 }
 
-func (*self) Name() string { return "firedrill" }
+func (*self) Name() string { return hostmetric.Self }
 
 func (s *self) Sample(context.Context) (map[string]float64, any, error) {
 	values := map[string]float64{"cpus": float64(runtime.GOMAXPROCS(0))}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -29,7 +30,7 @@ type locks struct {
 var _ sampler.Sampler = (*locks)(nil)
 
 // locksName is the source name.
-const locksName = "locks"
+const locksName = pgmetric.Locks
 
 // maxPairs bounds the detail.
 const maxPairs = 50
@@ -67,20 +68,8 @@ LEFT JOIN pg_stat_activity b ON b.pid = bp.pid
 ORDER BY 5 DESC, w.pid, bp.pid`
 }
 
-// BlockingPair is a session waiting for a lock and a session it waits for.
-type BlockingPair struct {
-	BlockedPID    int     `json:"blocked_pid"`
-	BlockedApp    string  `json:"blocked_app"`
-	BlockedQuery  string  `json:"blocked_query"`
-	WaitS         float64 `json:"wait_s"`
-	LockType      string  `json:"locktype"`
-	Mode          string  `json:"mode"`
-	Relation      string  `json:"relation,omitempty"` // regclass text
-	BlockingPID   int     `json:"blocking_pid"`       // 0: a prepared transaction
-	BlockingApp   string  `json:"blocking_app"`
-	BlockingState string  `json:"blocking_state"`
-	BlockingQuery string  `json:"blocking_query"`
-}
+// BlockingPair is pgmetric.BlockingPair, named here too so existing callers compile.
+type BlockingPair = pgmetric.BlockingPair
 
 func (*locks) Name() string { return locksName }
 
@@ -89,7 +78,7 @@ func (smp *locks) Sample(ctx context.Context) (map[string]float64, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	values := map[string]float64{"blocked": 0, "blocking_pairs": 0, "blockers": 0, "root_blockers": 0, "max_wait_s": 0}
+	values := map[string]float64{pgmetric.LocksBlocked: 0, pgmetric.LocksBlockingPairs: 0, pgmetric.LocksBlockers: 0, pgmetric.LocksRootBlockers: 0, pgmetric.LocksMaxWaitS: 0}
 	waiting := map[int]bool{}
 	blockers := map[int]bool{}
 	var pairs []BlockingPair
@@ -102,16 +91,16 @@ func (smp *locks) Sample(ctx context.Context) (map[string]float64, any, error) {
 		}
 		if !waiting[p.BlockedPID] {
 			waiting[p.BlockedPID] = true
-			values["blocked"]++
-			values["lock_waits."+p.LockType]++
-			values["max_wait_s"] = max(values["max_wait_s"], p.WaitS)
+			values[pgmetric.LocksBlocked]++
+			values[pgmetric.LockWaits(p.LockType)]++
+			values[pgmetric.LocksMaxWaitS] = max(values[pgmetric.LocksMaxWaitS], p.WaitS)
 		}
 		if blockingPID == nil {
 			return nil
 		}
 		p.BlockingPID = int(*blockingPID)
 		blockers[p.BlockingPID] = true
-		values["blocking_pairs"]++
+		values[pgmetric.LocksBlockingPairs]++
 		if len(pairs) < maxPairs {
 			pairs = append(pairs, p)
 		}
@@ -120,10 +109,10 @@ func (smp *locks) Sample(ctx context.Context) (map[string]float64, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	values["blockers"] = float64(len(blockers))
+	values[pgmetric.LocksBlockers] = float64(len(blockers))
 	for pid := range blockers {
 		if !waiting[pid] {
-			values["root_blockers"]++
+			values[pgmetric.LocksRootBlockers]++
 		}
 	}
 	if len(pairs) == 0 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -26,7 +27,7 @@ type databaseAges struct {
 var _ sampler.Sampler = (*databaseAges)(nil)
 
 // databaseAgesName is the source name.
-const databaseAgesName = "pg_database"
+const databaseAgesName = pgmetric.Databases
 
 // databaseAgesSQL reads the largest ages, with their databases.
 var databaseAgesSQL = versioned{
@@ -36,13 +37,8 @@ FROM (SELECT datname::text, age(datfrozenxid)::float8 AS age FROM pg_database OR
 	(SELECT datname::text, mxid_age(datminmxid)::float8 AS age FROM pg_database ORDER BY 2 DESC LIMIT 1) m`,
 }
 
-// DatabaseAges names the databases nearest to wraparound.
-type DatabaseAges struct {
-	OldestXidDatabase  string  `json:"oldest_xid_database"`
-	DatfrozenxidAge    float64 `json:"datfrozenxid_age"`
-	OldestMxidDatabase string  `json:"oldest_mxid_database"`
-	MxidAge            float64 `json:"mxid_age"`
-}
+// DatabaseAges is pgmetric.DatabaseAges, named here too so existing callers compile.
+type DatabaseAges = pgmetric.DatabaseAges
 
 func (*databaseAges) Name() string { return databaseAgesName }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -37,7 +38,7 @@ type activity struct {
 var _ sampler.Sampler = (*activity)(nil)
 
 // activityName is the source name.
-const activityName = "pg_stat_activity"
+const activityName = pgmetric.Activity
 
 // maxApps bounds the app.* keys; more application names are summed as
 // otherApp.
@@ -68,18 +69,8 @@ SELECT a.pid, a.backend_type, coalesce(a.application_name, ''), coalesce(a.state
 FROM (SELECT a.*, (` + notSampler + `) AS counted FROM pg_stat_activity a) a`,
 }
 
-// ActivitySession is a session in the pg_stat_activity detail.
-type ActivitySession struct {
-	PID             int      `json:"pid"`
-	BackendType     string   `json:"backend_type"`
-	ApplicationName string   `json:"application_name"`
-	State           string   `json:"state"`
-	Wait            string   `json:"wait,omitempty"` // "<type>:<event>", "CPU" when active without a wait event
-	XactAgeS        float64  `json:"xact_age_s"`
-	BackendXminAge  *float64 `json:"backend_xmin_age,omitempty"`
-	BackendXID      string   `json:"backend_xid,omitempty"`
-	Query           string   `json:"query"`
-}
+// ActivitySession is pgmetric.ActivitySession, named here too so existing callers compile.
+type ActivitySession = pgmetric.ActivitySession
 
 // activityRow is one row of activitySQL.
 type activityRow struct {
@@ -128,26 +119,26 @@ func summarizeActivity(rows []activityRow) (map[string]float64, []ActivitySessio
 	for _, row := range rows {
 		client := row.backendType == "client backend"
 		if client {
-			values["connections_total"]++
+			values[pgmetric.ConnectionsTotal]++
 		}
 		if !row.counted {
 			continue
 		}
 		active := row.state == "active" || row.state == "fastpath function call"
 		if (client || row.backendType == "autovacuum worker") && active {
-			values["aas"]++
-			values["wait."+row.wait(active)]++
+			values[pgmetric.AAS]++
+			values[pgmetric.Wait(row.wait(active))]++
 		}
 		if row.backendType == "autovacuum worker" {
-			values["autovacuum_workers"]++
+			values[pgmetric.AutovacuumWorkers]++
 		}
 		if row.xminAge != nil {
-			values["oldest_backend_xmin_age"] = max(values["oldest_backend_xmin_age"], *row.xminAge)
+			values[pgmetric.OldestBackendXminAge] = max(values[pgmetric.OldestBackendXminAge], *row.xminAge)
 		}
 		if client {
-			values["connections"]++
+			values[pgmetric.Connections]++
 			if row.state != "" {
-				values["state."+row.state]++
+				values[pgmetric.State(row.state)]++
 			}
 			app := row.app
 			if app == "" {
@@ -158,10 +149,10 @@ func summarizeActivity(rows []activityRow) (map[string]float64, []ActivitySessio
 				appActive[app]++
 			}
 			if row.xactAge != nil {
-				values["oldest_xact_age_s"] = max(values["oldest_xact_age_s"], *row.xactAge)
+				values[pgmetric.OldestXactAgeS] = max(values[pgmetric.OldestXactAgeS], *row.xactAge)
 			}
 			if row.idleInXact != nil {
-				values["oldest_idle_in_xact_s"] = max(values["oldest_idle_in_xact_s"], *row.idleInXact)
+				values[pgmetric.OldestIdleInXactS] = max(values[pgmetric.OldestIdleInXactS], *row.idleInXact)
 			}
 		}
 		if row.xactAge != nil && row.query != nil {
@@ -176,10 +167,10 @@ func summarizeActivity(rows []activityRow) (map[string]float64, []ActivitySessio
 		}
 	}
 	for app, n := range capApps(appSessions) {
-		values["app."+app+".sessions"] = n
+		values[pgmetric.AppSessions(app)] = n
 	}
 	for app, n := range capApps(appActive) {
-		values["app."+app+".active"] = n
+		values[pgmetric.AppActive(app)] = n
 	}
 	sort.SliceStable(detail, func(i, j int) bool { return detail[i].XactAgeS > detail[j].XactAgeS })
 	if len(detail) > topSessions {

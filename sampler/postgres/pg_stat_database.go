@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -45,7 +46,7 @@ type database struct {
 var _ sampler.Sampler = (*database)(nil)
 
 // databaseName is the source name.
-const databaseName = "pg_stat_database"
+const databaseName = pgmetric.Database
 
 // databaseSQL reads the current database's row; every column is float8 and
 // named after its view column.
@@ -113,7 +114,7 @@ func (smp *database) Sample(ctx context.Context) (map[string]float64, any, error
 	values := map[string]float64{}
 	emitSeries(values, databaseSeries, "", reading, iv)
 	if rate, ok := hitRate(iv, "blks_hit", "blks_read"); ok {
-		values["cache_hit_rate"] = rate
+		values[pgmetric.CacheHitRate] = rate
 	}
 	return values, nil, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -37,7 +38,7 @@ type slru struct {
 var _ sampler.Sampler = (*slru)(nil)
 
 // slruName is the source name.
-const slruName = "pg_stat_slru"
+const slruName = pgmetric.SLRU
 
 // slruSQL reads every cache's counters.
 var slruSQL = versioned{
@@ -62,15 +63,7 @@ var slruSeries = []series{
 }
 
 // slruNames maps PostgreSQL 17's cache names to the earlier ones.
-var slruNames = map[string]string{
-	"commit_timestamp": "CommitTs",
-	"multixact_member": "MultiXactMember",
-	"multixact_offset": "MultiXactOffset",
-	"notify":           "Notify",
-	"serializable":     "Serial",
-	"subtransaction":   "Subtrans",
-	"transaction":      "Xact",
-}
+var slruNames = pgmetric.SLRUNames17
 
 func (*slru) Name() string { return slruName }
 
@@ -108,7 +101,7 @@ func (smp *slru) Sample(ctx context.Context) (map[string]float64, any, error) {
 	for _, name := range names {
 		emitSeries(values, slruSeries, name+".", reading, iv)
 		if rate, ok := hitRate(iv, name+".blks_hit", name+".blks_read"); ok {
-			values[name+".hit_rate"] = rate
+			values[pgmetric.SLRUHitRate(name)] = rate
 		}
 	}
 	return values, nil, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -41,7 +42,7 @@ type statements struct {
 var _ sampler.Sampler = (*statements)(nil)
 
 // statementsName is the source name.
-const statementsName = "pg_stat_statements"
+const statementsName = pgmetric.Statements
 
 // topStatements is how many statements the detail lists.
 const topStatements = 10
@@ -75,18 +76,8 @@ SELECT DISTINCT ON (s.queryid) s.queryid, left(s.query, 500), position('` + Mark
 FROM %s.pg_stat_statements(true) s
 WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND s.queryid = ANY($1)`
 
-// Statement is one statement's share of an interval.
-type Statement struct {
-	QueryID         int64   `json:"queryid,string"` // a string in JSON: JavaScript cannot hold 64-bit integers
-	Query           string  `json:"query"`
-	Calls           float64 `json:"calls"`
-	TotalMS         float64 `json:"total_ms"`
-	MeanMS          float64 `json:"mean_ms"`
-	Rows            float64 `json:"rows"`
-	SharedBlksHit   float64 `json:"shared_blks_hit"`
-	SharedBlksRead  float64 `json:"shared_blks_read"`
-	TempBlksWritten float64 `json:"temp_blks_written"`
-}
+// Statement is pgmetric.Statement, named here too so existing callers compile.
+type Statement = pgmetric.Statement
 
 // statementKey is a pg_stat_statements entry in the current database.
 type statementKey struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -45,7 +46,7 @@ type userTables struct {
 var _ sampler.Sampler = (*userTables)(nil)
 
 // userTablesName is the source name.
-const userTablesName = "pg_stat_user_tables"
+const userTablesName = pgmetric.UserTables
 
 // topTables is how many tables a sample reports.
 const topTables = 20

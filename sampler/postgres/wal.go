@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -43,7 +44,7 @@ var (
 )
 
 // walName is the source name.
-const walName = "wal"
+const walName = pgmetric.WAL
 
 // walSQL reads one row of float8 counters named after walSeries' columns.
 var walSQL = versioned{

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler"
 )
 
@@ -28,7 +29,7 @@ type xminHorizon struct {
 var _ sampler.Sampler = (*xminHorizon)(nil)
 
 // xminHorizonName is the source name.
-const xminHorizonName = "xmin_horizon"
+const xminHorizonName = pgmetric.XminHorizon
 
 // xminHorizonSQL returns the oldest holder of each kind. Lazy vacuum's
 // snapshot does not hold back the horizon of other vacuums, so autovacuum
@@ -65,23 +66,11 @@ FROM holders
 ORDER BY kind, age DESC, owns DESC, xact_age_s DESC NULLS LAST`,
 }
 
-// XminHolder is what holds the xmin horizon back: a session, a prepared
-// transaction or a replication slot.
-type XminHolder struct {
-	Kind            string   `json:"kind"` // backend, prepared or slot
-	Age             float64  `json:"age"`  // xids
-	PID             int      `json:"pid,omitempty"`
-	ApplicationName string   `json:"application_name,omitempty"`
-	BackendType     string   `json:"backend_type,omitempty"`
-	State           string   `json:"state,omitempty"` // a slot's: active or inactive
-	XactAgeS        *float64 `json:"xact_age_s,omitempty"`
-	Query           string   `json:"query,omitempty"`
-	GID             string   `json:"gid,omitempty"`
-	SlotName        string   `json:"slot_name,omitempty"`
-}
+// XminHolder is pgmetric.XminHolder, named here too so existing callers compile.
+type XminHolder = pgmetric.XminHolder
 
 // ageKeys maps a holder's kind to its value key.
-var ageKeys = map[string]string{"backend": "backend_age", "prepared": "prepared_age", "slot": "slot_age"}
+var ageKeys = map[string]string{"backend": pgmetric.HorizonBackendAge, "prepared": pgmetric.HorizonPreparedAge, "slot": pgmetric.HorizonSlotAge}
 
 func (*xminHorizon) Name() string { return xminHorizonName }
 
@@ -119,7 +108,7 @@ func (smp *xminHorizon) Sample(ctx context.Context) (map[string]float64, any, er
 		return nil, nil, err
 	}
 	if holder != nil {
-		values["age"] = holder.Age
+		values[pgmetric.HorizonAge] = holder.Age
 		return values, holder, nil
 	}
 	return values, nil, nil

@@ -8,22 +8,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
 // The sources and keys the charts read, as the samplers write them.
 const (
-	sourceActivity   = "pg_stat_activity"    // wait.<type>:<event>, wait.CPU: sessions
-	sourceSLRU       = "pg_stat_slru"        // <Name>.hit_rate: 0..1
-	sourceXmin       = "xmin_horizon"        // age: xids
-	sourceTables     = "pg_stat_user_tables" // <table>.n_dead_tup
-	sourceDatabase   = "pg_stat_database"    // numbackends, max_connections
-	sourceHost       = "host"                // cpu.user …: %; disk.*
-	sourceFiredrill  = "firedrill"           // cpu: cores; rss_bytes
-	waitPrefix       = "wait."
-	waitCPU          = "wait.CPU"
-	hitRateSuffix    = ".hit_rate"
-	deadTuplesSuffix = ".n_dead_tup"
+	sourceActivity   = pgmetric.Activity    // wait.<type>:<event>, wait.CPU: sessions
+	sourceSLRU       = pgmetric.SLRU        // <Name>.hit_rate: 0..1
+	sourceXmin       = pgmetric.XminHorizon // age: xids
+	sourceTables     = pgmetric.UserTables  // <table>.n_dead_tup
+	sourceDatabase   = pgmetric.Database    // numbackends, max_connections
+	sourceHost       = hostmetric.Host      // cpu.user …: %; disk.*
+	sourceFiredrill  = hostmetric.Self      // cpu: cores; rss_bytes
+	waitPrefix       = pgmetric.WaitPrefix
+	waitCPU          = pgmetric.WaitCPU
+	hitRateSuffix    = "." + pgmetric.SLRUFieldHitRate
+	deadTuplesSuffix = "." + pgmetric.TableNDeadTup
 
 	topWaits  = 8 // wait events drawn on their own; the rest are "other"
 	topTables = 5 // tables whose dead tuples are drawn on their own

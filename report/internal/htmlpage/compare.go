@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -121,10 +122,10 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string) chartData {
 			sm := &run.Samples[i]
 			src.samples[sm.Source] = append(src.samples[sm.Source], sm)
 		}
-		if len(src.samples["pg_stat_activity"]) == 0 {
+		if len(src.samples[sourceActivity]) == 0 {
 			continue
 		}
-		t := src.table(&d, "pg_stat_activity", []string{"aas"}, 0)
+		t := src.table(&d, sourceActivity, []string{pgmetric.AAS}, 0)
 		aas.Series = append(aas.Series, seriesSpec{Label: labels[s], X: t.x, Col: t.cols["aas"], Color: sideColors[s], Width: 1.5})
 	}
 	if len(aas.Series) == 0 {

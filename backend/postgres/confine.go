@@ -1,4 +1,4 @@
-package runner
+package postgres
 
 import (
 	"context"
@@ -29,8 +29,8 @@ import (
 
 // confined reports whether this run must keep to its schema: a given
 // server whose scenario did not opt out with setup.schema: public.
-func (r *run) confined() bool {
-	return r.inst == nil && r.schema != "" && r.schema != "public"
+func (tg *target) confined() bool {
+	return tg.inst == nil && tg.schema != "" && tg.schema != "public"
 }
 
 // ConfinementProblems lists every place in sc's setup SQL, workload
@@ -99,13 +99,13 @@ func ConfinementProblems(sc *scenario.Scenario, others []string) []string {
 
 // checkConfinement refuses a run whose SQL would reach outside its schema,
 // before anything is run, unless --allow-outside-schema.
-func (r *run) checkConfinement(ctx context.Context, conn *pgconn.PgConn) error {
-	if !r.confined() || r.opts.AllowOutsideSchema {
+func (tg *target) checkConfinement(ctx context.Context, conn *pgconn.PgConn) error {
+	if !tg.confined() || tg.spec.AllowOutsideSchema {
 		return nil
 	}
 	res := conn.ExecParams(ctx, `SELECT nspname FROM pg_catalog.pg_namespace
 WHERE nspname <> $1 AND nspname NOT LIKE 'pg\_%' AND nspname <> 'information_schema'`,
-		[][]byte{[]byte(r.schema)}, nil, nil, nil).Read()
+		[][]byte{[]byte(tg.schema)}, nil, nil, nil).Read()
 	if res.Err != nil {
 		return fmt.Errorf("list the server's schemas: %w", res.Err)
 	}
@@ -115,9 +115,9 @@ WHERE nspname <> $1 AND nspname NOT LIKE 'pg\_%' AND nspname <> 'information_sch
 			others = append(others, name)
 		}
 	}
-	if problems := ConfinementProblems(r.sc, others); len(problems) > 0 {
+	if problems := ConfinementProblems(tg.sc, others); len(problems) > 0 {
 		return fmt.Errorf("refusing to run: on a given server this scenario would reach outside the schema %s:\n  %s",
-			r.schema, strings.Join(problems, "\n  "))
+			tg.schema, joinLines(problems))
 	}
 	return nil
 }
@@ -146,15 +146,15 @@ UNION ALL
 SELECT 'extension ' || extname, extversion FROM pg_catalog.pg_extension`
 
 // outsideObjects reads the fingerprint of everything outside the schema.
-func (r *run) outsideObjects(ctx context.Context) (map[string]string, error) {
-	conn, err := r.connectAs(ctx, "firedrill-setup")
+func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error) {
+	conn, err := tg.connectAs(ctx, "firedrill-setup")
 	if err != nil {
 		return nil, err
 	}
 	defer closeQuietly(conn)
-	res := conn.ExecParams(ctx, outsideObjectsSQL, [][]byte{[]byte(r.schema)}, nil, nil, nil).Read()
+	res := conn.ExecParams(ctx, outsideObjectsSQL, [][]byte{[]byte(tg.schema)}, nil, nil, nil).Read()
 	if res.Err != nil {
-		return nil, fmt.Errorf("read the objects outside the schema %s: %w", r.schema, res.Err)
+		return nil, fmt.Errorf("read the objects outside the schema %s: %w", tg.schema, res.Err)
 	}
 	objects := make(map[string]string, len(res.Rows))
 	for _, row := range res.Rows {
@@ -184,8 +184,8 @@ func outsideChanges(before, after map[string]string) []string {
 }
 
 // connectAs opens a plain session on the target.
-func (r *run) connectAs(ctx context.Context, appName string) (*pgconn.PgConn, error) {
-	cfg, err := pgconn.ParseConfig(r.connString)
+func (tg *target) connectAs(ctx context.Context, appName string) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(tg.connString)
 	if err != nil {
 		return nil, fmt.Errorf("connection settings: %w", err)
 	}
@@ -213,15 +213,15 @@ const (
 // restoreSettings puts back what settings events of this run, or of an
 // earlier one that was killed, changed on the given server. It runs with
 // its own deadline so that it also runs after Ctrl-C.
-func (r *run) restoreSettings(when string, wait time.Duration) error {
-	if !r.confined() {
+func (tg *target) restoreSettings(when string, wait time.Duration) error {
+	if !tg.confined() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	restored, err := event.RestoreSettings(ctx, r.connString, r.schema)
+	restored, err := event.RestoreSettings(ctx, tg.connString, tg.schema)
 	for _, s := range restored {
-		r.logf("%s: restored setting %s", when, s)
+		tg.logf("%s: restored setting %s", when, s)
 	}
 	if err != nil {
 		return fmt.Errorf("%w\nThe server keeps settings this run changed; run 'firedrill restore' with the same --dsn once it answers", err)
@@ -235,19 +235,21 @@ var errOutside = errors.New("setup changed objects outside its schema")
 // checkOutsideAfter says, at the end of a confined run, whether anything
 // outside the schema changed while it ran (by this run's dynamic SQL or by
 // another session: the fingerprint cannot tell which).
-func (r *run) checkOutsideAfter() {
-	if !r.confined() || r.outsideBefore == nil {
+func (tg *target) checkOutsideAfter() {
+	if !tg.confined() || tg.outsideBefore == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	after, err := r.outsideObjects(ctx)
+	after, err := tg.outsideObjects(ctx)
 	if err != nil {
-		r.logf("after the run: %v", err)
+		tg.logf("after the run: %v", err)
 		return
 	}
-	if changes := outsideChanges(r.outsideBefore, after); len(changes) > 0 {
-		r.logf("warning: objects outside the schema %s changed during the run (by this run or by another session): %s",
-			r.schema, strings.Join(changes, "; "))
+	if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
+		tg.logf("warning: objects outside the schema %s changed during the run (by this run or by another session): %s",
+			tg.schema, strings.Join(changes, "; "))
 	}
 }
+
+func joinLines(lines []string) string { return strings.Join(lines, "\n  ") }

@@ -1,4 +1,4 @@
-package runner
+package postgres
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	pgsampler "github.com/firedrill/firedrill/sampler/postgres"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -27,7 +28,7 @@ import (
 //	seq_scans   count  sequential scans in those plans
 //
 // Detail: []ExplainedStatement, most execution time first.
-const ExplainSource = "explain"
+const ExplainSource = pgmetric.Explain
 
 // explainTop is how many statements the runner explains at the end of a run.
 const explainTop = 10
@@ -39,52 +40,14 @@ const explainStatementTimeout = 5 * time.Second
 // application_name starting with "firedrill-sampler".
 const explainAppName = "firedrill-sampler-explain"
 
-// ExplainedStatement is one of the run's top statements with the generic
-// plan PostgreSQL chooses for it.
-type ExplainedStatement struct {
-	QueryID        string          `json:"queryid"` // a string: 64 bits
-	Query          string          `json:"query"`   // as pg_stat_statements normalised it ($1 for constants)
-	Calls          float64         `json:"calls"`
-	MeanMS         float64         `json:"mean_ms"`
-	TotalMS        float64         `json:"total_ms"`
-	Rows           float64         `json:"rows"`
-	SharedBlksHit  float64         `json:"shared_blks_hit"`
-	SharedBlksRead float64         `json:"shared_blks_read"`
-	Plan           json.RawMessage `json:"plan,omitempty"` // EXPLAIN (FORMAT JSON) output
-	TotalCost      float64         `json:"total_cost,omitempty"`
-	SeqScans       []PlanSeqScan   `json:"seq_scans,omitempty"`
-	Sorts          []PlanSort      `json:"sorts,omitempty"`
-	Error          string          `json:"error,omitempty"` // why there is no plan
-}
+// ExplainedStatement is pgmetric.ExplainedStatement, named here too so existing callers compile.
+type ExplainedStatement = pgmetric.ExplainedStatement
 
-// PlanSeqScan is a sequential scan node of a plan, with what the nodes
-// above it ask of its rows: the order a Sort puts them in, the condition
-// a join matches them on.
-type PlanSeqScan struct {
-	Relation     string  `json:"relation"`
-	Schema       string  `json:"schema,omitempty"`
-	Alias        string  `json:"alias,omitempty"`
-	RowsEstimate float64 `json:"rows_estimate"`        // rows the node returns, after its filter
-	TableRows    float64 `json:"table_rows,omitempty"` // pg_class.reltuples: rows the scan reads
-	Filter       string  `json:"filter,omitempty"`
-	Parallel     bool    `json:"parallel,omitempty"`
-	// SortKeys are the keys of the Sort that orders this scan's rows
-	// (directly, or through Gather/Limit-like nodes), if one does.
-	SortKeys []string `json:"sort_keys,omitempty"`
-	// JoinCond is the condition of the join this scan feeds (Hash Cond,
-	// Merge Cond or Join Filter), if it does.
-	JoinCond string `json:"join_cond,omitempty"`
-	// SubPlan is true for a scan inside a correlated subquery: it runs
-	// once per row of the outer query.
-	SubPlan bool `json:"subplan,omitempty"`
-}
+// PlanSeqScan is pgmetric.PlanSeqScan, named here too so existing callers compile.
+type PlanSeqScan = pgmetric.PlanSeqScan
 
-// PlanSort is a sort node of a plan.
-type PlanSort struct {
-	Keys      []string `json:"keys"`
-	Presorted []string `json:"presorted,omitempty"` // Incremental Sort: keys already in order
-	Node      string   `json:"node,omitempty"`      // "Sort", "Incremental Sort"
-}
+// PlanSort is pgmetric.PlanSort, named here too so existing callers compile.
+type PlanSort = pgmetric.PlanSort
 
 // CaptureExplains asks the server for the generic plans of the top
 // statements of the run: the top statements by total execution time in
@@ -495,24 +458,19 @@ WHERE c.oid = to_regclass($1)`, name).Scan(&in.rows, &in.schema)
 	}
 }
 
-// captureExplains records the top statements' plans into the timeline:
-// the runner calls it once the load has ended, before the server stops.
-// Failing to explain is logged and recorded as the sample's error, never
-// the run's.
-func (r *run) captureExplains(ctx context.Context) {
-	if ctx.Err() != nil || r.connString == "" {
-		return
+// Evidence captures the top statements' plans (ExplainSource): the
+// runner calls it once the load has ended, before the server stops.
+// Failing to explain is recorded as the sample's error, never the run's.
+func (tg *target) Evidence(ctx context.Context) ([]timeline.Sample, error) {
+	if ctx.Err() != nil || tg.connString == "" {
+		return nil, ctx.Err()
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	searchPath := ""
-	if r.schema != "" && r.schema != "public" {
-		searchPath = r.schema + ", public"
+	if tg.confined() {
+		searchPath = quoteIdent(tg.schema) // as the workloads ran
 	}
-	smp, err := captureExplains(ctx, r.connString, explainTop, searchPath)
-	if err != nil {
-		r.logf("%v", err)
-	}
-	smp.T = time.Since(r.start).Seconds()
-	r.w.Add(timeline.Record{Sample: &smp})
+	smp, err := captureExplains(ctx, tg.connString, explainTop, searchPath)
+	return []timeline.Sample{smp}, err
 }

@@ -1,4 +1,4 @@
-package runner
+package postgres
 
 import (
 	"context"
@@ -14,20 +14,20 @@ import (
 	"github.com/firedrill/firedrill/target/postgres/tpcb"
 )
 
-// setup runs the scenario's setup once, before any load: the schema
+// Setup runs the scenario's setup once, before any load: the schema
 // firedrill owns on a given server, pgbench's tables, then the SQL.
-func (r *run) setup(ctx context.Context) (err error) {
-	cfg, err := pgconn.ParseConfig(r.connString)
+func (tg *target) Setup(ctx context.Context) (err error) {
+	cfg, err := pgconn.ParseConfig(tg.connString)
 	if err != nil {
 		return fmt.Errorf("connection settings: %w", err)
 	}
 	cfg.RuntimeParams["application_name"] = "firedrill-setup"
-	if r.confined() {
+	if tg.confined() {
 		// Only firedrill's schema: pgbench's "drop table if exists
 		// pgbench_accounts" or a setup file's "DROP TABLE customers" must
 		// never resolve to the user's public tables. A startup parameter,
 		// so that RESET and DISCARD ALL come back to it.
-		cfg.RuntimeParams["search_path"] = quoteIdent(r.schema)
+		cfg.RuntimeParams["search_path"] = quoteIdent(tg.schema)
 	}
 	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -39,54 +39,54 @@ func (r *run) setup(ctx context.Context) (err error) {
 		defer cancel()
 		_ = conn.Close(cctx)
 	}()
-	if r.confined() {
-		if err := r.checkConfinement(ctx, conn); err != nil {
+	if tg.confined() {
+		if err := tg.checkConfinement(ctx, conn); err != nil {
 			return err
 		}
-		if r.outsideBefore, err = r.outsideObjects(ctx); err != nil {
+		if tg.outsideBefore, err = tg.outsideObjects(ctx); err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
-		q := fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s", quoteIdent(r.schema))
+		q := fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s", quoteIdent(tg.schema))
 		if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
-			return fmt.Errorf("setup: create schema %s: %w", r.schema, err)
+			return fmt.Errorf("setup: create schema %s: %w", tg.schema, err)
 		}
 		defer func() {
 			if err != nil {
 				return
 			}
-			after, ferr := r.outsideObjects(ctx)
+			after, ferr := tg.outsideObjects(ctx)
 			if ferr != nil {
 				err = fmt.Errorf("setup: %w", ferr)
 				return
 			}
-			if changes := outsideChanges(r.outsideBefore, after); len(changes) > 0 {
-				err = fmt.Errorf("%w %s (by dynamic SQL, or by another session meanwhile): %s", errOutside, r.schema, strings.Join(changes, "; "))
+			if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
+				err = fmt.Errorf("%w %s (by dynamic SQL, or by another session meanwhile): %s", errOutside, tg.schema, strings.Join(changes, "; "))
 			}
 		}()
 	}
-	if n := r.sc.Setup.PgbenchScale; n > 0 {
-		r.logf("setup: pgbench tables at scale %d", n)
+	if n := tg.sc.Setup.PgbenchScale; n > 0 {
+		tg.logf("setup: pgbench tables at scale %d", n)
 		if err := tpcb.Init(ctx, conn, tpcb.InitOptions{Scale: n, Quiet: true}, io.Discard); err != nil {
 			return fmt.Errorf("setup: pgbench initialization: %w", err)
 		}
 	}
-	for _, src := range r.sc.Setup.SQL {
-		name := fmt.Sprintf("%s:%d:%d (inline SQL)", r.sc.File, src.Pos.Line, src.Pos.Col)
+	for _, src := range tg.sc.Setup.SQL {
+		name := fmt.Sprintf("%s:%d:%d (inline SQL)", tg.sc.File, src.Pos.Line, src.Pos.Col)
 		text := src.Inline
 		if src.File != "" {
-			path := r.sc.Resolve(src.File)
+			path := tg.sc.Resolve(src.File)
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
 			name, text = path, string(b)
 		}
-		r.logf("setup: %s", name)
+		tg.logf("setup: %s", name)
 		t0 := time.Now()
 		if _, err := conn.Exec(ctx, text).ReadAll(); err != nil {
 			return fmt.Errorf("setup: %s", sqlErrorAt(name, src.File != "", text, err))
 		}
-		r.logf("setup: done in %.1f s", time.Since(t0).Seconds())
+		tg.logf("setup: done in %.1f s", time.Since(t0).Seconds())
 	}
 	return nil
 }

@@ -1,0 +1,286 @@
+// Package backend is the seam between firedrill's database-neutral layers
+// (runner, diagnose, report, drills, the command line) and each kind of
+// database. A kind (postgres; mariadb and redis to come) is one Backend
+// value in its own folder, registered by one line in backend/all: it starts
+// a throwaway server or opens a given one, makes the engine's targets, runs
+// setup, and offers what else it can as small optional interfaces found by
+// type assertion (Sampled, Configured, Eventful, Evidenced).
+package backend
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/sampler"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Backend is one kind of database.
+type Backend interface {
+	// Kind is the name scenarios use (target: {kind: postgres}).
+	Kind() string
+	// Open brings up the target of one run: a throwaway server of its own
+	// when spec.DSN is empty, else the given server. Close releases it.
+	Open(ctx context.Context, spec Spec) (Target, error)
+}
+
+// Spec is what a backend needs to open a run's target.
+type Spec struct {
+	Scenario *scenario.Scenario
+	// DSN is the given server (--dsn or target.dsn); "" starts a
+	// throwaway server.
+	DSN string
+	// Log receives progress lines (server start, setup); may be nil.
+	Log io.Writer
+	// Redact masks passwords in what the backend writes (run.json's
+	// address, settings).
+	Redact func(string) string
+	// AllowOutsideSchema lifts the confinement of a given server.
+	AllowOutsideSchema bool
+	// Connections is the most sessions the workloads may open at once
+	// (an embedded server is sized for them).
+	Connections int
+}
+
+// Target is a run's database, opened by a backend.
+type Target interface {
+	// Info describes the target for run.json (never a password). It
+	// knows more once samplers have started (the server's version).
+	Info() timeline.Target
+	// Setup runs the scenario's setup once, before any load.
+	Setup(ctx context.Context) error
+	// Workload makes the engine's target for one workload's clients.
+	// appName tags its sessions where the database has such a tag.
+	Workload(spec *scenario.Workload, scripts []*script.Script, appName string) (Workload, error)
+	// Close stops a throwaway server and removes it; on a given server it
+	// puts back what the run changed. frozen says the run found the server
+	// not answering: it gets one short try rather than a wait.
+	Close(frozen bool) error
+}
+
+// Workload is the engine's target for one workload, with how it talks.
+type Workload struct {
+	Target engine.Target
+	Mode   string // the protocol, for run.json ("simple", "prepared" …)
+}
+
+// Sampled is a target whose insides can be read on the run's clock.
+type Sampled interface {
+	// Samplers connects the target's samplers; each query is bounded by
+	// timeout. The caller closes Sampling.Close when the run ends.
+	Samplers(ctx context.Context, timeout time.Duration) (*Sampling, error)
+}
+
+// Sampling is a target's samplers for one run.
+type Sampling struct {
+	Sources []Source
+	// Notes say, per sampler name, what could not be read on this server
+	// (also for samplers left out for it).
+	Notes map[string]string
+	Close func() error
+}
+
+// Source is one sampler with its cadence.
+type Source struct {
+	sampler.Sampler
+	// EveryTick sources are read on every tick, down to 100 ms (what
+	// happens in a moment: sessions, waits, locks); the others are
+	// counters read at most once a second.
+	EveryTick bool
+	// Server sources query the database (a frozen server leaves them
+	// unanswered), rather than the host or firedrill itself.
+	Server bool
+}
+
+// Configured is a target whose configuration can be snapshot.
+type Configured interface {
+	// Settings reads the server's configuration: name → value with unit.
+	Settings(ctx context.Context) (map[string]string, error)
+	// SettingsSource is the timeline source of a snapshot taken after
+	// an event changed settings.
+	SettingsSource() string
+}
+
+// Eventful is a target that scenario events can act on.
+type Eventful interface {
+	// EventEnv is what events may touch on this target.
+	EventEnv(allowShell bool, appName func(workload string) string) *event.Env
+}
+
+// Evidenced is a target that collects evidence at the end of a run (for
+// PostgreSQL: the plans of the top statements), after the load and before
+// the server stops.
+type Evidenced interface {
+	Evidence(ctx context.Context) ([]timeline.Sample, error)
+}
+
+// Preflighter is a backend that checks a scenario before anything runs
+// (run and validate): what the server would refuse, or what the backend
+// refuses to do on a given server.
+type Preflighter interface {
+	Preflight(spec Spec) error
+}
+
+// Schemed is a backend whose given servers are named by URL schemes
+// ("postgres://"); a DSN without a scheme goes to the scenario's kind.
+type Schemed interface {
+	Schemes() []string
+}
+
+// Keyed is a backend that says which kind-specific scenario keys it
+// takes (scenario.KindKeys); a scenario using another is refused with the
+// key's position.
+type Keyed interface {
+	Keys() []string
+}
+
+// Registry holds the backends firedrill was built with. Build it with
+// NewRegistry (backend/all.Registry has every backend).
+type Registry struct {
+	byKind map[string]Backend
+}
+
+// NewRegistry registers backends; a kind registered twice panics, as that
+// is a programming error.
+func NewRegistry(backends ...Backend) *Registry {
+	r := &Registry{byKind: map[string]Backend{}}
+	for _, b := range backends {
+		if _, dup := r.byKind[b.Kind()]; dup {
+			panic("backend: kind registered twice: " + b.Kind())
+		}
+		r.byKind[b.Kind()] = b
+	}
+	return r
+}
+
+// Kinds lists the registered kinds, sorted.
+func (r *Registry) Kinds() []string { return slices.Sorted(maps.Keys(r.byKind)) }
+
+// Backends lists the registered backends in kind order.
+func (r *Registry) Backends() []Backend {
+	out := make([]Backend, 0, len(r.byKind))
+	for _, k := range r.Kinds() {
+		out = append(out, r.byKind[k])
+	}
+	return out
+}
+
+// Lookup finds a kind's backend.
+func (r *Registry) Lookup(kind string) (Backend, bool) {
+	b, ok := r.byKind[kind]
+	return b, ok
+}
+
+// planned are the kinds firedrill will have, for errors that say so.
+var planned = map[string]string{"mariadb": "mysql", "redis": "redis"}
+
+// Resolve picks the backend of a run: the --dsn's URL scheme when it has
+// one, else the scenario's target kind (default postgres); a DSN whose
+// scheme disagrees with the scenario's kind is an error, with the kind's
+// position. Kind-specific keys the backend does not take are errors too.
+func (r *Registry) Resolve(sc *scenario.Scenario, dsn string) (Backend, error) {
+	kind := sc.Target.Kind
+	if kind == "" {
+		kind = scenario.DefaultKind
+	}
+	if dsn == "" {
+		dsn = sc.Target.DSN
+	}
+	if scheme, ok := urlScheme(dsn); ok {
+		byScheme := r.kindOfScheme(scheme)
+		if byScheme == "" {
+			return nil, fmt.Errorf("%s: no backend takes %s:// URLs (known: %s)", dsnPlace(sc), scheme, strings.Join(r.schemes(), ", "))
+		}
+		if sc.Target.Kind != "" && sc.Target.Kind != byScheme {
+			return nil, &scenario.Error{File: sc.File, Pos: sc.Target.KindPos,
+				Msg:  fmt.Sprintf("target kind %s, but the dsn is a %s:// URL (a %s server)", sc.Target.Kind, scheme, byScheme),
+				Hint: "make the kind and the dsn agree"}
+		}
+		kind = byScheme
+	}
+	b, ok := r.byKind[kind]
+	if !ok {
+		msg := fmt.Sprintf("target kind %s is not known (known: %s)", kind, strings.Join(r.Kinds(), ", "))
+		if _, soon := planned[kind]; soon {
+			msg = fmt.Sprintf("target kind %s is not built yet (built: %s)", kind, strings.Join(r.Kinds(), ", "))
+		}
+		return nil, &scenario.Error{File: sc.File, Pos: sc.Target.KindPos, Msg: msg}
+	}
+	if err := checkKeys(b, sc); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkKeys refuses kind-specific keys the backend does not take.
+func checkKeys(b Backend, sc *scenario.Scenario) error {
+	keyed, ok := b.(Keyed)
+	if !ok {
+		return nil
+	}
+	takes := keyed.Keys()
+	var errs scenario.Errors
+	for _, use := range sc.KindKeys {
+		if !slices.Contains(takes, use.Key) {
+			errs = append(errs, &scenario.Error{File: sc.File, Pos: use.Pos,
+				Msg:  fmt.Sprintf("%s makes no sense for a %s target", use.Key, b.Kind()),
+				Hint: "a " + b.Kind() + " target takes " + strings.Join(takes, ", ")})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+func (r *Registry) kindOfScheme(scheme string) string {
+	for _, b := range r.Backends() {
+		if s, ok := b.(Schemed); ok && slices.Contains(s.Schemes(), scheme) {
+			return b.Kind()
+		}
+	}
+	return ""
+}
+
+func (r *Registry) schemes() []string {
+	var out []string
+	for _, b := range r.Backends() {
+		if s, ok := b.(Schemed); ok {
+			for _, scheme := range s.Schemes() {
+				out = append(out, scheme+"://")
+			}
+		}
+	}
+	return out
+}
+
+// urlScheme is a DSN's URL scheme ("postgres" of "postgres://…").
+func urlScheme(dsn string) (string, bool) {
+	i := strings.Index(dsn, "://")
+	if i <= 0 {
+		return "", false
+	}
+	scheme := strings.ToLower(dsn[:i])
+	for _, c := range scheme {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return "", false
+		}
+	}
+	return scheme, true
+}
+
+func dsnPlace(sc *scenario.Scenario) string {
+	if sc.Target.DSN != "" && sc.Target.Pos.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d", sc.File, sc.Target.Pos.Line, sc.Target.Pos.Col)
+	}
+	return "--dsn"
+}

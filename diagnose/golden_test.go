@@ -1,0 +1,52 @@
+package diagnose
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/ from what Diagnose finds now")
+
+// TestRecordingsDiagnoseAsGolden holds Diagnose to the findings each
+// recorded run gave when its golden was written, so that a change in how
+// rules are registered, selected or fed (metric names, sources, scripts)
+// cannot silently change a diagnosis. A change meant to change findings
+// refreshes the goldens with -update and shows the difference in review.
+func TestRecordingsDiagnoseAsGolden(t *testing.T) {
+	t.Parallel()
+	for _, name := range recordings(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fs := Diagnose(openRecording(t, name))
+			if fs == nil {
+				fs = []Finding{}
+			}
+			got, err := json.MarshalIndent(fs, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", "golden", name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden (go test ./diagnose -run Golden -update writes it): %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("findings of %s differ from %s:\n got: %s\nwant: %s", name, path, got, want)
+			}
+		})
+	}
+}

@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/firedrill
 
-.PHONY: help setup build test test-drills test-short fuzz bench demo vet clean
+.PHONY: help setup build test test-memory test-drills test-short fuzz bench demo vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -13,9 +13,13 @@ setup: ## install missing Debian packages (postgresql, pgbench) and Go modules, 
 build: ## build bin/firedrill
 	$(GO) build -o $(BIN) ./cmd/firedrill
 
-test: ## run every test against real throwaway servers (race detector on)
+test: ## run every test against real throwaway servers (race detector on), then the memory bounds without it
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 45m ./...
+	$(MAKE) test-memory
+
+test-memory: ## peak memory of a 100,000-command script in run and pgbench -r (without the race detector, which multiplies memory)
+	$(GO) test -count=1 -run '^TestLongScriptMemoryIsBounded$$' -v ./internal/cli/
 
 test-drills: ## run every drill's quick version and check its expected findings (about 12 minutes)
 	FIREDRILL_DRILL_TESTS=1 $(GO) test -p 1 -count=1 -timeout 30m -run '^(TestDrillQuick|TestMultixactShapeOnTheTimeline)$$' -v ./internal/cli/ ./runner/
@@ -28,6 +32,8 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$${FUZZTIME:-60s} ./script/ || exit 1; done
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$${FUZZTIME:-60s} ./scenario/
 	$(GO) test -run='^$$' -fuzz='^FuzzBackendMessages$$' -fuzztime=$${FUZZTIME:-60s} ./target/postgres/
+	$(GO) test -run='^$$' -fuzz='^FuzzConfinementEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./target/postgres/
+	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$${FUZZTIME:-60s} ./internal/secret/
 
 bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench

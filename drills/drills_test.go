@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -43,7 +44,7 @@ func TestEmbeddedDrills(t *testing.T) {
 			eventsSeen := map[string]bool{}
 			for _, v := range d.Variants {
 				for _, quick := range []bool{false, true} {
-					sc, err := d.Load(v.Name, t.TempDir(), quick)
+					sc, err := d.Load(v.Name, t.TempDir(), quick, event.ScenarioOptions())
 					if err != nil {
 						t.Fatalf("variant %s (quick %v): %v", v.Name, quick, err)
 					}

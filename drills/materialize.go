@@ -63,13 +63,13 @@ func (d Drill) Materialize(variant, dir string, quick bool) (string, error) {
 }
 
 // Load materializes the variant into dir and loads its scenario, as
-// `firedrill run` would load the file.
-func (d Drill) Load(variant, dir string, quick bool) (*scenario.Scenario, error) {
+// `firedrill run` would load the file (with the same opts).
+func (d Drill) Load(variant, dir string, quick bool, opts scenario.Options) (*scenario.Scenario, error) {
 	path, err := d.Materialize(variant, dir, quick)
 	if err != nil {
 		return nil, err
 	}
-	return scenario.Load(path)
+	return scenario.Load(path, opts)
 }
 
 // ScaleTimes multiplies the times of a scenario file by factor: the

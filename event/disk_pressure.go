@@ -58,6 +58,59 @@ func createUnlinked(dir string) (*os.File, error) {
 	return file, nil
 }
 
+// diskPressureKind is how a scenario writes a disk_pressure event.
+var diskPressureKind = kind{
+	EventKind: scenario.EventKind{
+		Name:    "disk_pressure",
+		Keys:    []string{"size", "duration", "rate", "path"},
+		Example: "{kind: disk_pressure, at: 10s, size: 512MB, duration: 30s}",
+		Decode:  decodeDiskPressure,
+	},
+	build: buildWith(newDiskPressure),
+}
+
+// diskPressureConfig is what a disk_pressure event takes: write and fsync
+// Size bytes at Rate bytes/s (0 = as fast as the disk goes) into a file
+// under Path (default: beside the embedded server's data directory, on its
+// filesystem), for Duration if one is given, then remove it.
+type diskPressureConfig struct {
+	Size     int64
+	Duration time.Duration
+	Rate     int64
+	Path     string
+}
+
+func decodeDiskPressure(d *scenario.EventDecoder) (any, time.Duration) {
+	var c diskPressureConfig
+	d.Key("size", func(v scenario.Value) {
+		var ok bool
+		if c.Size, ok = v.Size(); ok && c.Size <= 0 {
+			v.Errorf("%s: size must be above 0", d.What())
+		}
+	})
+	d.Key("duration", func(v scenario.Value) { c.Duration, _ = v.Duration() })
+	d.Key("rate", func(v scenario.Value) { c.Rate, _ = v.ByteRate() })
+	d.Key("path", func(v scenario.Value) {
+		if path, ok := v.Str(); ok {
+			if path == "" {
+				v.Errorf("path: empty")
+				return
+			}
+			c.Path = path
+		}
+	})
+	d.Need("size")
+	if !d.Has("path") {
+		what := d.What()
+		d.Later(func(s *scenario.Scenario) {
+			if !s.Target.Embedded() {
+				d.Hintf("set path to a directory on the server's filesystem", "%s: path is needed when the target is not embedded", what)
+			}
+		})
+	}
+	return c, c.Duration
+}
+
 // diskPressure competes with the server for the disk: it writes and
 // fsyncs a temp file on the data directory's filesystem, then removes it.
 //
@@ -78,27 +131,14 @@ var (
 	_ Checker = (*diskPressure)(nil)
 )
 
-func newDiskPressure(spec scenario.Event) (Event, error) {
-	var errs []error
-	if spec.Size <= 0 {
-		errs = append(errs, errors.New("needs size: (how much to write)"))
-	}
-	if spec.Rate < 0 {
-		errs = append(errs, fmt.Errorf("rate %d is negative", spec.Rate))
-	}
-	if spec.Duration < 0 {
-		errs = append(errs, fmt.Errorf("duration %s is negative", spec.Duration))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+func newDiskPressure(spec scenario.Event, c diskPressureConfig) Event {
 	return &diskPressure{
 		name:     eventName(spec),
-		size:     spec.Size,
-		rate:     spec.Rate,
-		duration: spec.Duration,
-		path:     spec.Path,
-	}, nil
+		size:     c.Size,
+		rate:     c.Rate,
+		duration: c.Duration,
+		path:     c.Path,
+	}
 }
 
 // Check finds the directory to write in. Before the embedded server has

@@ -37,7 +37,7 @@ func TestDiskPressure(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		size := int64(9<<20 + 123<<10) // a partial last chunk
-		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: size, Path: dir})
+		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: size, Path: dir}})
 		var where string
 		outcome, detail, err := ev.Run(t.Context(), &Env{}, func(d map[string]any) {
 			where = d["dir"].(string)
@@ -67,7 +67,7 @@ func TestDiskPressure(t *testing.T) {
 		t.Parallel()
 		inst := startServer(t)
 		env := envFor(inst)
-		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 2 << 20})
+		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 2 << 20}})
 		if err := ev.(Checker).Check(env); err != nil {
 			t.Fatalf("Check: %v", err)
 		}
@@ -83,7 +83,7 @@ func TestDiskPressure(t *testing.T) {
 			t.Errorf("%s held %v before, %v after", where, before, after)
 		}
 
-		inside := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 1, Path: filepath.Join(inst.DataDir(), "base")})
+		inside := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 1, Path: filepath.Join(inst.DataDir(), "base")}})
 		if _, _, err := inside.Run(t.Context(), env, nil); err == nil || !strings.Contains(err.Error(), "inside the data directory") {
 			t.Errorf("Run with a path in the data directory: %v", err)
 		}
@@ -91,7 +91,7 @@ func TestDiskPressure(t *testing.T) {
 
 	t.Run("needs a path on a non-embedded target", func(t *testing.T) {
 		t.Parallel()
-		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 1})
+		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 1}})
 		_, _, err := ev.Run(t.Context(), &Env{ConnString: "host=elsewhere"}, nil)
 		if err == nil || !strings.Contains(err.Error(), "disk_pressure needs path: on a non-embedded target") {
 			t.Errorf("Run: %v", err)
@@ -103,7 +103,7 @@ func TestDiskPressure(t *testing.T) {
 	t.Run("paced to the rate", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 3 << 20, Rate: 2 << 20, Path: dir})
+		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 3 << 20, Rate: 2 << 20, Path: dir}})
 		begin := time.Now()
 		_, detail, err := ev.Run(t.Context(), &Env{}, nil)
 		if err != nil {
@@ -123,8 +123,8 @@ func TestDiskPressure(t *testing.T) {
 	t.Run("the duration ends before the size", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 1 << 30, Rate: 1 << 20,
-			Duration: 300 * time.Millisecond, Path: dir})
+		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 1 << 30, Rate: 1 << 20,
+			Duration: 300 * time.Millisecond, Path: dir}})
 		outcome, detail, err := ev.Run(t.Context(), &Env{}, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -142,8 +142,8 @@ func TestDiskPressure(t *testing.T) {
 	t.Run("rewrites the file until the duration ends", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 64 << 10,
-			Duration: 500 * time.Millisecond, Path: dir})
+		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 64 << 10,
+			Duration: 500 * time.Millisecond, Path: dir}})
 		outcome, detail, err := ev.Run(t.Context(), &Env{}, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -162,7 +162,7 @@ func TestDiskPressure(t *testing.T) {
 	t.Run("cancel", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 1 << 30, Rate: 1 << 20, Path: dir})
+		ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 1 << 30, Rate: 1 << 20, Path: dir}})
 		ctx, cancel := context.WithCancel(t.Context())
 		started, done := runAsync(ctx, ev, &Env{})
 		waitStarted(t, started, done)
@@ -184,8 +184,8 @@ func TestDiskPressureKilledChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestDiskPressureKilled")
 	}
-	ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Size: 16 << 20, Rate: 8 << 20,
-		Duration: time.Minute, Path: dir})
+	ev := mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 16 << 20, Rate: 8 << 20,
+		Duration: time.Minute, Path: dir}})
 	_, _, err := ev.Run(t.Context(), &Env{}, func(map[string]any) { fmt.Println("started") })
 	t.Fatalf("Run returned before the kill: %v", err)
 }

@@ -1,7 +1,8 @@
 // Package event runs the events of a scenario: things done to the target at
 // a moment of the run, while the workloads go on (hold a transaction open,
 // run SQL, change settings, terminate backends, create disk pressure, run a
-// shell command). Each kind is one file and one line in constructors.
+// shell command). Each kind is one file (its keys, how they decode from a
+// scenario, and how it runs) and one entry in kinds.
 //
 // Every event works in its own session, tagged with the application_name
 // "firedrill-event:<name>" so that samplers and rules can tell it from the
@@ -12,8 +13,6 @@ package event
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -58,38 +57,78 @@ type Checker interface {
 }
 
 // SettingsChanger is implemented by events that change the server's
-// settings, so that the runner snapshots them afterwards.
+// settings, so that the runner snapshots them again after such an event
+// (without knowing the kinds by name).
 type SettingsChanger interface {
 	ChangesSettings() bool
 }
 
-// constructor builds an event of one kind from its spec, rejecting specs
-// that could not run.
-type constructor func(spec scenario.Event) (Event, error)
-
-// constructors maps each kind to its constructor: a new kind is a new file
-// and one line here.
-var constructors = map[string]constructor{
-	"hold_transaction": newHoldTransaction,
-	"sql":              newSQL,
-	"settings":         newSettings,
-	"terminate":        newTerminate,
-	"disk_pressure":    newDiskPressure,
-	"shell":            newShell,
+// kind is one kind of event: how a scenario writes it (its keys, decoded
+// and checked by its own file) and how the event is built to run.
+type kind struct {
+	scenario.EventKind
+	// build makes the event from a spec whose Config the kind's Decode
+	// made (or a test wrote).
+	build func(spec scenario.Event) (Event, error)
 }
 
-// New builds the event a spec describes.
+// kinds are the kinds of event, in the order messages list them: a new
+// kind is a new file and one entry here.
+var kinds = []kind{holdTransactionKind, sqlKind, settingsKind, terminateKind, diskPressureKind, shellKind}
+
+// Kinds are the kinds of event as scenarios write them, for
+// scenario.Options.EventKinds.
+func Kinds() []scenario.EventKind {
+	out := make([]scenario.EventKind, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.EventKind
+	}
+	return out
+}
+
+// ScenarioOptions are the options to load a scenario whose events this
+// package runs.
+func ScenarioOptions() scenario.Options {
+	return scenario.Options{EventKinds: Kinds()}
+}
+
+// New builds the event a spec describes; the spec comes from a scenario
+// loaded with ScenarioOptions, whose decoding checked it.
 func New(spec scenario.Event) (Event, error) {
-	build, ok := constructors[spec.Kind]
-	if !ok {
-		return nil, fmt.Errorf("event %s%s: unknown kind %q (known: %s)",
-			eventName(spec), at(spec.Pos), spec.Kind, strings.Join(Kinds(), ", "))
+	for _, k := range kinds {
+		if k.Name != spec.Kind {
+			continue
+		}
+		ev, err := k.build(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s event %s%s: %w", spec.Kind, eventName(spec), at(spec.Pos), err)
+		}
+		return ev, nil
 	}
-	ev, err := build(spec)
-	if err != nil {
-		return nil, fmt.Errorf("%s event %s%s: %w", spec.Kind, eventName(spec), at(spec.Pos), err)
+	return nil, fmt.Errorf("event %s%s: unknown kind %q (known: %s)",
+		eventName(spec), at(spec.Pos), spec.Kind, strings.Join(kindNames(), ", "))
+}
+
+// buildWith adapts a kind's constructor from its own config type C to
+// kind.build.
+func buildWith[C any](build func(spec scenario.Event, config C) Event) func(scenario.Event) (Event, error) {
+	return func(spec scenario.Event) (Event, error) {
+		config, ok := spec.Config.(C)
+		if !ok {
+			return nil, fmt.Errorf("its config is %T, want %T (load the scenario with event.ScenarioOptions)", spec.Config, config)
+		}
+		return build(spec, config), nil
 	}
-	return ev, nil
+}
+
+// Statements lists the SQL an event runs as the scenario wrote it (the
+// statements of sql and hold_transaction events), so that the runner can
+// check, before the run, that it stays in its schema; nil for the others.
+func Statements(spec scenario.Event) []string {
+	if s, ok := spec.Config.(interface{ statements() []string }); ok {
+		return s.statements()
+	}
+	return nil
 }
 
 // at is " at line:col" for a spec that came from a file, so that the
@@ -101,9 +140,13 @@ func at(pos scenario.Pos) string {
 	return fmt.Sprintf(" at %d:%d", pos.Line, pos.Col)
 }
 
-// Kinds lists the registered kinds, sorted.
-func Kinds() []string {
-	return slices.Sorted(maps.Keys(constructors))
+// kindNames lists the kinds' names, for messages.
+func kindNames() []string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Name
+	}
+	return names
 }
 
 // eventName is the spec's name, or its kind when the scenario gave none.

@@ -1,61 +1,73 @@
 package event
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firedrill/firedrill/scenario"
 )
 
-func TestKindsMatchScenario(t *testing.T) {
+// New refuses a kind it does not know and a spec whose config is not its
+// kind's, and says which event it refused.
+func TestNewRejects(t *testing.T) {
 	t.Parallel()
-	want := slices.Sorted(slices.Values(scenario.EventKinds))
-	if got := Kinds(); !slices.Equal(got, want) {
-		t.Errorf("Kinds() = %v, scenario.EventKinds = %v", got, want)
-	}
-}
-
-// Every kind needs something a zero spec lacks, and says which event it
-// refused.
-func TestNewRejectsEmptySpecs(t *testing.T) {
-	t.Parallel()
-	for _, kind := range Kinds() {
-		_, err := New(scenario.Event{Kind: kind, Name: "the-event"})
-		if err == nil {
-			t.Errorf("New(empty %s spec) succeeded", kind)
-			continue
-		}
-		mustContain(t, "error", err.Error(), kind, "the-event")
-	}
 	_, err := New(scenario.Event{Kind: "flood", Name: "x", Pos: scenario.Pos{Line: 12, Col: 5}})
 	if err == nil {
 		t.Fatal("New accepted an unknown kind")
 	}
 	mustContain(t, "error", err.Error(), `event x at 12:5: unknown kind "flood"`, "hold_transaction")
+	for _, kind := range kindNames() {
+		_, err := New(scenario.Event{Kind: kind, Name: "the-event"})
+		if err == nil {
+			t.Errorf("New(%s spec without a config) succeeded", kind)
+			continue
+		}
+		mustContain(t, "error", err.Error(), kind, "the-event", "ScenarioOptions")
+	}
 }
 
-func TestNewValidates(t *testing.T) {
+// TestDecode: each kind decodes its keys into its config, with the
+// scenario's defaults and spellings, and rejects what could not run.
+func TestDecode(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		spec    scenario.Event
+		event   string
+		want    any    // the config, when wantErr is ""
 		wantErr string // "" = valid
 	}{
-		// Isolation is matched without regard to case or spacing.
-		{"isolation spelled loosely", scenario.Event{Kind: "hold_transaction", Duration: 1, Isolation: "Repeatable  Read"}, ""},
-		{"isolation with underscores", scenario.Event{Kind: "hold_transaction", Duration: 1, Isolation: "read_committed"}, ""},
-		{"unknown isolation", scenario.Event{Kind: "hold_transaction", Duration: 1, Isolation: "snapshot"}, `isolation "snapshot"`},
-		{"empty statement", scenario.Event{Kind: "sql", SQL: []string{"SELECT 1", " "}}, "sql statement 2 is empty"},
+		// Isolation is matched without regard to case, spacing or
+		// underscores, and defaults to read committed.
+		{"isolation spelled loosely", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: Repeatable  Read}",
+			holdTransactionConfig{Duration: time.Second, Isolation: "repeatable read"}, ""},
+		{"isolation with underscores", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: read_committed, xid: true, sql: SELECT 1}",
+			holdTransactionConfig{Duration: time.Second, Isolation: "read committed", XID: true, SQL: []string{"SELECT 1"}}, ""},
+		{"default isolation", "{kind: hold_transaction, at: 1s, duration: 1s}",
+			holdTransactionConfig{Duration: time.Second, Isolation: "read committed"}, ""},
+		{"unknown isolation", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: snapshot}", nil,
+			`:9:63: isolation: unknown isolation level "snapshot"`},
+		{"no duration", "{kind: hold_transaction, at: 1s}", nil, `needs duration`},
+		{"empty statement", `{kind: sql, at: 1s, sql: ["SELECT 1", " "]}`, nil, ":9:43: sql: empty statement"},
+		{"statements", `{kind: sql, at: 1s, sql: ["SELECT 1", "VACUUM"]}`, sqlConfig{SQL: []string{"SELECT 1", "VACUUM"}}, ""},
 		// A name that could smuggle SQL into ALTER SYSTEM.
-		{"bad setting name", scenario.Event{Kind: "settings", Settings: map[string]string{"work_mem = 1; DROP": "1"}}, "not a valid parameter name"},
-		{"setting ok", scenario.Event{Kind: "settings", Settings: map[string]string{"pg_stat_statements.track": "all"}}, ""},
-		{"workload and pid", scenario.Event{Kind: "terminate", Workload: "oltp", PID: 7}, "either workload"},
-		{"negative rate", scenario.Event{Kind: "disk_pressure", Size: 1, Rate: -1}, "rate -1 is negative"},
-		{"blank command", scenario.Event{Kind: "shell", Command: "  "}, "needs command"},
+		{"bad setting name", `{kind: settings, at: 1s, settings: {"work_mem = 1; DROP": 1}}`, nil, "is not a setting name"},
+		{"setting value with NUL", `{kind: settings, at: 1s, settings: {work_mem: "1\0"}}`, nil, "NUL"},
+		{"setting ok", "{kind: settings, at: 1s, settings: {pg_stat_statements.track: all, work_mem: 64}, restart: true}",
+			settingsConfig{Settings: map[string]string{"pg_stat_statements.track": "all", "work_mem": "64"}, Restart: true}, ""},
+		{"workload and pid", "{kind: terminate, at: 1s, workload: oltp, pid: 7}", nil, "needs exactly one of workload or pid"},
+		{"no such workload", "{kind: terminate, at: 1s, workload: olap}", nil, `no workload "olap"`},
+		{"pid", "{kind: terminate, at: 1s, pid: 7}", terminateConfig{PID: 7}, ""},
+		{"negative rate", "{kind: disk_pressure, at: 1s, size: 1, rate: -1MB/s}", nil, "rate: "},
+		{"disk pressure", "{kind: disk_pressure, at: 1s, size: 1GiB, rate: 1.5MB/s, duration: 2s, path: /tmp}",
+			diskPressureConfig{Size: 1 << 30, Rate: 1500000, Duration: 2 * time.Second, Path: "/tmp"}, ""},
+		{"blank command", `{kind: shell, at: 1s, command: "  "}`, nil, "command: empty"},
+		{"command", "{kind: shell, at: 1s, command: sync}", shellConfig{Command: "sync"}, ""},
 	}
 	for _, test := range tests {
-		_, err := New(test.spec)
+		sc, err := parseEvent(test.event)
 		switch {
 		case test.wantErr == "" && err != nil:
 			t.Errorf("%s: %v", test.name, err)
@@ -63,17 +75,66 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("%s: accepted", test.name)
 		case test.wantErr != "":
 			mustContain(t, test.name+": error", err.Error(), test.wantErr)
+		default:
+			if got := sc.Events[0].Config; !reflect.DeepEqual(got, test.want) {
+				t.Errorf("%s: config %#v, want %#v", test.name, got, test.want)
+			}
+			if _, err := New(sc.Events[0]); err != nil {
+				t.Errorf("%s: New: %v", test.name, err)
+			}
 		}
 	}
 }
 
+// Statements gives the runner the SQL of the kinds that run the user's
+// SQL, for the outside-the-schema check, and nothing for the others.
+func TestStatements(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		event string
+		want  []string
+	}{
+		{`{kind: sql, at: 1s, sql: ["SELECT 1", "VACUUM"]}`, []string{"SELECT 1", "VACUUM"}},
+		{`{kind: hold_transaction, at: 1s, duration: 1s, sql: "DROP TABLE public.t"}`, []string{"DROP TABLE public.t"}},
+		{`{kind: settings, at: 1s, settings: {work_mem: 1MB}}`, nil},
+		{`{kind: shell, at: 1s, command: "psql -c 'DROP TABLE t'"}`, nil},
+	}
+	for _, test := range tests {
+		sc, err := parseEvent(test.event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Statements(sc.Events[0]); !slices.Equal(got, test.want) {
+			t.Errorf("Statements(%s) = %q, want %q", test.event, got, test.want)
+		}
+	}
+}
+
+// parseEvent loads a scenario with one event, written on line 9.
+func parseEvent(event string) (*scenario.Scenario, error) {
+	src := `name: one-event
+duration: 10m
+workloads:
+  - name: oltp
+    scripts: [select-only]
+    clients: 1
+events:
+  # the event
+  - ` + event + "\n"
+	return scenario.Parse("event.yaml", []byte(src), ScenarioOptions())
+}
+
 func TestHoldTransactionBegin(t *testing.T) {
 	t.Parallel()
-	ev := mustNew(t, scenario.Event{Kind: "hold_transaction", Duration: 1, Isolation: " repeatable READ "})
+	sc, err := parseEvent("{kind: hold_transaction, at: 1s, duration: 1s, isolation: \" repeatable READ \"}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := mustNew(t, sc.Events[0])
 	if got, want := ev.(*holdTransaction).begin, "BEGIN ISOLATION LEVEL REPEATABLE READ"; got != want {
 		t.Errorf("begin = %q, want %q", got, want)
 	}
-	ev = mustNew(t, scenario.Event{Kind: "hold_transaction", Duration: 1})
+	ev = mustNew(t, scenario.Event{Kind: "hold_transaction", Config: holdTransactionConfig{Duration: 1}})
 	if got, want := ev.(*holdTransaction).begin, "BEGIN"; got != want {
 		t.Errorf("begin = %q, want %q", got, want)
 	}

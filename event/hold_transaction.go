@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,8 +12,59 @@ import (
 	"github.com/firedrill/firedrill/scenario"
 )
 
-// isolationLevels are the levels BEGIN accepts, as a scenario spells them.
-var isolationLevels = []string{"read uncommitted", "read committed", "repeatable read", "serializable"}
+// holdTransactionKind is how a scenario writes a hold_transaction event.
+var holdTransactionKind = kind{
+	EventKind: scenario.EventKind{
+		Name:    "hold_transaction",
+		Keys:    []string{"duration", "isolation", "xid", "sql"},
+		Example: "{kind: hold_transaction, at: 60s, duration: 2m}",
+		Decode:  decodeHoldTransaction,
+	},
+	build: buildWith(newHoldTransaction),
+}
+
+// isolationLevels are the levels a scenario may ask for, the default
+// first.
+var isolationLevels = []string{"read committed", "repeatable read", "serializable"}
+
+// holdTransactionConfig is what a hold_transaction event takes.
+type holdTransactionConfig struct {
+	Duration time.Duration // how long the transaction stays open
+	// Isolation is one of isolationLevels ("repeatable read" takes a
+	// snapshot); empty means BEGIN's default.
+	Isolation string
+	XID       bool     // take a transaction id (SELECT txid_current())
+	SQL       []string // run inside the transaction first
+}
+
+func (c holdTransactionConfig) statements() []string { return c.SQL }
+
+func decodeHoldTransaction(d *scenario.EventDecoder) (any, time.Duration) {
+	c := holdTransactionConfig{Isolation: isolationLevels[0]}
+	d.Key("duration", func(v scenario.Value) {
+		var ok bool
+		if c.Duration, ok = v.Duration(); ok && c.Duration <= 0 {
+			v.Errorf("%s: duration must be longer than 0s", d.What())
+		}
+	})
+	d.Key("isolation", func(v scenario.Value) {
+		s, ok := v.Str()
+		if !ok {
+			return
+		}
+		// Spelled as a person may: "Repeatable Read", "repeatable_read".
+		level := strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(strings.ToLower(s))), " ")
+		if !slices.Contains(isolationLevels, level) {
+			v.Hintf("one of "+strings.Join(isolationLevels, ", "), "isolation: unknown isolation level %s", v.Quote())
+			return
+		}
+		c.Isolation = level
+	})
+	d.Key("xid", func(v scenario.Value) { c.XID, _ = v.Bool() })
+	d.Key("sql", func(v scenario.Value) { c.SQL = decodeStatements(v) })
+	d.Need("duration")
+	return c, c.Duration
+}
 
 // holdTransaction opens a transaction and leaves it idle for a while: the
 // classic cause of vacuum falling behind (an old xmin or xid holds back
@@ -30,27 +80,19 @@ type holdTransaction struct {
 
 var _ Event = (*holdTransaction)(nil)
 
-func newHoldTransaction(spec scenario.Event) (Event, error) {
-	if spec.Duration <= 0 {
-		return nil, errors.New("needs duration: (how long to hold the transaction open)")
-	}
+func newHoldTransaction(spec scenario.Event, c holdTransactionConfig) Event {
 	begin := "BEGIN"
-	if spec.Isolation != "" {
-		// Spelled as a scenario may: "Repeatable Read", "repeatable_read".
-		level := strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(strings.ToLower(spec.Isolation))), " ")
-		if !slices.Contains(isolationLevels, level) {
-			return nil, fmt.Errorf("isolation %q is not one of %s", spec.Isolation, strings.Join(isolationLevels, ", "))
-		}
-		begin += " ISOLATION LEVEL " + strings.ToUpper(level)
+	if c.Isolation != "" {
+		begin += " ISOLATION LEVEL " + strings.ToUpper(c.Isolation)
 	}
 	return &holdTransaction{
 		name:       eventName(spec),
 		appName:    sessionAppName(eventName(spec)),
 		begin:      begin,
-		statements: slices.Clone(spec.SQL),
-		takeXID:    spec.XID,
-		duration:   spec.Duration,
-	}, nil
+		statements: slices.Clone(c.SQL),
+		takeXID:    c.XID,
+		duration:   c.Duration,
+	}
 }
 
 // Run opens the transaction, holds it idle and rolls it back. The server

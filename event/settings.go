@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -27,6 +26,55 @@ var listQuotedSettings = []string{
 	"shared_preload_libraries", "temp_tablespaces", "unix_socket_directories",
 }
 
+// settingsKind is how a scenario writes a settings event.
+var settingsKind = kind{
+	EventKind: scenario.EventKind{
+		Name:    "settings",
+		Keys:    []string{"settings", "restart"},
+		Example: "{kind: settings, at: 30s, settings: {work_mem: 64MB}}",
+		Decode:  decodeSettings,
+	},
+	build: buildWith(newSettings),
+}
+
+// settingsConfig is what a settings event takes.
+type settingsConfig struct {
+	Settings map[string]string // ALTER SYSTEM SET each, then reload
+	Restart  bool              // restart instead of reloading (embedded server only)
+}
+
+func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
+	var c settingsConfig
+	d.Key("settings", func(v scenario.Value) {
+		c.Settings = v.Settings()
+		if len(c.Settings) == 0 && v.EmptyMapping() {
+			v.Hintf("as in settings: {work_mem: 64MB}", "%s: settings: empty", d.What())
+		}
+		// The names are spliced into ALTER SYSTEM, the values quoted.
+		for _, name := range slices.Sorted(maps.Keys(c.Settings)) {
+			switch {
+			case !isSettingName(name):
+				v.Errorf("settings: %q is not a parameter name", name)
+			case strings.ContainsRune(c.Settings[name], 0):
+				v.Errorf("settings.%s: the value holds a NUL byte", name)
+			}
+		}
+	})
+	d.Key("restart", func(v scenario.Value) {
+		c.Restart, _ = v.Bool()
+		if c.Restart {
+			what := d.What()
+			d.Later(func(s *scenario.Scenario) {
+				if !s.Target.Embedded() {
+					v.Hintf("firedrill restarts only the server it started; remove dsn or restart", "%s: restart needs the embedded target, and dsn is set", what)
+				}
+			})
+		}
+	})
+	d.Need("settings")
+	return c, 0
+}
+
 // settingsEvent changes server settings with ALTER SYSTEM, then reloads
 // the configuration or restarts the server.
 type settingsEvent struct {
@@ -37,32 +85,21 @@ type settingsEvent struct {
 }
 
 var (
-	_ Event   = (*settingsEvent)(nil)
-	_ Checker = (*settingsEvent)(nil)
+	_ Event           = (*settingsEvent)(nil)
+	_ Checker         = (*settingsEvent)(nil)
+	_ SettingsChanger = (*settingsEvent)(nil)
 )
 
-func newSettings(spec scenario.Event) (Event, error) {
-	if len(spec.Settings) == 0 {
-		return nil, errors.New("needs settings: (name: value pairs)")
-	}
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(spec.Settings)) {
-		switch {
-		case !isSettingName(name):
-			errs = append(errs, fmt.Errorf("setting %q: not a valid parameter name", name))
-		case strings.ContainsRune(spec.Settings[name], 0):
-			errs = append(errs, fmt.Errorf("setting %q: value contains a NUL byte", name))
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+// ChangesSettings says yes: the server's settings differ after the event.
+func (e *settingsEvent) ChangesSettings() bool { return true }
+
+func newSettings(spec scenario.Event, c settingsConfig) Event {
 	return &settingsEvent{
 		name:     eventName(spec),
 		appName:  sessionAppName(eventName(spec)),
-		settings: maps.Clone(spec.Settings),
-		restart:  spec.Restart,
-	}, nil
+		settings: maps.Clone(c.Settings),
+		restart:  c.Restart,
+	}
 }
 
 // Check refuses restart: true when the runner cannot restart the server.
@@ -286,6 +323,3 @@ func isSettingName(name string) bool {
 
 // isLetter reports whether c is an ASCII letter.
 func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
-
-// ChangesSettings is true: the runner snapshots the settings afterwards.
-func (e *settingsEvent) ChangesSettings() bool { return true }

@@ -28,6 +28,37 @@ const (
 	shellOutputWait = 2 * time.Second
 )
 
+// shellKind is how a scenario writes a shell event.
+var shellKind = kind{
+	EventKind: scenario.EventKind{
+		Name:    "shell",
+		Keys:    []string{"command"},
+		Example: "{kind: shell, at: 5s, command: sync}",
+		Decode:  decodeShell,
+	},
+	build: buildWith(newShell),
+}
+
+// shellConfig is what a shell event takes.
+type shellConfig struct {
+	Command string // for sh -c; runs only with --allow-shell
+}
+
+func decodeShell(d *scenario.EventDecoder) (any, time.Duration) {
+	var c shellConfig
+	d.Key("command", func(v scenario.Value) {
+		if command, ok := v.Str(); ok {
+			if strings.TrimSpace(command) == "" {
+				v.Errorf("command: empty")
+				return
+			}
+			c.Command = command
+		}
+	})
+	d.Need("command")
+	return c, 0
+}
+
 // shellEvent runs a command with sh -c, in a process group of its own so
 // that the command and everything it started can be killed together.
 type shellEvent struct {
@@ -40,11 +71,8 @@ var (
 	_ Checker = (*shellEvent)(nil)
 )
 
-func newShell(spec scenario.Event) (Event, error) {
-	if strings.TrimSpace(spec.Command) == "" {
-		return nil, errors.New("needs command: (what to run with sh -c)")
-	}
-	return &shellEvent{name: eventName(spec), command: spec.Command}, nil
+func newShell(spec scenario.Event, c shellConfig) Event {
+	return &shellEvent{name: eventName(spec), command: c.Command}
 }
 
 // Check refuses to run without --allow-shell.

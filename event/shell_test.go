@@ -45,7 +45,7 @@ func TestShell(t *testing.T) {
 
 	t.Run("refused without --allow-shell", func(t *testing.T) {
 		t.Parallel()
-		ev := mustNew(t, scenario.Event{Name: "sh", Kind: "shell", Command: "touch " + filepath.Join(t.TempDir(), "ran")})
+		ev := mustNew(t, scenario.Event{Name: "sh", Kind: "shell", Config: shellConfig{Command: "touch " + filepath.Join(t.TempDir(), "ran")}})
 		refused := &Env{}
 		if err := ev.(Checker).Check(refused); err == nil {
 			t.Error("Check accepted a shell event without AllowShell")
@@ -58,8 +58,7 @@ func TestShell(t *testing.T) {
 
 	t.Run("runs", func(t *testing.T) {
 		t.Parallel()
-		ev := mustNew(t, scenario.Event{Name: "greet", Kind: "shell",
-			Command: `echo first; echo "$FIREDRILL_EVENT $FIREDRILL_CONNSTRING" >&2`})
+		ev := mustNew(t, scenario.Event{Name: "greet", Kind: "shell", Config: shellConfig{Command: `echo first; echo "$FIREDRILL_EVENT $FIREDRILL_CONNSTRING" >&2`}})
 		outcome, detail, err := ev.Run(t.Context(), env, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -74,7 +73,7 @@ func TestShell(t *testing.T) {
 
 	t.Run("nonzero exit is an error", func(t *testing.T) {
 		t.Parallel()
-		ev := mustNew(t, scenario.Event{Name: "fail", Kind: "shell", Command: "echo oops; exit 3"})
+		ev := mustNew(t, scenario.Event{Name: "fail", Kind: "shell", Config: shellConfig{Command: "echo oops; exit 3"}})
 		outcome, detail, err := ev.Run(t.Context(), env, nil)
 		if err == nil {
 			t.Fatalf("Run succeeded: %s", outcome)
@@ -88,8 +87,7 @@ func TestShell(t *testing.T) {
 	t.Run("killed with its children on cancel", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		ev := mustNew(t, scenario.Event{Name: "sleepy", Kind: "shell",
-			Command: "sleep 600 & echo $! > " + dir + "/child; echo $$ > " + dir + "/shell; wait"})
+		ev := mustNew(t, scenario.Event{Name: "sleepy", Kind: "shell", Config: shellConfig{Command: "sleep 600 & echo $! > " + dir + "/child; echo $$ > " + dir + "/shell; wait"}})
 		ctx, cancel := context.WithCancel(t.Context())
 		started, done := runAsync(ctx, ev, env)
 		waitStarted(t, started, done)
@@ -109,8 +107,7 @@ func TestShell(t *testing.T) {
 	t.Run("background processes are killed at exit", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		ev := mustNew(t, scenario.Event{Name: "leaver", Kind: "shell",
-			Command: "sleep 600 & echo $! > " + dir + "/child; echo left"})
+		ev := mustNew(t, scenario.Event{Name: "leaver", Kind: "shell", Config: shellConfig{Command: "sleep 600 & echo $! > " + dir + "/child; echo left"}})
 		outcome, _, err := ev.Run(t.Context(), env, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)

@@ -2,7 +2,6 @@ package event
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,6 +10,48 @@ import (
 
 	"github.com/firedrill/firedrill/scenario"
 )
+
+// sqlKind is how a scenario writes an sql event.
+var sqlKind = kind{
+	EventKind: scenario.EventKind{
+		Name:    "sql",
+		Keys:    []string{"sql"},
+		Example: `{kind: sql, at: 90s, sql: "VACUUM"}`,
+		Decode:  decodeSQL,
+	},
+	build: buildWith(newSQL),
+}
+
+// sqlConfig is what an sql event takes.
+type sqlConfig struct {
+	SQL []string // run one by one, outside a transaction
+}
+
+func (c sqlConfig) statements() []string { return c.SQL }
+
+func decodeSQL(d *scenario.EventDecoder) (any, time.Duration) {
+	var c sqlConfig
+	d.Key("sql", func(v scenario.Value) { c.SQL = decodeStatements(v) })
+	d.Need("sql")
+	return c, 0
+}
+
+// decodeStatements decodes a statement or a list of them, none empty.
+func decodeStatements(v scenario.Value) []string {
+	var statements []string
+	for _, item := range v.List(true) {
+		stmt, ok := item.Str()
+		if !ok {
+			continue
+		}
+		if strings.TrimSpace(stmt) == "" {
+			item.Errorf("sql: empty statement")
+			continue
+		}
+		statements = append(statements, stmt)
+	}
+	return statements
+}
 
 // sqlEvent runs statements one by one in its own session, outside a
 // transaction, so that CREATE INDEX CONCURRENTLY, VACUUM and the like work.
@@ -22,16 +63,8 @@ type sqlEvent struct {
 
 var _ Event = (*sqlEvent)(nil)
 
-func newSQL(spec scenario.Event) (Event, error) {
-	if len(spec.SQL) == 0 {
-		return nil, errors.New("needs sql: (the statements to run)")
-	}
-	for i, stmt := range spec.SQL {
-		if strings.TrimSpace(stmt) == "" {
-			return nil, fmt.Errorf("sql statement %d is empty", i+1)
-		}
-	}
-	return &sqlEvent{name: eventName(spec), appName: sessionAppName(eventName(spec)), statements: slices.Clone(spec.SQL)}, nil
+func newSQL(spec scenario.Event, c sqlConfig) Event {
+	return &sqlEvent{name: eventName(spec), appName: sessionAppName(eventName(spec)), statements: slices.Clone(c.SQL)}
 }
 
 // Run runs the statements in order and stops at the first error. A

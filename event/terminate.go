@@ -2,11 +2,12 @@ package event
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/firedrill/firedrill/scenario"
 )
@@ -15,6 +16,41 @@ import (
 // backend to exit (PostgreSQL 14 and later), so that the event is over
 // when the backends are really gone.
 const terminateWaitMillis = 5000
+
+// terminateKind is how a scenario writes a terminate event.
+var terminateKind = kind{
+	EventKind: scenario.EventKind{
+		Name:    "terminate",
+		Keys:    []string{"workload", "pid"},
+		Example: "{kind: terminate, at: 40s, workload: oltp}",
+		Decode:  decodeTerminate,
+	},
+	build: buildWith(newTerminate),
+}
+
+// terminateConfig is what a terminate event takes: one of Workload and
+// PID.
+type terminateConfig struct {
+	Workload string // whose backends (found by application_name)
+	PID      int
+}
+
+func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
+	var c terminateConfig
+	d.Key("workload", func(v scenario.Value) {
+		if name, ok := v.Str(); ok {
+			c.Workload = name
+			d.WorkloadRef(v, name)
+		}
+	})
+	d.Key("pid", func(v scenario.Value) {
+		if pid, ok := v.Int(1, math.MaxInt32); ok {
+			c.PID = int(pid)
+		}
+	})
+	d.NeedOne("workload", "pid")
+	return c, 0
+}
 
 // terminateEvent ends backends with pg_terminate_backend: those of a
 // workload (found by application_name), or one pid.
@@ -27,19 +63,13 @@ type terminateEvent struct {
 
 var _ Event = (*terminateEvent)(nil)
 
-func newTerminate(spec scenario.Event) (Event, error) {
-	if (spec.Workload == "") == (spec.PID == 0) {
-		return nil, errors.New("needs either workload: (whose backends to terminate) or pid:")
-	}
-	if spec.PID < 0 {
-		return nil, fmt.Errorf("pid %d is not a process id", spec.PID)
-	}
+func newTerminate(spec scenario.Event, c terminateConfig) Event {
 	return &terminateEvent{
 		name:     eventName(spec),
 		appName:  sessionAppName(eventName(spec)),
-		workload: spec.Workload,
-		pid:      spec.PID,
-	}, nil
+		workload: c.Workload,
+		pid:      c.PID,
+	}
 }
 
 // workloadAppName is the application_name of a workload's sessions.

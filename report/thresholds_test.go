@@ -33,7 +33,7 @@ workloads:
     scripts: [{inline: "SELECT 1;"}]
 thresholds:
 ` + thresholds
-	sc, err := scenario.Parse("thresholds.yaml", []byte(src))
+	sc, err := scenario.Parse("thresholds.yaml", []byte(src), scenario.Options{}) // no events
 	if err != nil {
 		t.Fatalf("scenario: %v", err)
 	}

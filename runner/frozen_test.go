@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -38,7 +39,7 @@ events:
 // planned time and throughput over the planned duration.
 func TestFrozenServerStopsAtDeadline(t *testing.T) {
 	t.Parallel()
-	sc, err := scenario.Parse("frozen.yaml", []byte(frozenScenario))
+	sc, err := scenario.Parse("frozen.yaml", []byte(frozenScenario), event.ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

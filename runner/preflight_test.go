@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -47,7 +48,7 @@ func TestPreflight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenario.Parse("p.yaml", []byte(preflightScenario))
+			sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), event.ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -192,6 +192,13 @@ const extensionPrefix = "x-"
 // fieldsExt is fields, ignoring keys that start with extensionPrefix when
 // extensions is set.
 func (d *decoder) fieldsExt(n *yaml.Node, what string, known []field, extensions bool) map[string]entry {
+	return d.decodeFields(n, what, known, extensions, nil)
+}
+
+// decodeFields is fieldsExt, handing unknown keys to unknown instead of
+// reporting them when it is set (events report them once their kind is
+// known).
+func (d *decoder) decodeFields(n *yaml.Node, what string, known []field, extensions bool, unknown func(entry)) map[string]entry {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, "%s: want a mapping, got %s", what, describe(n))
@@ -212,6 +219,10 @@ func (d *decoder) fieldsExt(n *yaml.Node, what string, known []field, extensions
 				f = &known[i]
 				break
 			}
+		}
+		if f == nil && unknown != nil {
+			unknown(e)
+			continue
 		}
 		if f == nil {
 			mean, choices := suggest(e.key.Value, names)

@@ -88,9 +88,9 @@
 //
 // A workload's load shape is clients (the closed model), rate (the open
 // model, carried by clients, by default one per 100/s and at least 8), or
-// stages that all set clients or all set rate. An event's kind decides its
-// keys (the README has the table); a key that does not apply to the kind
-// is an error. Thresholds name a metric of the table in thresholds.go:
+// stages that all set clients or all set rate. An event's kind decodes
+// its own keys (Options.EventKinds, the README has the table); a key that
+// does not apply to the kind is an error. Thresholds name a metric of the table in thresholds.go:
 // <workload>.<metric>, db.<metric> or finding.<rule-id>.
 //
 // After Load every defaulted field holds its default and Duration holds the

@@ -1,10 +1,13 @@
-package scenario
+package scenario_test
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/firedrill/firedrill/event"
+	. "github.com/firedrill/firedrill/scenario"
 )
 
 // FuzzParse feeds the loader arbitrary files: it must never panic, and it
@@ -31,7 +34,7 @@ func FuzzParse(f *testing.F) {
 	// inputs derived from it reach the script parser.
 	file := filepath.Join("testdata", "good", "fuzz.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse(file, data)
+		s, err := Parse(file, data, event.ScenarioOptions())
 		if err != nil {
 			var errs Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {

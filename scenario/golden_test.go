@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"errors"
@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/firedrill/firedrill/event"
+	. "github.com/firedrill/firedrill/scenario"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/bad")
@@ -27,7 +30,7 @@ func TestBadGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := Load(file)
+			s, err := Load(file, event.ScenarioOptions())
 			if err == nil {
 				t.Fatalf("Load succeeded (%s), want errors", s.Name)
 			}

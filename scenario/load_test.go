@@ -1,4 +1,4 @@
-package scenario
+package scenario_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
+	. "github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -21,7 +23,7 @@ func ptr[T any](v T) *T { return &v }
 // stands for, defaults filled in.
 func TestLoadFull(t *testing.T) {
 	t.Parallel()
-	s, err := Load(filepath.Join("testdata", "good", "full.yaml"))
+	s, err := Load(filepath.Join("testdata", "good", "full.yaml"), event.ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,17 +97,13 @@ func TestLoadFull(t *testing.T) {
 			},
 		},
 		Events: []Event{
-			{Pos: Pos{53, 5}, Name: "long-tx", Kind: "hold_transaction", At: time.Minute, Duration: 2 * time.Minute,
-				Isolation: "repeatable read", XID: true, SQL: []string{"SELECT txid_current()"}},
-			{Pos: Pos{60, 5}, Name: "sql-2", Kind: "sql", At: 90 * time.Second,
-				SQL: []string{"CREATE INDEX CONCURRENTLY ON accounts (id, balance)", "ANALYZE accounts"}},
-			{Pos: Pos{61, 5}, Name: "settings-3", Kind: "settings", At: 30 * time.Second,
-				Settings: map[string]string{"idle_in_transaction_session_timeout": "10s"}},
-			{Pos: Pos{62, 5}, Name: "terminate-4", Kind: "terminate", At: 40 * time.Second, Workload: "oltp"},
-			{Pos: Pos{63, 5}, Name: "terminate-5", Kind: "terminate", At: 45 * time.Second, PID: 1234},
-			{Pos: Pos{64, 5}, Name: "disk_pressure-6", Kind: "disk_pressure", At: 10 * time.Second, Duration: 30 * time.Second,
-				Size: 512_000_000, Rate: 50_000_000, Path: "/tmp"},
-			{Pos: Pos{65, 5}, Name: "shell-7", Kind: "shell", At: 5 * time.Second, Command: "sync"},
+			{Pos: Pos{53, 5}, Name: "long-tx", Kind: "hold_transaction", At: time.Minute, Duration: 2 * time.Minute},
+			{Pos: Pos{60, 5}, Name: "sql-2", Kind: "sql", At: 90 * time.Second},
+			{Pos: Pos{61, 5}, Name: "settings-3", Kind: "settings", At: 30 * time.Second},
+			{Pos: Pos{62, 5}, Name: "terminate-4", Kind: "terminate", At: 40 * time.Second},
+			{Pos: Pos{63, 5}, Name: "terminate-5", Kind: "terminate", At: 45 * time.Second},
+			{Pos: Pos{64, 5}, Name: "disk_pressure-6", Kind: "disk_pressure", At: 10 * time.Second, Duration: 30 * time.Second},
+			{Pos: Pos{65, 5}, Name: "shell-7", Kind: "shell", At: 5 * time.Second},
 		},
 		Thresholds: []Threshold{
 			{Pos: Pos{67, 13}, Metric: "oltp.p99", Op: "<", Value: 50, Unit: "ms", Text: "< 50ms", Kind: Latency},
@@ -122,6 +120,25 @@ func TestLoadFull(t *testing.T) {
 		t.Error("Source is not the file's text")
 	}
 	s.Source = nil
+	// Each kind's keys are its own (the event package tests them); here,
+	// that they reached it.
+	wantConfigs := []string{
+		`{"Duration":120000000000,"Isolation":"repeatable read","XID":true,"SQL":["SELECT txid_current()"]}`,
+		`{"SQL":["CREATE INDEX CONCURRENTLY ON accounts (id, balance)","ANALYZE accounts"]}`,
+		`{"Settings":{"idle_in_transaction_session_timeout":"10s"},"Restart":false}`,
+		`{"Workload":"oltp","PID":0}`,
+		`{"Workload":"","PID":1234}`,
+		`{"Size":512000000,"Duration":30000000000,"Rate":50000000,"Path":"/tmp"}`,
+		`{"Command":"sync"}`,
+	}
+	for i := range s.Events {
+		if i < len(wantConfigs) {
+			if got := configJSON(t, s.Events[i]); got != wantConfigs[i] {
+				t.Errorf("event %d config %s, want %s", i+1, got, wantConfigs[i])
+			}
+		}
+		s.Events[i].Config = nil
+	}
 	wantKeys := []KeyUse{{"target.settings", Pos{7, 5}}, {"setup.pgbench", Pos{12, 12}}, {"setup.sql", Pos{14, 5}},
 		{"setup.schema", Pos{17, 11}}, {"workloads.mode", Pos{30, 11}}, {"workloads.settings", Pos{38, 15}}}
 	if !reflect.DeepEqual(s.KindKeys, wantKeys) {
@@ -131,6 +148,17 @@ func TestLoadFull(t *testing.T) {
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Load differs:\n%s", diffJSON(t, s, want))
 	}
+}
+
+// configJSON is an event's config as JSON, to check what its kind decoded
+// without naming the kind's type.
+func configJSON(t *testing.T, e Event) string {
+	t.Helper()
+	data, err := json.Marshal(e.Config)
+	if err != nil {
+		t.Fatalf("event %s: config %#v: %v", e.Name, e.Config, err)
+	}
+	return string(data)
 }
 
 // A target's kind is any backend's name; which exist is the backend
@@ -149,7 +177,7 @@ func TestLoadTargetKind(t *testing.T) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Load(path)
+		s, err := Load(path, event.ScenarioOptions())
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%q: error %v, want %q", tt.yaml, err, tt.err)
@@ -356,9 +384,15 @@ func TestParseGood(t *testing.T) {
 				if !reflect.DeepEqual(s.Target.Settings, want) {
 					t.Errorf("settings %v", s.Target.Settings)
 				}
-				e := s.Events
-				if !reflect.DeepEqual(e[0].SQL, []string{"VACUUM"}) || e[1].Size != 1<<30 || e[1].Rate != 1_500_000 || e[2].Size != 4096 || e[3].Isolation != "repeatable read" {
-					t.Errorf("events %+v", e)
+				for i, want := range []string{
+					`{"SQL":["VACUUM"]}`,
+					`{"Size":1073741824,"Duration":0,"Rate":1500000,"Path":""}`,
+					`{"Size":4096,"Duration":0,"Rate":0,"Path":""}`,
+					`{"Duration":5000000000,"Isolation":"repeatable read","XID":false,"SQL":null}`,
+				} {
+					if got := configJSON(t, s.Events[i]); got != want {
+						t.Errorf("event %d config %s, want %s", i+1, got, want)
+					}
 				}
 			},
 		},
@@ -367,7 +401,7 @@ func TestParseGood(t *testing.T) {
 			name: "isolation default",
 			yaml: base + "events: [{kind: hold_transaction, at: 1s, duration: 1s}]\n",
 			check: func(t *testing.T, s *Scenario) {
-				if e := s.Events[0]; e.Isolation != "read committed" || e.Name != "hold_transaction-1" {
+				if e := s.Events[0]; !strings.Contains(configJSON(t, e), `"Isolation":"read committed"`) || e.Name != "hold_transaction-1" {
 					t.Errorf("event %+v", e)
 				}
 			},
@@ -395,7 +429,7 @@ func TestParseGood(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := Parse(filepath.Join("testdata", "good", tt.name+".yaml"), []byte(tt.yaml))
+			s, err := Parse(filepath.Join("testdata", "good", tt.name+".yaml"), []byte(tt.yaml), event.ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +441,7 @@ func TestParseGood(t *testing.T) {
 // TestLoadMissingFile keeps I/O failures apart from content errors.
 func TestLoadMissingFile(t *testing.T) {
 	t.Parallel()
-	_, err := Load(filepath.Join("testdata", "no-such.yaml"))
+	_, err := Load(filepath.Join("testdata", "no-such.yaml"), event.ScenarioOptions())
 	var errs Errors
 	if !errors.Is(err, fs.ErrNotExist) || errors.As(err, &errs) {
 		t.Errorf("err = %v, want a wrapped fs.ErrNotExist", err)
@@ -440,7 +474,7 @@ func TestInlineScriptPositions(t *testing.T) {
 				scripts = tt.script
 			}
 			src := "name: t\nduration: 1m\nworkloads:\n  - name: w\n    clients: 1\n    scripts: " + scripts + "\n"
-			_, err := Parse("t.yaml", []byte(src))
+			_, err := Parse("t.yaml", []byte(src), event.ScenarioOptions())
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("error %v\nwant prefix %s\nin:\n%s", err, tt.want, src)
 			}
@@ -451,7 +485,7 @@ func TestInlineScriptPositions(t *testing.T) {
 // TestLoadScript parses a workload's scripts as the engine will.
 func TestLoadScript(t *testing.T) {
 	t.Parallel()
-	s, err := Load(filepath.Join("testdata", "good", "full.yaml"))
+	s, err := Load(filepath.Join("testdata", "good", "full.yaml"), event.ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,19 +513,6 @@ func TestLoadScript(t *testing.T) {
 	}
 	if got, want := s.Resolve("x.sql"), filepath.Join("testdata", "good", "x.sql"); got != want {
 		t.Errorf("Resolve = %q, want %q", got, want)
-	}
-}
-
-// TestEventSpecs keeps the table of event kinds and EventKinds in step.
-func TestEventSpecs(t *testing.T) {
-	t.Parallel()
-	if len(eventSpecs) != len(EventKinds) {
-		t.Fatalf("%d event specs for %d EventKinds", len(eventSpecs), len(EventKinds))
-	}
-	for i, k := range EventKinds {
-		if eventSpecs[i].kind != k {
-			t.Errorf("eventSpecs[%d] is %q, EventKinds[%d] is %q", i, eventSpecs[i].kind, i, k)
-		}
 	}
 }
 
@@ -531,7 +552,7 @@ func TestYAMLSyntaxLines(t *testing.T) {
 		{"name: *x\n", "t.yaml: bad YAML: unknown anchor 'x' referenced"},
 	}
 	for _, tt := range tests {
-		_, err := Parse("t.yaml", []byte(tt.src))
+		_, err := Parse("t.yaml", []byte(tt.src), event.ScenarioOptions())
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("Parse(%q) error\n%v\nwant prefix\n%s", tt.src, err, tt.want)
 		}
@@ -549,7 +570,7 @@ func TestAliasBomb(t *testing.T) {
 	}
 	b.WriteString("name: t\nduration: 1m\nworkloads:\n  - {<<: *l40, name: w, scripts: [select-only]}\n")
 	start := time.Now()
-	_, err := Parse("t.yaml", []byte(b.String()))
+	_, err := Parse("t.yaml", []byte(b.String()), event.ScenarioOptions())
 	if err == nil || !strings.Contains(err.Error(), "expands to more than") {
 		t.Errorf("error %v, want the expansion limit", err)
 	}

@@ -149,39 +149,23 @@ type Stage struct {
 	Rate     *float64
 }
 
-// Event is something done at a moment of the run.
+// Event is something done at a moment of the run. Only what every event
+// has is here; the rest is its kind's (Config).
 type Event struct {
-	Pos      Pos
-	Name     string // default: kind-N, N its place in the events list, from 1
-	Kind     string // one of EventKinds
-	At       time.Duration
-	Duration time.Duration // hold_transaction, disk_pressure: how long
-	// hold_transaction: Isolation ("read committed" default, "repeatable
-	// read" takes a snapshot), XID takes a transaction id (SELECT
-	// txid_current()), SQL runs statements inside the transaction first.
-	Isolation string
-	XID       bool
-	// sql: statements run one by one in their own session (outside a
-	// transaction, so CREATE INDEX CONCURRENTLY works).
-	SQL []string
-	// settings: ALTER SYSTEM SET each, then reload, or restart (embedded only).
-	Settings map[string]string
-	Restart  bool
-	// terminate: the backends of a workload (by application_name) or a pid.
-	Workload string
-	PID      int
-	// disk_pressure: write and fsync Size bytes at Rate bytes/s (0 = as
-	// fast as the disk goes) into a file under Path (default: the embedded
-	// server's data directory's filesystem), removed afterwards.
-	Size int64
-	Rate int64
-	Path string
-	// shell: a command for sh -c (only with --allow-shell).
-	Command string
+	Pos  Pos
+	Name string // default: kind-N, N its place in the events list, from 1
+	Kind string // one of the Options.EventKinds the scenario was loaded with
+	At   time.Duration
+	// Duration is how long the event lasts, as its kind decoded it (the
+	// duration of hold_transaction and disk_pressure); 0 for an event that
+	// takes as long as its action. It is here, not only in Config, because
+	// the run's default length, the checks that events fit in the run and
+	// the timeline's planned end marks need it without knowing the kind.
+	Duration time.Duration
+	// Config is what the kind decoded from its own keys (EventKind.Decode):
+	// the event package's config type for the kind.
+	Config any
 }
-
-// EventKinds are the kinds of event a scenario may use.
-var EventKinds = []string{"hold_transaction", "sql", "settings", "terminate", "disk_pressure", "shell"}
 
 // Threshold is a pass/fail condition on a metric of the run (issue: reports).
 type Threshold struct {

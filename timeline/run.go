@@ -88,6 +88,18 @@ type Target struct {
 	ServerVersion string `json:"server_version"` // e.g. "15.18"
 	VersionNum    int    `json:"server_version_num"`
 	DataDir       string `json:"data_dir,omitempty"` // embedded only
+	// ErrorCodes names the kind's error codes in its own terms, for
+	// reports ("SQLSTATE" for PostgreSQL); "" in runs before it was
+	// recorded, which were all PostgreSQL's.
+	ErrorCodes string `json:"error_codes,omitempty"`
+}
+
+// ErrorCodeName is what the target calls its error codes.
+func (t Target) ErrorCodeName() string {
+	if t.ErrorCodes == "" {
+		return "SQLSTATE"
+	}
+	return t.ErrorCodes
 }
 
 // Host describes the machine firedrill ran on.

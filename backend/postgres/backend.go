@@ -30,6 +30,9 @@ import (
 // Kind is the backend's name in scenarios and run.json.
 const Kind = "postgres"
 
+// errorCodes is what PostgreSQL calls its error codes.
+const errorCodes = "SQLSTATE"
+
 // Backend is PostgreSQL's backend.Backend.
 type Backend struct{}
 
@@ -89,7 +92,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
 		}
 		tg.connString = dsn
-		tg.info = timeline.Target{Kind: Kind, Address: tg.redact(dsn)}
+		tg.info = timeline.Target{Kind: Kind, Address: tg.redact(dsn), ErrorCodes: errorCodes}
 		tg.schema = sc.Setup.Schema
 		if tg.schema == "" {
 			tg.schema = scenario.DefaultSchema
@@ -112,7 +115,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	}
 	tg.inst, tg.connString = inst, inst.ConnString()
 	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.TCPAddr(),
-		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir()}
+		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
 }
 

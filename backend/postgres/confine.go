@@ -86,7 +86,7 @@ func ConfinementProblems(sc *scenario.Scenario, others []string) []string {
 		}
 	}
 	for _, ev := range sc.Events {
-		for i, sql := range ev.SQL {
+		for i, sql := range event.Statements(ev) {
 			report(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
 		}
 	}

@@ -74,7 +74,7 @@ duration: %ds
 workloads:
   - {name: w, clients: %d, mode: simple, scripts: [{builtin: select-only}]}
 `, v.name, setup, interval, seconds, clients)
-			sc, err := scenario.Parse("overhead.yaml", []byte(src))
+			sc, err := scenario.Parse("overhead.yaml", []byte(src), scenario.Options{}) // no events
 			if err != nil {
 				return err
 			}

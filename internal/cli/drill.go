@@ -16,6 +16,7 @@ import (
 
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
@@ -173,7 +174,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		if err := os.Mkdir(dir, timeline.DirMode); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
-		sc, err := d.Load(v.Name, dir, o.quick)
+		sc, err := d.Load(v.Name, dir, o.quick, event.ScenarioOptions())
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, v.Name, err))
 		}

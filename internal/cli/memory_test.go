@@ -94,6 +94,9 @@ func TestLongScriptMemoryIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
 	}
+	if raceEnabled {
+		t.Skip("the race detector multiplies memory; make test-memory measures it without")
+	}
 	const commands = 100_000
 	inst, err := postgres.Start(context.Background(), postgres.Options{})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
@@ -41,9 +42,13 @@ moments, and samplers read the database's insides on the same clock. Everything
 goes into a new run directory (under --out, default ./runs) that
 'firedrill report' reads again later.
 
-The target is a throwaway embedded PostgreSQL unless the scenario names one
-(target.dsn) or --dsn is given. On a given server, setup is confined to the
-schema firedrill owns (setup.schema, default "firedrill").
+The target is a throwaway embedded server of the scenario's kind
+(target.kind, default postgres) unless the scenario names one (target.dsn)
+or --dsn is given; a --dsn URL's scheme picks the kind. On a given server
+setup, workloads and events keep to the schema firedrill owns (setup.schema,
+default "firedrill"): SQL naming objects elsewhere is refused before
+anything runs (--allow-outside-schema to allow it), and settings events are
+restored at the end, also after Ctrl-C ('firedrill restore' after a kill).
 
 While it runs, one line per workload every --progress interval shows
 throughput, p50/p99, failures and clients, then the database's active
@@ -69,7 +74,7 @@ with status "degraded" and exit code 3.`,
 }
 
 func (o *runOpts) run(env *clikit.Env, path string) error {
-	sc, err := scenario.Load(path)
+	sc, err := scenario.Load(path, event.ScenarioOptions())
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -194,7 +199,7 @@ otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, path := range args {
-				sc, err := scenario.Load(path)
+				sc, err := scenario.Load(path, event.ScenarioOptions())
 				if err == nil {
 					err = report.CheckThresholdMetrics(sc)
 				}

@@ -1,0 +1,75 @@
+package event
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestKindsConform runs every registered kind through what a kind
+// promises, so that a new kind is tested by registering it: its example
+// decodes and builds, a key it does not take is refused at its
+// file:line:col with the kind's keys as the hint, and every key it
+// declares is one its Decode reads.
+func TestKindsConform(t *testing.T) {
+	t.Parallel()
+	seen := make(map[string]bool)
+	for _, kind := range Kinds() {
+		if seen[kind.Name] {
+			t.Errorf("kind %s is registered twice", kind.Name)
+		}
+		seen[kind.Name] = true
+		t.Run(kind.Name, func(t *testing.T) {
+			t.Parallel()
+			if kind.Decode == nil || !strings.HasPrefix(kind.Example, "{kind: "+kind.Name+",") || !strings.HasSuffix(kind.Example, "}") {
+				t.Fatalf("kind %s: want a Decode and an example {kind: %s, …}, got %q", kind.Name, kind.Name, kind.Example)
+			}
+			for _, key := range kind.Keys {
+				if key == "name" || key == "kind" || key == "at" {
+					t.Errorf("kind %s declares %s, which every event has", kind.Name, key)
+				}
+			}
+
+			sc, err := parseEvent(kind.Example)
+			if err != nil {
+				t.Fatalf("the example %s: %v", kind.Example, err)
+			}
+			spec := sc.Events[0]
+			if spec.Kind != kind.Name || spec.Config == nil {
+				t.Fatalf("the example decoded to %+v", spec)
+			}
+			if _, err := New(spec); err != nil {
+				t.Errorf("New(the example): %v", err)
+			}
+
+			withUnknown := strings.TrimSuffix(kind.Example, "}") + ", no_such_key: 1}"
+			_, err = parseEvent(withUnknown)
+			col := strings.Index(withUnknown, "no_such_key") + 5 // after "  - " on line 9
+			wantKeys := strings.Join(append([]string{"name", "kind", "at"}, kind.Keys...), ", ")
+			if err == nil {
+				t.Fatalf("%s: accepted", withUnknown)
+			}
+			mustContain(t, "error", err.Error(), fmt.Sprintf(`event.yaml:9:%d: unknown key "no_such_key" (known keys of a %s event: %s)`, col, kind.Name, wantKeys))
+
+			// A value no key takes (an empty mapping) is refused at
+			// the value: the key reached Decode, and was not merely
+			// allowed through.
+			for _, key := range kind.Keys {
+				event := strings.TrimSuffix(kind.Example, "}")
+				if strings.Contains(event, " "+key+":") {
+					continue // the example gives it; a duplicate is another error
+				}
+				event += ", " + key + ": {}}"
+				_, err := parseEvent(event)
+				col := strings.LastIndex(event, "{}") + 5
+				if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("event.yaml:9:%d: ", col)) {
+					t.Errorf("%s: want an error at 9:%d, got %v", event, col, err)
+				}
+			}
+		})
+	}
+	if got, want := kindNames(), []string{"hold_transaction", "sql", "settings", "terminate", "disk_pressure", "shell"}; !slices.Equal(got, want) {
+		t.Errorf("kinds %v, want %v (messages list them in this order)", got, want)
+	}
+}

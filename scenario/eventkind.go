@@ -1,0 +1,171 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Options are what Load and Parse need from their caller: the kinds of
+// event the scenario may use. The scenario package knows the keys every
+// event has (name, kind, at); each kind decodes the rest itself.
+type Options struct {
+	// EventKinds are the kinds of event, in the order messages list them
+	// (the event package's Kinds).
+	EventKinds []EventKind
+}
+
+// EventKind is one kind of event as a scenario writes it: a new kind is a
+// value of this type (in the event package, one file each), not a change
+// to this package.
+type EventKind struct {
+	Name string
+	// Keys are the keys the kind takes besides name, kind and at, in the
+	// order the README lists them: the loader rejects every other key, and
+	// names the kinds that take it.
+	Keys []string
+	// Example is a whole event of the kind, for hints ("as in …") and for
+	// the event package's conformance test.
+	Example string
+	// Decode decodes the kind's keys of one event and checks them,
+	// reporting each problem through d. It returns the kind's config (kept
+	// in Event.Config) and how long the event lasts (Event.Duration; 0 for
+	// one that takes as long as its action).
+	Decode func(d *EventDecoder) (config any, lasts time.Duration)
+}
+
+// EventDecoder gives an event kind's Decode the kind's keys of one event,
+// with their positions, and collects its problems with the scenario's
+// others, so that `firedrill validate` reports all of them at once.
+type EventDecoder struct {
+	l       *loader
+	node    *yaml.Node
+	present map[string]entry // the kind's keys as written, null ones included
+	kind    EventKind
+	event   *Event
+}
+
+// What names the event in messages: sql event "sql-2".
+func (d *EventDecoder) What() string {
+	return fmt.Sprintf("%s event %q", d.event.Kind, d.event.Name)
+}
+
+// Key decodes key's value with decode when the event gives it one (a null
+// value counts as absent). A problem decode reports marks the key as not
+// Good.
+func (d *EventDecoder) Key(key string, decode func(v Value)) {
+	e, ok := d.present[key]
+	if !ok || isNull(e.val) {
+		return
+	}
+	before := len(d.l.errs)
+	decode(Value{d: d.l.decoder, n: deref(e.val), key: key})
+	if len(d.l.errs) > before {
+		e.bad = true
+		d.present[key] = e
+	}
+}
+
+// Has reports whether the event gives key a value.
+func (d *EventDecoder) Has(key string) bool { return set(d.present, key) }
+
+// Good reports whether the event gives key a value and it decoded without
+// problems, so that checks of what it means do not pile more errors on
+// the same mistake.
+func (d *EventDecoder) Good(key string) bool { return good(d.present, key) }
+
+// Need reports each of keys the event does not give, with the kind's
+// example.
+func (d *EventDecoder) Need(keys ...string) {
+	for _, key := range keys {
+		if !d.Has(key) {
+			d.Hintf("as in "+d.kind.Example, "%s needs %s", d.What(), key)
+		}
+	}
+}
+
+// NeedOne reports an event that does not give exactly one of keys.
+func (d *EventDecoder) NeedOne(keys ...string) {
+	if countPresent(d.present, keys...) != 1 {
+		d.Hintf("as in "+d.kind.Example, "%s needs exactly one of %s", d.What(), strings.Join(keys, " or "))
+	}
+}
+
+// Hintf reports a problem of the whole event, at its position, with what
+// to do about it.
+func (d *EventDecoder) Hintf(hint, format string, args ...any) {
+	d.l.hintf(d.node, hint, format, args...)
+}
+
+// Later queues a check that needs the whole scenario (its target, its
+// workloads): it runs once every section is decoded and defaulted.
+func (d *EventDecoder) Later(check func(s *Scenario)) {
+	d.l.later = append(d.l.later, func() { check(d.l.s) })
+}
+
+// WorkloadRef checks, once the workloads are decoded, that v names one of
+// them.
+func (d *EventDecoder) WorkloadRef(v Value, name string) {
+	what := d.What()
+	d.l.later = append(d.l.later, func() { d.l.checkWorkloadRef(v.n, name, what) })
+}
+
+// Value is the value of one key of a scenario, with its position, for
+// decoders outside this package (event kinds). Its methods decode it as
+// the scenario's own keys are decoded, and report a problem at its
+// file:line:col (ok false).
+type Value struct {
+	d   *decoder
+	n   *yaml.Node
+	key string // names the value in messages
+}
+
+// Pos is where the value is.
+func (v Value) Pos() Pos { return pos(v.n) }
+
+// Str decodes a string.
+func (v Value) Str() (string, bool) { return v.d.str(v.n, v.key) }
+
+// Bool decodes true or false.
+func (v Value) Bool() (bool, bool) { return v.d.boolean(v.n, v.key) }
+
+// Int decodes a whole number within [lo, hi].
+func (v Value) Int(lo, hi int64) (int64, bool) { return v.d.integer(v.n, v.key, lo, hi) }
+
+// Duration decodes a duration: Go syntax or a bare number of seconds.
+func (v Value) Duration() (time.Duration, bool) { return v.d.duration(v.n, v.key) }
+
+// Size decodes a size in bytes (512MB, 1GiB).
+func (v Value) Size() (int64, bool) { return v.d.size(v.n, v.key) }
+
+// ByteRate decodes a rate in bytes per second (50MB/s).
+func (v Value) ByteRate() (int64, bool) { return v.d.byteRate(v.n, v.key) }
+
+// List returns the items of a list; with single, a lone value stands for
+// a list of one ("sql: SELECT 1"). Each item is named by the list's key.
+func (v Value) List(single bool) []Value {
+	nodes := v.d.list(v.n, v.key, single)
+	items := make([]Value, len(nodes))
+	for i, n := range nodes {
+		items[i] = Value{d: v.d, n: n, key: v.key}
+	}
+	return items
+}
+
+// Settings decodes a mapping of server setting names to values, the
+// names vetted as settings' names (they are spliced into ALTER SYSTEM).
+func (v Value) Settings() map[string]string { return v.d.stringMap(v.n, v.key, settingName) }
+
+// EmptyMapping reports whether the value is a mapping with no keys ({}).
+func (v Value) EmptyMapping() bool { return v.n.Kind == yaml.MappingNode && len(v.n.Content) == 0 }
+
+// Errorf reports a problem at the value.
+func (v Value) Errorf(format string, args ...any) { v.d.errorf(v.n, format, args...) }
+
+// Hintf reports a problem at the value, with what to do about it.
+func (v Value) Hintf(hint, format string, args ...any) { v.d.hintf(v.n, hint, format, args...) }
+
+// Quote is the value's text quoted for a message, shortened when long.
+func (v Value) Quote() string { return quoteShort(v.n.Value) }

@@ -38,7 +38,7 @@ machine) and removes afterwards.`,
 		newRestoreCmd(env))
 	for _, b := range all.Registry().Backends() {
 		if c, ok := b.(backend.Commander); ok {
-			root.AddCommand(c.Commands(env)...)
+			addCommands(root, b.Kind(), c.Commands(env))
 		}
 	}
 	root.SetArgs(args)
@@ -55,4 +55,18 @@ machine) and removes afterwards.`,
 	}
 	fmt.Fprintf(env.Stderr, "firedrill: error: %v\n", err)
 	return clikit.ExitUsage
+}
+
+// addCommands adds a backend's own commands beside firedrill's; a name
+// already taken panics, as a kind registered twice does: cobra would
+// quietly run the first.
+func addCommands(root *cobra.Command, kind string, cmds []*cobra.Command) {
+	for _, cmd := range cmds {
+		for _, have := range root.Commands() {
+			if have.Name() == cmd.Name() {
+				panic("backend " + kind + ": command " + cmd.Name() + " is taken")
+			}
+		}
+		root.AddCommand(cmd)
+	}
 }

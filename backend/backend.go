@@ -4,7 +4,7 @@
 // value in its own folder, registered by one line in backend/all: it starts
 // a throwaway server or opens a given one, makes the engine's targets, runs
 // setup, and offers what else it can as small optional interfaces found by
-// type assertion (Sampled, Configured, Eventful, Evidenced).
+// type assertion (Sampled, Configured, Eventful, Evidenced, Commander).
 package backend
 
 import (
@@ -16,8 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
@@ -141,6 +144,12 @@ type Schemed interface {
 // key's position.
 type Keyed interface {
 	Keys() []string
+}
+
+// Commander is a backend with commands of its own on firedrill's command
+// line (PostgreSQL: pgbench); the command line adds them beside its own.
+type Commander interface {
+	Commands(env *clikit.Env) []*cobra.Command
 }
 
 // Registry holds the backends firedrill was built with. Build it with

@@ -7,8 +7,9 @@ import (
 	"os"
 
 	"github.com/firedrill/firedrill/internal/cli"
+	"github.com/firedrill/firedrill/internal/clikit"
 )
 
 func main() {
-	os.Exit(cli.Main(cli.OSEnv(), os.Args[1:]))
+	os.Exit(cli.Main(clikit.OSEnv(), os.Args[1:]))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -25,7 +26,7 @@ type compareOpts struct {
 	noise  string
 }
 
-func newCompareCmd(env *Env) *cobra.Command {
+func newCompareCmd(env *clikit.Env) *cobra.Command {
 	o := &compareOpts{}
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
@@ -66,33 +67,33 @@ to what runs of the same code disagree by.`,
 	return cmd
 }
 
-func (o *compareOpts) run(env *Env, dirA, dirB string) error {
+func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
 	opts := report.DefaultCompareOptions
 	if o.alpha <= 0 || o.alpha >= 1 {
-		return withCode(ExitUsage, fmt.Errorf("--alpha %g: want a level between 0 and 1, as in 0.05", o.alpha))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--alpha %g: want a level between 0 and 1, as in 0.05", o.alpha))
 	}
 	opts.Alpha = o.alpha
 	warmup, fraction, err := parseWarmup(o.warmup)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	opts.Warmup, opts.WarmupFraction = warmup, fraction
 	opts.Block = o.block.Seconds()
 	minChange, err := parsePercent(o.noise)
 	if err != nil {
-		return withCode(ExitUsage, fmt.Errorf("--min-change %q: %w", o.noise, err))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--min-change %q: %w", o.noise, err))
 	}
 	opts.MinChange = minChange
 	if o.block < 0 {
-		return withCode(ExitUsage, fmt.Errorf("--block %v: want a duration of 0 or more", o.block))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--block %v: want a duration of 0 or more", o.block))
 	}
 	a, fa, err := openCompared(dirA)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	b, fb, err := openCompared(dirB)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	c := report.CompareWith(a, b, fa, fb, opts)
 	var text bytes.Buffer
@@ -111,8 +112,8 @@ func (o *compareOpts) run(env *Env, dirA, dirB string) error {
 		if err := report.WriteCompareHTML(&page, a, b, sides[0], sides[1], text.String()); err != nil {
 			return err
 		}
-		if err := writePrivateFile(o.html, page.Bytes()); err != nil {
-			return withCode(ExitUsage, fmt.Errorf("write --html: %w", err))
+		if err := clikit.WritePrivateFile(o.html, page.Bytes()); err != nil {
+			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write --html: %w", err))
 		}
 		fmt.Fprintf(env.Stdout, "\ncompare page: %s\n", o.html)
 	}
@@ -121,8 +122,8 @@ func (o *compareOpts) run(env *Env, dirA, dirB string) error {
 		if err := report.WriteCompareJSON(&buf, c); err != nil {
 			return err
 		}
-		if err := writePrivateFile(o.json, buf.Bytes()); err != nil {
-			return withCode(ExitUsage, fmt.Errorf("write --json: %w", err))
+		if err := clikit.WritePrivateFile(o.json, buf.Bytes()); err != nil {
+			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write --json: %w", err))
 		}
 	}
 	return nil

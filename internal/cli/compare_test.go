@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/firedrill/firedrill/internal/clikit"
 )
 
 // The recorded runs of report's compare tests.
@@ -16,10 +18,10 @@ const (
 
 func TestCompareCommand(t *testing.T) {
 	t.Parallel()
-	env, out, errb := testEnv("")
+	env, out, errb := clikit.MemoryEnv("")
 	jsonPath := filepath.Join(t.TempDir(), "cmp.json")
 	code := Main(env, []string{"compare", compareRunBase, compareRunSlow, "--json", jsonPath, "--warmup", "5s", "--min-change", "5%"})
-	if code != ExitOK {
+	if code != clikit.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"A: " + compareRunBase, "workload oltp: ", "changed: + SELECT pg_sleep(0.002);", "  tps ", "slower, p "} {
@@ -68,9 +70,9 @@ func TestCompareCommandErrors(t *testing.T) {
 		{[]string{"compare", compareRunBase, compareRunSlow, "--alpha", "5"}, "--alpha 5"},
 		{[]string{"compare", compareRunBase, compareRunSlow, "--min-change", "10"}, `--min-change "10"`},
 	} {
-		env, _, errb := testEnv("")
-		if code := Main(env, c.args); code != ExitUsage || !strings.Contains(errb.String(), c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errb.String(), ExitUsage, c.want)
+		env, _, errb := clikit.MemoryEnv("")
+		if code := Main(env, c.args); code != clikit.ExitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errb.String(), clikit.ExitUsage, c.want)
 		}
 	}
 }

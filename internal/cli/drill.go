@@ -17,6 +17,7 @@ import (
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
@@ -28,7 +29,7 @@ import (
 // thresholds).
 const ExitExpectationFailed = 99
 
-func newDrillsCmd(env *Env) *cobra.Command {
+func newDrillsCmd(env *clikit.Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "drills",
 		Short: "List the built-in drills: reproductions of real incidents with broken and fixed variants",
@@ -72,7 +73,7 @@ type drillManifest struct {
 
 const drillManifestFile = "drill.json"
 
-func newDrillCmd(env *Env) *cobra.Command {
+func newDrillCmd(env *clikit.Env) *cobra.Command {
 	o := &drillOpts{}
 	cmd := &cobra.Command{
 		Use:   "drill NAME",
@@ -134,10 +135,10 @@ type variantRun struct {
 	elapsed  time.Duration
 }
 
-func (o *drillOpts) run(env *Env, name string) error {
+func (o *drillOpts) run(env *clikit.Env, name string) error {
 	d, err := drills.Get(name)
 	if err != nil {
-		return withCode(ExitUsage, fmt.Errorf("%w; 'firedrill drills' lists them", err))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("%w; 'firedrill drills' lists them", err))
 	}
 	if o.check != "" {
 		return o.recheck(env, d)
@@ -148,17 +149,17 @@ func (o *drillOpts) run(env *Env, name string) error {
 		for _, vn := range o.variants {
 			v, err := d.Variant(vn)
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return clikit.WithCode(clikit.ExitUsage, err)
 			}
 			if slices.ContainsFunc(variants, func(x drills.Variant) bool { return x.Name == vn }) {
-				return withCode(ExitUsage, fmt.Errorf("--variant %s given twice", vn))
+				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--variant %s given twice", vn))
 			}
 			variants = append(variants, v)
 		}
 	}
 	tmp, err := os.MkdirTemp("", "firedrill-drill-")
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	defer os.RemoveAll(tmp)
 	// Load every variant's scenario before starting any server, so that
@@ -171,11 +172,11 @@ func (o *drillOpts) run(env *Env, name string) error {
 	for _, v := range variants {
 		dir := filepath.Join(tmp, v.Name)
 		if err := os.Mkdir(dir, timeline.DirMode); err != nil {
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 		sc, err := d.Load(v.Name, dir, o.quick, event.ScenarioOptions())
 		if err != nil {
-			return withCode(ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, v.Name, err))
+			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, v.Name, err))
 		}
 		plan = append(plan, planned{v, sc})
 	}
@@ -187,11 +188,11 @@ func (o *drillOpts) run(env *Env, name string) error {
 	}
 	drillDir, err := newDrillDir(o.out, base)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	man := drillManifest{Drill: d.Name, Quick: o.quick, Variants: names(variants), Started: time.Now().UTC().Format(time.RFC3339)}
 	if err := timeline.WriteJSON(drillDir, drillManifestFile, man); err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	fmt.Fprintf(env.Stderr, "firedrill: drill %s (%s): %s\n", d.Name, mode, d.Title)
 	fmt.Fprintf(env.Stderr, "firedrill: %d variants: %s; runs in %s\n", len(plan), strings.Join(names(variants), ", "), drillDir)
@@ -205,30 +206,30 @@ func (o *drillOpts) run(env *Env, name string) error {
 		prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 		t0 := time.Now()
 		res, runErr := runner.Run(ctx, runner.Options{
-			Scenario: sc, RunDir: filepath.Join(drillDir, p.variant.Name), Version: Version,
+			Scenario: sc, RunDir: filepath.Join(drillDir, p.variant.Name), Version: clikit.Version,
 			Command: []string{"firedrill", "drill", d.Name, "--variant", p.variant.Name},
-			Log:     prefixWriter(env.Stderr, "firedrill: "), OnTick: prog.Tick,
+			Log:     clikit.PrefixWriter(env.Stderr, "firedrill: "), OnTick: prog.Tick,
 		})
 		if res == nil {
 			if errors.Is(runErr, runner.ErrInterrupted) {
-				return withCode(ExitInterrupted, runErr)
+				return clikit.WithCode(clikit.ExitInterrupted, runErr)
 			}
-			return withCode(ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, p.variant.Name, runErr))
+			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, p.variant.Name, runErr))
 		}
 		run, err := timeline.Open(res.Dir)
 		if err != nil {
-			return withCode(ExitUsage, fmt.Errorf("read back the run: %w", err))
+			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 		}
 		findings := diagnose.Diagnose(run)
 		if err := diagnose.Write(res.Dir, findings); err != nil {
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 		vr := variantRun{variant: p.variant, run: run, findings: findings, elapsed: time.Since(t0)}
 		done = append(done, vr)
 		fmt.Fprintf(env.Stderr, "firedrill: %s done in %.0f s: %s\n", p.variant.Name, vr.elapsed.Seconds(), findingsLine(findings))
 		if errors.Is(runErr, runner.ErrInterrupted) {
 			printComparison(env.Stdout, d, done, o.quick)
-			return withCode(ExitInterrupted, runErr)
+			return clikit.WithCode(clikit.ExitInterrupted, runErr)
 		}
 	}
 
@@ -237,7 +238,7 @@ func (o *drillOpts) run(env *Env, name string) error {
 }
 
 // conclude prints the comparison and the checks, and sets the exit code.
-func conclude(env *Env, d drills.Drill, runs []variantRun, quick bool, drillDir string) error {
+func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, drillDir string) error {
 	printComparison(env.Stdout, d, runs, quick)
 	failed := printChecks(env.Stdout, d, runs, quick)
 	abs, _ := filepath.Abs(drillDir)
@@ -247,24 +248,24 @@ func conclude(env *Env, d drills.Drill, runs []variantRun, quick bool, drillDir 
 	}
 	fmt.Fprintf(env.Stdout, "\nrun directories: %s/{%s}\n", abs, strings.Join(vs, ","))
 	if failed > 0 {
-		return withCode(ExitExpectationFailed, fmt.Errorf("drill %s: %d expectation(s) failed", d.Name, failed))
+		return clikit.WithCode(ExitExpectationFailed, fmt.Errorf("drill %s: %d expectation(s) failed", d.Name, failed))
 	}
 	return nil
 }
 
 // recheck judges an earlier drill run again: the findings are recomputed
 // (rules may have improved since), nothing is written.
-func (o *drillOpts) recheck(env *Env, d drills.Drill) error {
+func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 	var man drillManifest
 	b, err := os.ReadFile(filepath.Join(o.check, drillManifestFile))
 	if err != nil {
-		return withCode(ExitUsage, fmt.Errorf("--check %s: not a drill run directory (%w)", o.check, err))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check %s: not a drill run directory (%w)", o.check, err))
 	}
 	if err := json.Unmarshal(b, &man); err != nil {
-		return withCode(ExitUsage, fmt.Errorf("--check %s: %w", filepath.Join(o.check, drillManifestFile), err))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check %s: %w", filepath.Join(o.check, drillManifestFile), err))
 	}
 	if man.Drill != d.Name {
-		return withCode(ExitUsage, fmt.Errorf("--check %s: a run of drill %s, not %s", o.check, man.Drill, d.Name))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check %s: a run of drill %s, not %s", o.check, man.Drill, d.Name))
 	}
 	var runs []variantRun
 	for _, name := range man.Variants {
@@ -273,11 +274,11 @@ func (o *drillOpts) recheck(env *Env, d drills.Drill) error {
 		}
 		v, err := d.Variant(name)
 		if err != nil {
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 		run, err := timeline.Open(filepath.Join(o.check, name))
 		if err != nil {
-			return withCode(ExitUsage, fmt.Errorf("--check: %w", err))
+			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check: %w", err))
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: diagnose.Diagnose(run)})
 	}

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/drills"
+	"github.com/firedrill/firedrill/internal/clikit"
 )
 
 // TestDrillsList: `firedrill drills` names every drill and its variants.
 func TestDrillsList(t *testing.T) {
 	t.Parallel()
-	env, out, errb := testEnv("")
+	env, out, errb := clikit.MemoryEnv("")
 	if code := Main(env, []string{"drills"}); code != 0 {
 		t.Fatalf("exit %d\n%s", code, errb)
 	}
@@ -40,13 +41,13 @@ func TestDrillUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"drill", "nope"}, ExitUsage, `no drill "nope" (drills: journal, multixact, stock)`},
-		{[]string{"drill", "stock", "--variant", "fixed-9"}, ExitUsage, "variants: broken, fixed, fixed-2"},
-		{[]string{"drill"}, ExitUsage, "accepts 1 arg"},
-		{[]string{"drill", "stock", "--check", "/nonexistent"}, ExitUsage, "not a drill run directory"},
+		{[]string{"drill", "nope"}, clikit.ExitUsage, `no drill "nope" (drills: journal, multixact, stock)`},
+		{[]string{"drill", "stock", "--variant", "fixed-9"}, clikit.ExitUsage, "variants: broken, fixed, fixed-2"},
+		{[]string{"drill"}, clikit.ExitUsage, "accepts 1 arg"},
+		{[]string{"drill", "stock", "--check", "/nonexistent"}, clikit.ExitUsage, "not a drill run directory"},
 	}
 	for _, tt := range tests {
-		env, _, errb := testEnv("")
+		env, _, errb := clikit.MemoryEnv("")
 		if code := Main(env, tt.args); code != tt.code {
 			t.Errorf("%v: exit %d, want %d\n%s", tt.args, code, tt.code, errb)
 		}
@@ -54,7 +55,7 @@ func TestDrillUsage(t *testing.T) {
 			t.Errorf("%v: stderr lacks %q:\n%s", tt.args, tt.want, errb)
 		}
 	}
-	env, out, _ := testEnv("")
+	env, out, _ := clikit.MemoryEnv("")
 	if code := Main(env, []string{"drill", "--help"}); code != 0 {
 		t.Fatalf("--help: exit %d", code)
 	}
@@ -87,12 +88,12 @@ func TestDrillQuick(t *testing.T) {
 		t.Run(d.Name, func(t *testing.T) {
 			// Not parallel: the drills measure throughput on a 2-core machine.
 			out := t.TempDir()
-			env, stdout, stderr := testEnv("")
+			env, stdout, stderr := clikit.MemoryEnv("")
 			start := time.Now()
 			code := Main(env, []string{"drill", d.Name, "--quick", "--out", out, "--progress", "30s"})
 			elapsed := time.Since(start)
 			t.Logf("drill %s --quick: exit %d in %.0f s\n%s", d.Name, code, elapsed.Seconds(), stdout)
-			if code != ExitOK {
+			if code != clikit.ExitOK {
 				t.Errorf("exit %d, want 0; expectations that failed:\n%s\nstderr:\n%s",
 					code, failedLines(stdout.String()), tail(stderr.String(), 40))
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -84,7 +85,7 @@ workloads:
 
 	// report marks the run it opens.
 	first := killRun()
-	env, stdout, stderr := testEnv("")
+	env, stdout, stderr := clikit.MemoryEnv("")
 	if code := Main(env, []string{"report", first}); code != 0 {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
@@ -96,7 +97,7 @@ workloads:
 	second := killRun()
 	// The next run under the same --out, even one that fails at once
 	// (nothing listens on port 1), marks it.
-	env, _, stderr = testEnv("")
+	env, _, stderr = clikit.MemoryEnv("")
 	if code := Main(env, []string{"run", sc, "--out", runs, "--dsn", "postgres://nobody@127.0.0.1:1/db"}); code == 0 {
 		t.Fatalf("a run against port 1 exited 0: %s", stderr)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -30,7 +31,7 @@ func TestMemoryHelperProcess(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process for the memory tests")
 	}
-	code := Main(OSEnv(), strings.Split(args, "\x1f"))
+	code := Main(clikit.OSEnv(), strings.Split(args, "\x1f"))
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reading /proc/self/status:", err)

@@ -6,10 +6,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/scenario"
 )
 
-func newRestoreCmd(env *Env) *cobra.Command {
+func newRestoreCmd(env *clikit.Env) *cobra.Command {
 	var dsn, schema string
 	cmd := &cobra.Command{
 		Use:   "restore --dsn URL",
@@ -28,7 +29,7 @@ A setting changed since by someone else is left alone and said so. Exit code
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dsn == "" {
-				return withCode(ExitUsage, fmt.Errorf("restore needs --dsn: the server the run changed, as given to 'firedrill run --dsn'"))
+				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("restore needs --dsn: the server the run changed, as given to 'firedrill run --dsn'"))
 			}
 			ctx, stop := env.Context()
 			defer stop()
@@ -37,7 +38,7 @@ A setting changed since by someone else is left alone and said so. Exit code
 				fmt.Fprintf(env.Stdout, "%s\n", r)
 			}
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return clikit.WithCode(clikit.ExitUsage, err)
 			}
 			if len(restored) == 0 {
 				fmt.Fprintf(env.Stdout, "nothing to restore: no setting changed by firedrill is recorded in %s.%s\n", schema, event.RestoreTable)

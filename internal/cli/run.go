@@ -13,6 +13,7 @@ import (
 
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
@@ -31,7 +32,7 @@ type runOpts struct {
 	jsonOut      string
 }
 
-func newRunCmd(env *Env) *cobra.Command {
+func newRunCmd(env *clikit.Env) *cobra.Command {
 	o := &runOpts{}
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
@@ -72,25 +73,25 @@ with status "degraded" and exit code 3.`,
 	return cmd
 }
 
-func (o *runOpts) run(env *Env, path string) error {
+func (o *runOpts) run(env *clikit.Env, path string) error {
 	sc, err := scenario.Load(path, event.ScenarioOptions())
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
-	env.secrets.Learn(sc.Target.DSN)
+	env.Learn(sc.Target.DSN)
 	if err := report.CheckThresholdMetrics(sc); err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	for _, w := range sc.Warnings {
 		fmt.Fprintf(env.Stderr, "firedrill: %v\n", w)
 	}
 	ctx, stop := env.Context()
 	defer stop()
-	logw := prefixWriter(env.Stderr, "firedrill: ")
+	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
-		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: Version,
-		Command: env.commandLine(),
+		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
+		Command: env.CommandLine(),
 		Log:     logw,
 	}
 	var runDir atomic.Value
@@ -110,20 +111,20 @@ func (o *runOpts) run(env *Env, path string) error {
 	live.wait()
 	if res == nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {
-			return withCode(ExitInterrupted, runErr)
+			return clikit.WithCode(clikit.ExitInterrupted, runErr)
 		}
-		return withCode(ExitUsage, runErr)
+		return clikit.WithCode(clikit.ExitUsage, runErr)
 	}
 	run, err := timeline.Open(res.Dir)
 	if err != nil {
-		return withCode(ExitUsage, fmt.Errorf("read back the run: %w", err))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 	}
 	findings := diagnose.Diagnose(run)
 	if err := diagnose.Write(res.Dir, findings); err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	if err := report.WriteHTMLFile(run, findings); err != nil {
-		return withCode(ExitUsage, fmt.Errorf("write the HTML report: %w", err))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write the HTML report: %w", err))
 	}
 	fmt.Fprintln(env.Stdout)
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
@@ -138,29 +139,29 @@ func (o *runOpts) run(env *Env, path string) error {
 	}
 	if o.jsonOut != "" {
 		if err := writeRunJSON(o.jsonOut, run, findings, thresholds); err != nil {
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 	}
 	abs, _ := filepath.Abs(res.Dir)
 	fmt.Fprintf(env.Stdout, "\nrun directory: %s\nreport:        %s\n", abs, filepath.Join(abs, timeline.ReportFile))
 	if runErr != nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {
-			return withCode(ExitInterrupted, runErr)
+			return clikit.WithCode(clikit.ExitInterrupted, runErr)
 		}
 		if errors.Is(runErr, runner.ErrDegraded) {
-			return withCode(ExitDegraded, runErr)
+			return clikit.WithCode(clikit.ExitDegraded, runErr)
 		}
 		if errors.Is(runErr, runner.ErrFailing) {
-			return withCode(ExitRunFailed, runErr)
+			return clikit.WithCode(clikit.ExitRunFailed, runErr)
 		}
-		return withCode(ExitRunAborted, runErr)
+		return clikit.WithCode(clikit.ExitRunAborted, runErr)
 	}
 	if failed := report.FailedThresholds(thresholds); len(failed) > 0 {
 		names := make([]string, len(failed))
 		for i, r := range failed {
 			names[i] = r.Metric + " " + r.Condition
 		}
-		return withCode(ExitThresholds, fmt.Errorf("%d of %d thresholds failed: %s", len(failed), len(thresholds), strings.Join(names, "; ")))
+		return clikit.WithCode(clikit.ExitThresholds, fmt.Errorf("%d of %d thresholds failed: %s", len(failed), len(thresholds), strings.Join(names, "; ")))
 	}
 	return nil
 }
@@ -171,13 +172,13 @@ func writeRunJSON(path string, run *timeline.Run, findings []diagnose.Finding, t
 	if err := report.WriteJSON(&buf, run, findings, thresholds); err != nil {
 		return err
 	}
-	if err := writePrivateFile(path, buf.Bytes()); err != nil {
+	if err := clikit.WritePrivateFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("write --json: %w", err)
 	}
 	return nil
 }
 
-func newValidateCmd(env *Env) *cobra.Command {
+func newValidateCmd(env *clikit.Env) *cobra.Command {
 	var dsn string
 	var allowShell, allowOutside bool
 	cmd := &cobra.Command{
@@ -216,7 +217,7 @@ otherwise.`,
 				fmt.Fprintf(env.Stdout, "%s: ok\n", path)
 			}
 			if bad > 0 {
-				return withCode(ExitUsage, nil)
+				return clikit.WithCode(clikit.ExitUsage, nil)
 			}
 			return nil
 		},
@@ -227,7 +228,7 @@ otherwise.`,
 	return cmd
 }
 
-func newReportCmd(env *Env) *cobra.Command {
+func newReportCmd(env *clikit.Env) *cobra.Command {
 	write := false
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
@@ -245,15 +246,15 @@ the directory are rewritten too.`,
 			}
 			run, err := timeline.Open(args[0])
 			if err != nil {
-				return withCode(ExitUsage, err)
+				return clikit.WithCode(clikit.ExitUsage, err)
 			}
 			findings := diagnose.Diagnose(run)
 			if write {
 				if err := diagnose.Write(run.Dir, findings); err != nil {
-					return withCode(ExitUsage, err)
+					return clikit.WithCode(clikit.ExitUsage, err)
 				}
 				if err := report.WriteHTMLFile(run, findings); err != nil {
-					return withCode(ExitUsage, err)
+					return clikit.WithCode(clikit.ExitUsage, err)
 				}
 			}
 			if err := report.WriteSummary(env.Stdout, run, findings); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -32,7 +33,7 @@ func TestCLIHelperProcess(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process for the signal tests")
 	}
-	os.Exit(Main(OSEnv(), strings.Split(args, "\x1f")))
+	os.Exit(Main(clikit.OSEnv(), strings.Split(args, "\x1f")))
 }
 
 // syncBuffer collects a child's output while the test reads it.
@@ -152,8 +153,8 @@ events:
 			select {
 			case err := <-done:
 				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
-					t.Errorf("exit: %v, want code %d; output:\n%s", err, ExitInterrupted, out)
+				if !errors.As(err, &ee) || ee.ExitCode() != clikit.ExitInterrupted {
+					t.Errorf("exit: %v, want code %d; output:\n%s", err, clikit.ExitInterrupted, out)
 				}
 			case <-time.After(30 * time.Second):
 				t.Fatalf("firedrill did not stop within 30 s of %v; output:\n%s", sig, out)

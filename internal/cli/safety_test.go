@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/internal/clikit"
 )
 
 // userServer is a server of "the user's" with their own data in public:
@@ -166,11 +167,11 @@ func TestGivenServerIsLeftAsFound(t *testing.T) {
 	tmp := privateTmp(t)
 	path := safetyScenario(t, tmp, "6s")
 	var stdout, stderr bytes.Buffer
-	env := &Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
+	env := &clikit.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
 		Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
 	code := Main(env, []string{"run", path, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs"), "--allow-shell"})
 	log := stdout.String() + stderr.String()
-	if code != ExitOK {
+	if code != clikit.ExitOK {
 		t.Fatalf("run: exit %d\n%s", code, log)
 	}
 	if after := u.state(t); after != before {
@@ -213,10 +214,10 @@ events:
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" },
+	env := &clikit.Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" },
 		Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
 	code := Main(env, []string{"run", scenarioPath, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs")})
-	if code == ExitOK {
+	if code == clikit.ExitOK {
 		t.Fatalf("a setup that drops public.customers ran:\n%s", out.String())
 	}
 	for _, want := range []string{filepath.Join(tmp, "setup.sql") + ":2:22: public.customers", "bad.yaml:6:5 (event sql-1, statement 1, its line 1 col 8): public.items", "--allow-outside-schema"} {
@@ -269,10 +270,10 @@ func TestGivenServerSettingsSurviveSignals(t *testing.T) {
 	}
 	// The next run restores first.
 	var outBuf bytes.Buffer
-	env := &Env{Stdout: &outBuf, Stderr: &outBuf, Getenv: func(string) string { return "" },
+	env := &clikit.Env{Stdout: &outBuf, Stderr: &outBuf, Getenv: func(string) string { return "" },
 		Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
 	short := safetyScenario(t, t.TempDir(), "5s")
-	if code := Main(env, []string{"run", short, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs"), "--allow-shell"}); code != ExitOK {
+	if code := Main(env, []string{"run", short, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs"), "--allow-shell"}); code != clikit.ExitOK {
 		t.Fatalf("next run: exit %d\n%s", code, outBuf.String())
 	}
 	if !strings.Contains(outBuf.String(), "before the run: restored setting work_mem: set back to 5MB") {
@@ -291,7 +292,7 @@ func TestGivenServerSettingsSurviveSignals(t *testing.T) {
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	outBuf.Reset()
-	if code := Main(env, []string{"restore", "--dsn", u.inst.ConnString()}); code != ExitOK {
+	if code := Main(env, []string{"restore", "--dsn", u.inst.ConnString()}); code != clikit.ExitOK {
 		t.Fatalf("restore: exit %d\n%s", code, outBuf.String())
 	}
 	if !strings.Contains(outBuf.String(), "work_mem: set back to 5MB") {
@@ -316,17 +317,17 @@ workloads: [{name: w, scripts: [{inline: "SELECT 1;"}], clients: 1}]
 	}
 	validate := func(args ...string) (int, string) {
 		var out bytes.Buffer
-		env := &Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" },
+		env := &clikit.Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" },
 			Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
 		return Main(env, append([]string{"validate", path}, args...)), out.String()
 	}
-	if code, out := validate(); code != ExitOK {
+	if code, out := validate(); code != clikit.ExitOK {
 		t.Errorf("on the embedded server anything goes: exit %d\n%s", code, out)
 	}
-	if code, out := validate("--dsn", "postgres://db/app"); code != ExitUsage || !strings.Contains(out, "v.yaml:3:15 (inline setup SQL, its line 1 col 12): public.customers") {
+	if code, out := validate("--dsn", "postgres://db/app"); code != clikit.ExitUsage || !strings.Contains(out, "v.yaml:3:15 (inline setup SQL, its line 1 col 12): public.customers") {
 		t.Errorf("on a given server: exit %d\n%s", code, out)
 	}
-	if code, out := validate("--dsn", "postgres://db/app", "--allow-outside-schema"); code != ExitOK {
+	if code, out := validate("--dsn", "postgres://db/app", "--allow-outside-schema"); code != clikit.ExitOK {
 		t.Errorf("with --allow-outside-schema: exit %d\n%s", code, out)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/secret"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -64,10 +65,10 @@ func TestNoPasswordInAnyOutput(t *testing.T) {
 		{"key/value with spaces and quotes", keyValueWith, false, false, port, 0},
 		{"PGPASSWORD", plainWith, true, false, port, 0},
 		{"scenario target.dsn", keyValueWith, false, true, port, 0},
-		{"URL userinfo, refused", urlWith, false, false, closed, ExitUsage},
-		{"key/value, refused", keyValueWith, false, false, closed, ExitUsage},
-		{"scenario target.dsn URL, refused", urlWith, false, true, closed, ExitUsage},
-		{"PGPASSWORD, refused", plainWith, true, false, closed, ExitUsage},
+		{"URL userinfo, refused", urlWith, false, false, closed, clikit.ExitUsage},
+		{"key/value, refused", keyValueWith, false, false, closed, clikit.ExitUsage},
+		{"scenario target.dsn URL, refused", urlWith, false, true, closed, clikit.ExitUsage},
+		{"PGPASSWORD, refused", plainWith, true, false, closed, clikit.ExitUsage},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +98,7 @@ events:
 			if !tc.scenario {
 				args = append(args, "--dsn", dsn)
 			}
-			env, stdout, stderr := testEnv("")
+			env, stdout, stderr := clikit.MemoryEnv("")
 			code := Main(env, args)
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, stdout, stderr)
@@ -145,12 +146,12 @@ func TestPgbenchNoPasswordInOutput(t *testing.T) {
 	for _, tc := range []struct {
 		name, port string
 		wantCode   int
-	}{{"connected", port, 0}, {"refused", closedPort(t), ExitUsage}} {
+	}{{"connected", port, 0}, {"refused", closedPort(t), clikit.ExitUsage}} {
 		t.Run(tc.name, func(t *testing.T) {
 			password := "pgbench-pw " + tc.name + " 'q'"
 			dsn := fmt.Sprintf("host=%s port=%s user=%s dbname=%s password='%s'", host, tc.port, inst.User(), inst.Database(), strings.ReplaceAll(password, "'", `\'`))
 			jsonPath := filepath.Join(dir, tc.name+".json")
-			env, stdout, stderr := testEnv("")
+			env, stdout, stderr := clikit.MemoryEnv("")
 			code := Main(env, []string{"pgbench", "--dsn", dsn, "-n", "-f", filepath.Join(dir, "q.sql"), "-t", "5", "--json", jsonPath})
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, stdout, stderr)

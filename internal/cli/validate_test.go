@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/firedrill/firedrill/internal/clikit"
 )
 
 // validateScenario has a shell event and a restarting settings event:
@@ -47,7 +49,7 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 		{args: []string{"run", "--out", filepath.Join(dir, "runs"), "--dsn", dsn, "--allow-shell", path}, want: []string{restart}},
 	}
 	for _, tt := range tests {
-		env, stdout, stderr := testEnv("")
+		env, stdout, stderr := clikit.MemoryEnv("")
 		code := Main(env, tt.args)
 		if len(tt.want) == 0 {
 			if code != 0 || !strings.Contains(stdout.String(), path+": ok") {
@@ -55,8 +57,8 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 			}
 			continue
 		}
-		if code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d", tt.args, code, ExitUsage)
+		if code != clikit.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", tt.args, code, clikit.ExitUsage)
 		}
 		for _, want := range tt.want {
 			if !strings.Contains(stderr.String(), want) {

@@ -1,7 +1,9 @@
-package cli
+package pgbenchcmd_test
+
+// The tests run firedrill pgbench as the user does, through the command
+// line that the PostgreSQL backend registers it with.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -13,26 +15,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/postgres/pgbenchcmd"
 	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/internal/cli"
+	"github.com/firedrill/firedrill/internal/clikit"
 )
-
-// testEnv runs commands in memory, with a context the test controls.
-func testEnv(stdin string) (*Env, *bytes.Buffer, *bytes.Buffer) {
-	var out, errb bytes.Buffer
-	return &Env{
-		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Getenv:  func(string) string { return "" }, // no PG* variables: embedded by default
-		Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-	}, &out, &errb
-}
 
 // TestPgbenchEmbedded runs the whole command on an embedded server: it must
 // print pgbench's summary plus percentiles, write valid JSON, and remove
 // the server afterwards.
 func TestPgbenchEmbedded(t *testing.T) {
-	env, out, errb := testEnv("")
+	env, out, errb := clikit.MemoryEnv("")
 	jsonPath := filepath.Join(t.TempDir(), "out.json")
-	code := Main(env, []string{"pgbench", "-S", "-c", "2", "-t", "25", "-r", "-M", "prepared", "--json", jsonPath})
+	code := cli.Main(env, []string{"pgbench", "-S", "-c", "2", "-t", "25", "-r", "-M", "prepared", "--json", jsonPath})
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 	}
@@ -51,7 +46,7 @@ func TestPgbenchEmbedded(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	var doc pgbenchJSON
+	var doc pgbenchcmd.JSON
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {
 		t.Fatal(err)
@@ -83,10 +78,10 @@ func TestPgbenchBadScript(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("\\set a 1\n\\set b 2\n\\set c (1 + \n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env, out, errb := testEnv("")
-	code := Main(env, []string{"pgbench", "-f", bad, "-t", "1"})
-	if code != ExitUsage {
-		t.Fatalf("exit %d, want %d\n%s%s", code, ExitUsage, out, errb)
+	env, out, errb := clikit.MemoryEnv("")
+	code := cli.Main(env, []string{"pgbench", "-f", bad, "-t", "1"})
+	if code != clikit.ExitUsage {
+		t.Fatalf("exit %d, want %d\n%s%s", code, clikit.ExitUsage, out, errb)
 	}
 	if !regexp.MustCompile(regexp.QuoteMeta(bad) + `:3:\d+: `).MatchString(errb.String()) {
 		t.Errorf("error does not name %s:3:col:\n%s", bad, errb)
@@ -104,10 +99,10 @@ func TestPgbenchRefused(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	env, out, errb := testEnv("")
-	code := Main(env, []string{"pgbench", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-S", "-t", "1", "postgres"})
-	if code != ExitUsage {
-		t.Fatalf("exit %d, want %d\n%s%s", code, ExitUsage, out, errb)
+	env, out, errb := clikit.MemoryEnv("")
+	code := cli.Main(env, []string{"pgbench", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-S", "-t", "1", "postgres"})
+	if code != clikit.ExitUsage {
+		t.Fatalf("exit %d, want %d\n%s%s", code, clikit.ExitUsage, out, errb)
 	}
 	if !strings.Contains(errb.String(), "127.0.0.1:"+strconv.Itoa(port)) || !strings.Contains(errb.String(), "Is the server running") {
 		t.Errorf("error does not name the address and a hint:\n%s", errb)
@@ -161,8 +156,8 @@ func TestPgbenchSummaryMatchesPgbench(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pgbench %v: %v", args, err)
 		}
-		env, out, errb := testEnv("")
-		if code := Main(env, append([]string{"pgbench"}, full...)); code != 0 {
+		env, out, errb := clikit.MemoryEnv("")
+		if code := cli.Main(env, append([]string{"pgbench"}, full...)); code != 0 {
 			t.Fatalf("firedrill pgbench %v: exit %d\n%s", args, code, errb)
 		}
 		wk, gk := summaryKeys(string(want)), summaryKeys(out.String())

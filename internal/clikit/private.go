@@ -1,4 +1,4 @@
-package cli
+package clikit
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/firedrill/firedrill/timeline"
 )
 
-// private returns a copy of env for one command line: its output streams
+// Private returns a copy of env for one command line: its output streams
 // mask every password (internal/secret) given in args, the environment
 // (PGPASSWORD) or a passfile, and every connection string's password by
-// its syntax; commands teach env.secrets the connection strings they
-// resolve later (a scenario's target.dsn, pgbench's -h/-p/-U).
-func (env *Env) private(args []string) *Env {
+// its syntax; commands teach it the connection strings they resolve
+// later with Learn (a scenario's target.dsn, pgbench's -h/-p/-U).
+func (env *Env) Private(args []string) *Env {
 	e := *env
 	e.args = args
 	e.secrets = secret.New(args...)
@@ -22,16 +22,23 @@ func (env *Env) private(args []string) *Env {
 	return &e
 }
 
-// commandLine is the command as the user typed it, for run.json; the
+// Learn teaches the output streams the passwords of a connection string
+// a command resolved after its command line was read; harmless on an Env
+// that Private did not make.
+func (env *Env) Learn(connString string) {
+	env.secrets.Learn(connString)
+}
+
+// CommandLine is the command as the user typed it, for run.json; the
 // runner masks its passwords.
-func (env *Env) commandLine() []string {
+func (env *Env) CommandLine() []string {
 	return append([]string{"firedrill"}, env.args...)
 }
 
-// writePrivateFile writes a file the user named (--json, --html) readable
+// WritePrivateFile writes a file the user named (--json, --html) readable
 // by its owner only, as the files of a run directory: it holds server
 // details. An existing file is made private too.
-func writePrivateFile(path string, data []byte) error {
+func WritePrivateFile(path string, data []byte) error {
 	if err := os.WriteFile(path, data, timeline.FileMode); err != nil {
 		return err // names the operation and the path
 	}

@@ -1,10 +1,16 @@
-package cli
+// Package pgbenchcmd is firedrill pgbench, PostgreSQL's own command:
+// pgbench's options, scripts and summary, plus latency percentiles and a
+// JSON document. The PostgreSQL backend offers it to the command line
+// (backend.Commander), which names no database itself.
+package pgbenchcmd
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +21,7 @@ import (
 
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/script"
 	pgtarget "github.com/firedrill/firedrill/target/postgres"
 	"github.com/firedrill/firedrill/target/postgres/tpcb"
@@ -109,7 +116,8 @@ func (f *scriptFlag) Set(v string) error {
 	return nil
 }
 
-func newPgbenchCmd(env *Env) *cobra.Command {
+// New returns the pgbench command, run in env.
+func New(env *clikit.Env) *cobra.Command {
 	o := &pgbenchOpts{}
 	cmd := &cobra.Command{
 		Use:   "pgbench [OPTION]... [DBNAME]",
@@ -197,10 +205,10 @@ missing, because PostgreSQL refuses to run as root.`,
 
 // usageError is a bad option: exit 1 with pgbench's wording where it has one.
 func usageError(format string, args ...any) error {
-	return withCode(ExitUsage, fmt.Errorf(format, args...))
+	return clikit.WithCode(clikit.ExitUsage, fmt.Errorf(format, args...))
 }
 
-func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
+func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	if h, _ := cmd.Flags().GetBool("help"); h {
 		return cmd.Help()
 	}
@@ -228,7 +236,7 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	syms := script.NewSymbols()
 	scripts, builtinUsed, err := o.loadScripts(env, syms)
 	if err != nil && !o.initialize {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	if o.perCommand {
 		for _, s := range scripts {
@@ -239,16 +247,16 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	}
 	defines, err := parseDefines(o.defines)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	mode, err := pgtarget.ParseQueryMode(o.mode)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	if mode != pgtarget.Simple {
 		for _, s := range scripts {
 			if err := s.CheckExtended(); err != nil {
-				return withCode(ExitUsage, err)
+				return clikit.WithCode(clikit.ExitUsage, err)
 			}
 		}
 	}
@@ -261,14 +269,14 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	}
 	seed, err := parseSeed(o.randomSeed, env.Getenv("PGBENCH_RANDOM_SEED"))
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 
 	ctx, stop := env.Context()
 	defer stop()
 
 	connString, embeddedInst, err := o.openTarget(ctx, env)
-	env.secrets.Learn(connString) // a password pgconn finds for -h/-p/-U in a passfile
+	env.Learn(connString) // a password pgconn finds for -h/-p/-U in a passfile
 	if embeddedInst != nil {
 		defer func() {
 			if err := embeddedInst.Stop(); err != nil {
@@ -277,16 +285,16 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		}()
 	}
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	appName := "firedrill pgbench"
 	target, err := pgtarget.NewTarget(connString, mode, appName)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	admin, err := target.ConnectRaw(ctx)
 	if err != nil {
-		return withCode(ExitUsage, fmt.Errorf("%w\nIs the server running and accepting connections there? Check -h/-p/-U or --dsn, or drop them to use an embedded server.", err))
+		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("%w\nIs the server running and accepting connections there? Check -h/-p/-U or --dsn, or drop them to use an embedded server.", err))
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -304,7 +312,7 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	}
 	if o.initialize {
 		if err := tpcb.Init(ctx, admin, initOpts, stderr); err != nil {
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 		if embeddedInst != nil {
 			fmt.Fprintln(stderr, "firedrill: note: the embedded server is removed on exit; run the benchmark without -i and it initializes itself")
@@ -316,12 +324,12 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	scale := o.scale
 	existing, haveTables, err := tpcb.Scale(ctx, admin)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	if builtinUsed {
 		if !haveTables && embeddedInst != nil {
 			if err := tpcb.Init(ctx, admin, initOpts, stderr); err != nil {
-				return withCode(ExitUsage, fmt.Errorf("initializing the embedded server: %w", err))
+				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("initializing the embedded server: %w", err))
 			}
 			existing, haveTables = scale, true
 		}
@@ -346,10 +354,10 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		fmt.Fprintln(stderr, "end.")
 	}
 	if ctx.Err() != nil {
-		return withCode(ExitInterrupted, errors.New("interrupted before the benchmark started"))
+		return clikit.WithCode(clikit.ExitInterrupted, errors.New("interrupted before the benchmark started"))
 	}
 
-	fmt.Fprintf(env.Stdout, "pgbench (firedrill %s, server %s)\n", Version, admin.ParameterStatus("server_version"))
+	fmt.Fprintf(env.Stdout, "pgbench (firedrill %s, server %s)\n", clikit.Version, admin.ParameterStatus("server_version"))
 
 	cfg := engine.Config{
 		Scripts: scripts, Symbols: syms, Defines: defines, Scale: scale,
@@ -371,7 +379,7 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		name := fmt.Sprintf("%s.%d", o.logPrefix, os.Getpid())
 		f, err := os.Create(name)
 		if err != nil {
-			return withCode(ExitUsage, fmt.Errorf("could not open logfile %q: %w", name, err))
+			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("could not open logfile %q: %w", name, err))
 		}
 		defer f.Close()
 		txlog = engine.NewPgbenchLog(f, engine.PgbenchLogOptions{
@@ -384,7 +392,7 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	if o.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 		defer stopProfile()
 	}
@@ -398,22 +406,22 @@ func runPgbench(env *Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		}
 	}
 	if res == nil {
-		return withCode(ExitUsage, runErr)
+		return clikit.WithCode(clikit.ExitUsage, runErr)
 	}
 	rep.printSummary(env.Stdout, res)
 	if o.jsonPath != "" {
 		if err := rep.writeJSON(o.jsonPath, res); err != nil {
 			fmt.Fprintf(stderr, "firedrill: %v\n", err)
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 	}
 	switch {
 	case res.Interrupted:
 		fmt.Fprintln(stderr, "firedrill: interrupted; the results above cover the run so far")
-		return withCode(ExitInterrupted, nil)
+		return clikit.WithCode(clikit.ExitInterrupted, nil)
 	case runErr != nil:
 		fmt.Fprintf(stderr, "pgbench: error: %v\n", runErr)
-		return withCode(ExitRunAborted, nil)
+		return clikit.WithCode(clikit.ExitRunAborted, nil)
 	}
 	return nil
 }
@@ -457,14 +465,14 @@ func (o *pgbenchOpts) validate(flags *pflag.FlagSet) error {
 	}
 	if o.initSteps != "" {
 		if err := tpcb.CheckSteps(o.initSteps); err != nil {
-			return withCode(ExitUsage, err)
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 	}
 	return nil
 }
 
 // loadScripts parses -f/-b/-S/-N in order (tpcb-like when none is given).
-func (o *pgbenchOpts) loadScripts(env *Env, syms *script.Symbols) ([]*script.Script, bool, error) {
+func (o *pgbenchOpts) loadScripts(env *clikit.Env, syms *script.Symbols) ([]*script.Script, bool, error) {
 	args := o.scripts.args
 	if len(args) == 0 {
 		args = []scriptArg{{builtin: true, name: "tpcb-like"}}
@@ -548,7 +556,7 @@ func parseSeed(flag, env string) (uint64, error) {
 
 // openTarget returns the connection string of the server to use, starting
 // an embedded one when no connection was given.
-func (o *pgbenchOpts) openTarget(ctx context.Context, env *Env) (string, *postgres.Instance, error) {
+func (o *pgbenchOpts) openTarget(ctx context.Context, env *clikit.Env) (string, *postgres.Instance, error) {
 	given := o.host != "" || o.port != "" || o.user != "" || o.dbname != "" || o.dsn != ""
 	for _, v := range []string{"PGHOST", "PGPORT", "PGUSER", "PGDATABASE", "PGSERVICE"} {
 		if env.Getenv(v) != "" {
@@ -563,7 +571,7 @@ func (o *pgbenchOpts) openTarget(ctx context.Context, env *Env) (string, *postgr
 		if _, ok := settings["max_connections"]; !ok && o.clients+20 > 100 {
 			settings["max_connections"] = strconv.Itoa(o.clients + 20)
 		}
-		inst, err := postgres.Start(ctx, postgres.Options{Settings: settings, Progress: prefixWriter(env.Stderr, "firedrill: ")})
+		inst, err := postgres.Start(ctx, postgres.Options{Settings: settings, Progress: clikit.PrefixWriter(env.Stderr, "firedrill: ")})
 		if err != nil {
 			return "", nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
 		}
@@ -619,10 +627,30 @@ func vacuum(ctx context.Context, conn *pgconn.PgConn, all bool) {
 	}
 }
 
-func printBuiltinList(env *Env) {
+func printBuiltinList(env *clikit.Env) {
 	fmt.Fprintln(env.Stderr, "Available builtin scripts:")
 	for _, b := range script.BuiltinNames() {
 		fmt.Fprintf(env.Stderr, "  %13s: %s\n", b.Name, b.Desc)
 	}
 	fmt.Fprintln(env.Stderr)
+}
+
+func readAllFrom(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	return io.ReadAll(r)
+}
+
+// startCPUProfile profiles the process into path until the returned func runs.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -1,4 +1,4 @@
-package cli
+package pgbenchcmd
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/internal/clikit"
 	pgtarget "github.com/firedrill/firedrill/target/postgres"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -326,7 +327,7 @@ func (r *pgbenchReport) writeJSON(path string, res *engine.Result) error {
 	if err != nil {
 		return fmt.Errorf("encoding JSON: %w", err)
 	}
-	if err := writePrivateFile(path, append(b, '\n')); err != nil {
+	if err := clikit.WritePrivateFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

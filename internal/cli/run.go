@@ -109,12 +109,16 @@ func (o *runOpts) run(env *Env, path string) error {
 		}
 		return withCode(ExitUsage, runErr)
 	}
-	run, err := timeline.Open(res.Dir)
+	// From here on only the directory: the summary is read back from it
+	// with the rest, and res's copy, no longer referenced, need not stay
+	// (a 100,000-command script's is tens of MB; issue 14).
+	dir := res.Dir
+	run, err := timeline.Open(dir)
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("read back the run: %w", err))
 	}
 	findings := diagnose.Diagnose(run)
-	if err := diagnose.Write(res.Dir, findings); err != nil {
+	if err := diagnose.Write(dir, findings); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	if err := report.WriteHTMLFile(run, findings); err != nil {
@@ -136,7 +140,7 @@ func (o *runOpts) run(env *Env, path string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
-	abs, _ := filepath.Abs(res.Dir)
+	abs, _ := filepath.Abs(dir)
 	fmt.Fprintf(env.Stdout, "\nrun directory: %s\nreport:        %s\n", abs, filepath.Join(abs, timeline.ReportFile))
 	if runErr != nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {

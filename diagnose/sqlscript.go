@@ -475,18 +475,23 @@ func cacheScripts(run *timeline.Run) (release func()) {
 	}
 }
 
-// maySavepoint reports whether a command's text may be a SAVEPOINT: it
-// has the word in any case, or a non-ASCII character (whose lower case
-// classifySQL might read as ASCII). It does not allocate.
-func maySavepoint(text string) bool {
-	const word = "savepoint"
+// maySavepoint reports whether a command's text may be a SAVEPOINT.
+func maySavepoint(text string) bool { return mayMention(text, "savepoint") }
+
+// mayMention reports whether text may hold one of the (lower-case ASCII)
+// keywords: it has one in any case, or a non-ASCII character (whose lower
+// case the rules' lexers might read as ASCII). It does not allocate: it
+// decides cheaply which scripts are worth parsing.
+func mayMention(text string, words ...string) bool {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c >= utf8.RuneSelf {
 			return true
 		}
-		if c|0x20 == 's' && i+len(word) <= len(text) && strings.EqualFold(text[i:i+len(word)], word) {
-			return true
+		for _, w := range words {
+			if c|0x20 == w[0] && i+len(w) <= len(text) && strings.EqualFold(text[i:i+len(w)], w) {
+				return true
+			}
 		}
 	}
 	return false

@@ -196,8 +196,30 @@ func TestMaySavepoint(t *testing.T) {
 		{"SAVEPOIN", false},
 		{"", false},
 	} {
+
 		if got := maySavepoint(tt.text); got != tt.want {
 			t.Errorf("maySavepoint(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// The lock-order analysis parses only scripts that may lock rows.
+func TestMayMention(t *testing.T) {
+	words := []string{"update", "delete", "share", "insert"}
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"SELECT :v0 + 0;\n\\set v random(1, 10)\n", false},
+		{"UPDATE t SET v = 1;", true},
+		{"select * from t for Share;", true},
+		{"insert into t values (1);", true},
+		{"delete from t", true},
+		{"SELECT 'ü';", true}, // non-ASCII: parsed to be sure
+		{"UPDAT", false},
+	} {
+		if got := mayMention(tt.text, words...); got != tt.want {
+			t.Errorf("mayMention(%q) = %v, want %v", tt.text, got, tt.want)
 		}
 	}
 }

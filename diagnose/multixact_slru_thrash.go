@@ -61,7 +61,7 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 					Text: fmt.Sprintf("xmin horizon held for %s, age %s xids", formatSeconds(h.Duration()), formatCount(h.EndAge))})
 		}
 	}
-	patterns := lockSavepointWrites(workloadScripts(run))
+	patterns := lockSavepointWrites(savepointScripts(run))
 
 	// Throughput of each workload, before the drop and during it.
 	var tputTexts []string

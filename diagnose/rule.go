@@ -77,6 +77,7 @@ func Recorded(run *timeline.Run) map[string]bool {
 func Diagnose(run *timeline.Run) []Finding {
 	var out []Finding
 	recorded := Recorded(run)
+	defer cacheScripts(run)() // the rules reading classified scripts share them
 	for _, r := range Rules() {
 		if !r.Inputs().Applies(recorded) {
 			continue

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -420,6 +423,83 @@ type workloadScript struct {
 // commands: from the manifest, or (an old run without command texts)
 // from the copies under scripts/. Lines come from summary.json.
 func workloadScripts(run *timeline.Run) []workloadScript {
+	return classifyScripts(run, nil)
+}
+
+// savepointScripts returns the workload scripts of the run that open a
+// savepoint, classified: all that the subtransaction rules
+// (subtransaction-overflow, multixact-slru-thrash) read, since a script
+// without a SAVEPOINT gives them nothing. The others are not classified
+// at all: for a generated script of 100,000 commands that took ~90 MB of
+// allocation per rule (issue 14). Within one Diagnose the scripts are
+// classified once, for both rules.
+func savepointScripts(run *timeline.Run) []workloadScript {
+	classified.Lock()
+	if classified.run == run && classified.done {
+		defer classified.Unlock()
+		return classified.scripts
+	}
+	classified.Unlock()
+	scripts := classifyScripts(run, func(texts []string) bool { return slices.ContainsFunc(texts, maySavepoint) })
+	classified.Lock()
+	if classified.run == run {
+		classified.scripts, classified.done = scripts, true
+	}
+	classified.Unlock()
+	return scripts
+}
+
+// classified holds savepointScripts' answer for the run being diagnosed:
+// Diagnose names the run (cacheScripts) and empties it when done, so that
+// nothing of a run stays once it is diagnosed. Another run (a concurrent
+// Diagnose, a rule's test) is classified without it.
+var classified struct {
+	sync.Mutex
+	run     *timeline.Run
+	scripts []workloadScript
+	done    bool
+}
+
+// cacheScripts keeps savepointScripts' answer for run until the returned
+// function is called.
+func cacheScripts(run *timeline.Run) (release func()) {
+	classified.Lock()
+	classified.run, classified.scripts, classified.done = run, nil, false
+	classified.Unlock()
+	return func() {
+		classified.Lock()
+		if classified.run == run {
+			classified.run, classified.scripts, classified.done = nil, nil, false
+		}
+		classified.Unlock()
+	}
+}
+
+// maySavepoint reports whether a command's text may be a SAVEPOINT.
+func maySavepoint(text string) bool { return mayMention(text, "savepoint") }
+
+// mayMention reports whether text may hold one of the (lower-case ASCII)
+// keywords: it has one in any case, or a non-ASCII character (whose lower
+// case the rules' lexers might read as ASCII). It does not allocate: it
+// decides cheaply which scripts are worth parsing.
+func mayMention(text string, words ...string) bool {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8.RuneSelf {
+			return true
+		}
+		for _, w := range words {
+			if c|0x20 == w[0] && i+len(w) <= len(text) && strings.EqualFold(text[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// classifyScripts is workloadScripts of the scripts whose command texts
+// keep accepts (all with a nil keep).
+func classifyScripts(run *timeline.Run, keep func(texts []string) bool) []workloadScript {
 	var out []workloadScript
 	for _, w := range run.Manifest.Workloads {
 		for si, s := range w.Scripts {
@@ -429,6 +509,10 @@ func workloadScripts(run *timeline.Run) []workloadScript {
 			if len(texts) == 0 && s.File != "" && run.Dir != "" {
 				texts, lines = splitScriptFile(filepath.Join(run.Dir, timeline.ScriptsDir, filepath.Base(s.File)))
 			}
+			if keep != nil && !keep(texts) {
+				continue
+			}
+			ws.Commands = make([]scriptCommand, 0, len(texts))
 			summary := scriptSummary(run, w.Name, s.Name, si)
 			for ci, text := range texts {
 				c := scriptCommand{Workload: w.Name, Script: s.Name, File: s.File, Text: text, Stmt: classifySQL(text)}

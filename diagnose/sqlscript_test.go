@@ -178,3 +178,70 @@ func TestSplitScriptFile(t *testing.T) {
 		t.Fatalf("workloadScripts = %+v", ws)
 	}
 }
+
+// Only commands that may be a SAVEPOINT make a script worth classifying
+// for the subtransaction rules.
+func TestMaySavepoint(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"SAVEPOINT a", true},
+		{"  savepoint a;", true},
+		{"rollback to SavePoint a", true},
+		{"release a", false}, // without a savepoint opened, nothing for the rules
+		{"SELECT :v0 + 0;", false},
+		{`\set v random(1, 1000)`, false},
+		{"SAVEPOİNT a", true}, // non-ASCII: left to classifySQL
+		{"SAVEPOIN", false},
+		{"", false},
+	} {
+
+		if got := maySavepoint(tt.text); got != tt.want {
+			t.Errorf("maySavepoint(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// The lock-order analysis parses only scripts that may lock rows.
+func TestMayMention(t *testing.T) {
+	words := []string{"update", "delete", "share", "insert"}
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"SELECT :v0 + 0;\n\\set v random(1, 10)\n", false},
+		{"UPDATE t SET v = 1;", true},
+		{"select * from t for Share;", true},
+		{"insert into t values (1);", true},
+		{"delete from t", true},
+		{"SELECT 'ü';", true}, // non-ASCII: parsed to be sure
+		{"UPDAT", false},
+	} {
+		if got := mayMention(tt.text, words...); got != tt.want {
+			t.Errorf("mayMention(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// The subtransaction rules get the scripts with savepoints only, and
+// within one Diagnose the same classification.
+func TestSavepointScripts(t *testing.T) {
+	run := &timeline.Run{Manifest: timeline.Manifest{Workloads: []timeline.WorkloadInfo{{Name: "w", Scripts: []timeline.ScriptInfo{
+		{Name: "plain", Commands: []string{"BEGIN;", "UPDATE t SET v = 1;", "COMMIT;"}},
+		{Name: "nested", Commands: []string{"BEGIN;", "SAVEPOINT a;", "UPDATE t SET v = 1;", "RELEASE a;", "COMMIT;"}},
+	}}}}}
+	got := savepointScripts(run)
+	if len(got) != 1 || got[0].Script != "nested" || len(got[0].Commands) != 5 || got[0].Commands[1].Stmt.Kind != stmtSavepoint {
+		t.Fatalf("savepointScripts = %+v", got)
+	}
+	release := cacheScripts(run)
+	a, b := savepointScripts(run), savepointScripts(run)
+	if &a[0] != &b[0] {
+		t.Error("within one diagnosis the scripts were classified twice")
+	}
+	release()
+	if c := savepointScripts(run); &c[0] == &a[0] {
+		t.Error("the classified scripts outlived the diagnosis")
+	}
+}

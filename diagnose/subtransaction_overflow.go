@@ -54,7 +54,7 @@ type subtransSignal struct {
 
 func (r subtransactionOverflow) Check(run *timeline.Run) []Finding {
 	var deep []deepScript
-	for _, d := range deepSubtransactions(workloadScripts(run)) {
+	for _, d := range deepSubtransactions(savepointScripts(run)) {
 		if workloadRan(run, d.Workload) {
 			deep = append(deep, d)
 		}

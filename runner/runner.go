@@ -208,7 +208,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	timeline.RedactSummary(sum, red.Redact)
-	if werr := timeline.WriteJSON(dir, timeline.SummaryFile, sum); werr != nil {
+	if werr := timeline.WriteSummary(dir, sum); werr != nil {
 		return nil, werr
 	}
 	return &Result{Dir: dir, Summary: *sum}, err

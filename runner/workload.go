@@ -213,6 +213,7 @@ func summarize(name string, res *engine.Result, scripts []*script.Script, start 
 		sum := timeline.ScriptSummary{
 			Name: s.Name, Count: ss.Count, Failed: ss.Failures(),
 			Latency: ss.Hist, LatencyPct: ss.Hist.Percentiles(),
+			Commands: make([]timeline.CommandSummary, 0, len(s.Commands)), // sized once: a long script's are MBs
 		}
 		for j, c := range s.Commands {
 			cs := &ss.Commands[j]

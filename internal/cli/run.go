@@ -115,12 +115,16 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		}
 		return clikit.WithCode(clikit.ExitUsage, runErr)
 	}
-	run, err := timeline.Open(res.Dir)
+	// From here on only the directory: the summary is read back from it
+	// with the rest, and res's copy, no longer referenced, need not stay
+	// (a 100,000-command script's is tens of MB; issue 14).
+	dir := res.Dir
+	run, err := timeline.Open(dir)
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 	}
 	findings := diagnose.Diagnose(run)
-	if err := diagnose.Write(res.Dir, findings); err != nil {
+	if err := diagnose.Write(dir, findings); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	if err := report.WriteHTMLFile(run, findings); err != nil {
@@ -142,7 +146,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 	}
-	abs, _ := filepath.Abs(res.Dir)
+	abs, _ := filepath.Abs(dir)
 	fmt.Fprintf(env.Stdout, "\nrun directory: %s\nreport:        %s\n", abs, filepath.Join(abs, timeline.ReportFile))
 	if runErr != nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {

@@ -52,9 +52,23 @@ func (c Confinement) Escapes(sql string) []Escape {
 	}
 	own := strings.ToLower(c.Schema)
 	var out []Escape
-	for _, stmt := range splitStatements(lexSQL(sql)) {
-		out = append(out, c.statementEscapes(stmt, own, others)...)
+	// One statement's tokens at a time: a script of 100,000 commands
+	// lexed whole took ~60 MB of tokens (issue 14).
+	var stmt []sqlToken
+	check := func() {
+		for _, st := range splitStatements(stmt) {
+			out = append(out, c.statementEscapes(st, own, others)...)
+		}
+		stmt = stmt[:0]
 	}
+	lexSQL(sql, func(t sqlToken) {
+		if t.kind == tokPunct && t.text == ";" {
+			check()
+			return
+		}
+		stmt = append(stmt, t)
+	})
+	check()
 	return out
 }
 
@@ -196,12 +210,12 @@ func (t sqlToken) name() string {
 	return strings.ToLower(t.text)
 }
 
-// lexSQL splits PostgreSQL SQL into tokens, skipping comments. The bodies
-// of dollar-quoted strings (function bodies, DO blocks) are lexed as SQL
-// too, with their positions, since they run later with the same search
-// path; a body's text that is not SQL yields harmless tokens.
-func lexSQL(src string) []sqlToken {
-	var toks []sqlToken
+// lexSQL splits PostgreSQL SQL into tokens, skipping comments, and gives
+// them to emit in order. The bodies of dollar-quoted strings (function
+// bodies, DO blocks) are lexed as SQL too, with their positions, since
+// they run later with the same search path; a body's text that is not SQL
+// yields harmless tokens.
+func lexSQL(src string, emit func(sqlToken)) {
 	line, col := 1, 1
 	advance := func(s string) {
 		for _, r := range s {
@@ -266,7 +280,7 @@ func lexSQL(src string) []sqlToken {
 				text.WriteByte(src[j])
 				j++
 			}
-			toks = append(toks, sqlToken{kind: tokString, text: text.String(), line: l0, col: c0})
+			emit(sqlToken{kind: tokString, text: text.String(), line: l0, col: c0})
 			advance(src[start:j])
 			i = j
 		case c == '"':
@@ -285,7 +299,7 @@ func lexSQL(src string) []sqlToken {
 				text.WriteByte(src[j])
 				j++
 			}
-			toks = append(toks, sqlToken{kind: tokQuoted, text: text.String(), line: line, col: col})
+			emit(sqlToken{kind: tokQuoted, text: text.String(), line: line, col: col})
 			advance(src[i:j])
 			i = j
 		case c == '$' && dollarTagEnd(src, i) > 0:
@@ -298,13 +312,13 @@ func lexSQL(src string) []sqlToken {
 				end = len(src) - bodyStart
 			}
 			body := src[bodyStart : bodyStart+end]
-			for _, t := range lexSQL(body) {
+			lexSQL(body, func(t sqlToken) {
 				if t.line == 1 {
 					t.col += col - 1
 				}
 				t.line += line - 1
-				toks = append(toks, t)
-			}
+				emit(t)
+			})
 			advance(body)
 			i = bodyStart + end
 			if i < len(src) {
@@ -316,7 +330,7 @@ func lexSQL(src string) []sqlToken {
 			for j < len(src) && (isIdentStartByte(src[j]) || src[j] >= '0' && src[j] <= '9' || src[j] == '$') {
 				j++
 			}
-			toks = append(toks, sqlToken{kind: tokWord, text: src[i:j], line: line, col: col})
+			emit(sqlToken{kind: tokWord, text: src[i:j], line: line, col: col})
 			advance(src[i:j])
 			i = j
 		case c >= '0' && c <= '9':
@@ -324,16 +338,15 @@ func lexSQL(src string) []sqlToken {
 			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' && (j+1 >= len(src) || src[j+1] != '.') || src[j] == 'e' || src[j] == 'E' || src[j] == '_') {
 				j++
 			}
-			toks = append(toks, sqlToken{kind: tokNumber, text: src[i:j], line: line, col: col})
+			emit(sqlToken{kind: tokNumber, text: src[i:j], line: line, col: col})
 			advance(src[i:j])
 			i = j
 		default:
-			toks = append(toks, sqlToken{kind: tokPunct, text: src[i : i+1], line: line, col: col})
+			emit(sqlToken{kind: tokPunct, text: src[i : i+1], line: line, col: col})
 			advance(src[i : i+1])
 			i++
 		}
 	}
-	return toks
 }
 
 // dollarTagEnd returns the end of a dollar-quote opening tag ($$, $body$)
@@ -353,9 +366,10 @@ func isIdentStartByte(c byte) bool {
 	return c == '_' || c >= 0x80 || (c|0x20) >= 'a' && (c|0x20) <= 'z'
 }
 
-// splitStatements cuts tokens at top-level semicolons. Semicolons inside
-// a dollar-quoted body also cut, which is what we want: each statement of
-// a function body is checked as one.
+// splitStatements cuts tokens at semicolons (Escapes gives it one
+// statement's at a time). Semicolons inside a dollar-quoted body also cut,
+// which is what we want: each statement of a function body is checked as
+// one.
 func splitStatements(toks []sqlToken) [][]sqlToken {
 	var out [][]sqlToken
 	start := 0

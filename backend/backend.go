@@ -4,7 +4,8 @@
 // value in its own folder, registered by one line in backend/all: it starts
 // a throwaway server or opens a given one, makes the engine's targets, runs
 // setup, and offers what else it can as small optional interfaces found by
-// type assertion (Sampled, Configured, Eventful, Evidenced, Commander).
+// type assertion (Sampled, Configured, Eventful, Evidenced, EventKinds,
+// Restorer, Commander).
 package backend
 
 import (
@@ -119,6 +120,33 @@ type Eventful interface {
 	EventEnv(allowShell bool, appName func(workload string) string) *event.Env
 }
 
+// EventKinds is a backend with kinds of event of its own (PostgreSQL's
+// hold_transaction, sql, settings, terminate, in backend/postgres/pgevent),
+// which its targets have beside the neutral kinds of package event.
+type EventKinds interface {
+	EventKinds() []event.Kind
+}
+
+// EventKindsOf lists the kinds of event a backend's targets can have: its
+// own, then the neutral ones.
+func EventKindsOf(b Backend) []event.Kind {
+	var out []event.Kind
+	if ek, ok := b.(EventKinds); ok {
+		out = append(out, ek.EventKinds()...)
+	}
+	return append(out, event.Kinds()...)
+}
+
+// Restorer is a backend that can put back what runs changed on a given
+// server and could not restore themselves (a run killed outright): for
+// PostgreSQL, the settings that settings events changed.
+type Restorer interface {
+	// Restore puts back what runs recorded in schema on the server at
+	// dsn, writing a line per thing restored (or left alone, and why) to
+	// w, or one line saying there was nothing to restore.
+	Restore(ctx context.Context, dsn, schema string, w io.Writer) error
+}
+
 // Evidenced is a target that collects evidence at the end of a run (for
 // PostgreSQL: the plans of the top statements), after the load and before
 // the server stops.
@@ -159,7 +187,9 @@ type Registry struct {
 }
 
 // NewRegistry registers backends; a kind registered twice panics, as that
-// is a programming error.
+// is a programming error, and so does a kind of event offered twice
+// (scenarios decode events by kind before their backend is known, so a
+// kind's name means one thing for every backend).
 func NewRegistry(backends ...Backend) *Registry {
 	r := &Registry{byKind: map[string]Backend{}}
 	for _, b := range backends {
@@ -168,7 +198,68 @@ func NewRegistry(backends ...Backend) *Registry {
 		}
 		r.byKind[b.Kind()] = b
 	}
+	seen := map[string]bool{}
+	for _, k := range r.EventKinds() {
+		if seen[k.Name] {
+			panic("backend: event kind offered twice: " + k.Name)
+		}
+		seen[k.Name] = true
+	}
 	return r
+}
+
+// EventKinds lists every kind of event firedrill has: each backend's own
+// in kind order, then the neutral ones (the order messages list them).
+func (r *Registry) EventKinds() []event.Kind {
+	var out []event.Kind
+	for _, b := range r.Backends() {
+		if ek, ok := b.(EventKinds); ok {
+			out = append(out, ek.EventKinds()...)
+		}
+	}
+	return append(out, event.Kinds()...)
+}
+
+// ScenarioOptions are the options to load scenarios with: every kind of
+// event firedrill has decodes, and the run's backend refuses those its
+// targets cannot have (CheckEventKinds) once it is known.
+func (r *Registry) ScenarioOptions() scenario.Options {
+	return event.ScenarioOptions(r.EventKinds())
+}
+
+// CheckEventKinds refuses, at each one's position, the events of sc whose
+// kind b's targets cannot have (a kind of another backend).
+func CheckEventKinds(b Backend, sc *scenario.Scenario) error {
+	names := event.KindNames(EventKindsOf(b))
+	var errs scenario.Errors
+	for _, ev := range sc.Events {
+		if !slices.Contains(names, ev.Kind) {
+			errs = append(errs, &scenario.Error{File: sc.File, Pos: ev.Pos,
+				Msg:  fmt.Sprintf("%s events make no sense for a %s target", ev.Kind, b.Kind()),
+				Hint: "a " + b.Kind() + " target takes events of kind " + strings.Join(names, ", ")})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// ForDSN finds the backend of a given server by its DSN's URL scheme; a
+// DSN without one (a key=value connection string) is the default kind's.
+func (r *Registry) ForDSN(dsn string) (Backend, error) {
+	kind := scenario.DefaultKind
+	if scheme, ok := urlScheme(dsn); ok {
+		kind = r.kindOfScheme(scheme)
+		if kind == "" {
+			return nil, fmt.Errorf("no backend takes %s:// URLs (known: %s)", scheme, strings.Join(r.schemes(), ", "))
+		}
+	}
+	b, ok := r.byKind[kind]
+	if !ok {
+		return nil, fmt.Errorf("no backend of kind %s is built (built: %s)", kind, strings.Join(r.Kinds(), ", "))
+	}
+	return b, nil
 }
 
 // Kinds lists the registered kinds, sorted.

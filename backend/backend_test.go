@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -76,3 +77,53 @@ func TestRegistryRefusesAKindTwice(t *testing.T) {
 	}()
 	NewRegistry(fake{kind: "x"}, fake{kind: "x"})
 }
+
+// ForDSN finds a given server's backend by its URL scheme; a key=value
+// DSN is the default kind's (firedrill restore has no scenario to ask).
+func TestRegistryForDSN(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(fake{kind: "postgres", schemes: []string{"postgres", "postgresql"}}, fake{kind: "redis", schemes: []string{"redis"}})
+	tests := []struct {
+		dsn, want, wantErr string
+	}{
+		{"postgres://u@db/app", "postgres", ""},
+		{"host=/run/postgresql dbname=app", "postgres", ""},
+		{"REDIS://cache:6379", "redis", ""},
+		{"mysql://u@db/app", "", "no backend takes mysql:// URLs (known: postgres://, postgresql://, redis://)"},
+	}
+	for _, tt := range tests {
+		b, err := reg.ForDSN(tt.dsn)
+		switch {
+		case tt.wantErr != "":
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("ForDSN(%s): %v, want error %q", tt.dsn, err, tt.wantErr)
+			}
+		case err != nil || b.Kind() != tt.want:
+			t.Errorf("ForDSN(%s): %v, %v; want kind %s", tt.dsn, b, err, tt.want)
+		}
+	}
+	if _, err := NewRegistry(fake{kind: "redis"}).ForDSN("host=db"); err == nil {
+		t.Error("ForDSN found a backend for a key=value DSN without the default kind")
+	}
+}
+
+// A kind of event offered by two backends would decode one way for both:
+// a programming error.
+func TestRegistryRefusesAnEventKindTwice(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if recover() == nil {
+			t.Error("an event kind offered twice did not panic")
+		}
+	}()
+	shell := event.Kinds()[len(event.Kinds())-1]
+	NewRegistry(evented{fake{kind: "x"}, []event.Kind{shell}})
+}
+
+// evented is a fake backend with event kinds of its own.
+type evented struct {
+	fake
+	kinds []event.Kind
+}
+
+func (e evented) EventKinds() []event.Kind { return e.kinds }

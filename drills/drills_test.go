@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -44,7 +44,7 @@ func TestEmbeddedDrills(t *testing.T) {
 			eventsSeen := map[string]bool{}
 			for _, v := range d.Variants {
 				for _, quick := range []bool{false, true} {
-					sc, err := d.Load(v.Name, t.TempDir(), quick, event.ScenarioOptions())
+					sc, err := d.Load(v.Name, t.TempDir(), quick, all.Registry().ScenarioOptions())
 					if err != nil {
 						t.Fatalf("variant %s (quick %v): %v", v.Name, quick, err)
 					}

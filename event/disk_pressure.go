@@ -59,14 +59,14 @@ func createUnlinked(dir string) (*os.File, error) {
 }
 
 // diskPressureKind is how a scenario writes a disk_pressure event.
-var diskPressureKind = kind{
+var diskPressureKind = Kind{
 	EventKind: scenario.EventKind{
 		Name:    "disk_pressure",
 		Keys:    []string{"size", "duration", "rate", "path"},
 		Example: "{kind: disk_pressure, at: 10s, size: 512MB, duration: 30s}",
 		Decode:  decodeDiskPressure,
 	},
-	build: buildWith(newDiskPressure),
+	Build: BuildWith(newDiskPressure),
 }
 
 // diskPressureConfig is what a disk_pressure event takes: write and fsync
@@ -133,7 +133,7 @@ var (
 
 func newDiskPressure(spec scenario.Event, c diskPressureConfig) Event {
 	return &diskPressure{
-		name:     eventName(spec),
+		name:     Name(spec),
 		size:     c.Size,
 		rate:     c.Rate,
 		duration: c.Duration,
@@ -214,7 +214,7 @@ func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outc
 	rand.NewChaCha8([32]byte{}).Read(chunk)
 
 	detail = map[string]any{"dir": dir, "size": d.size, "rate": d.rate}
-	notify(started, maps.Clone(detail))
+	Notify(started, maps.Clone(detail))
 	begin := time.Now()
 	var stop time.Time
 	if d.duration > 0 {
@@ -227,12 +227,12 @@ func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outc
 	detail["max_fsync_ms"] = float64(stats.maxFsync.Microseconds()) / 1000
 	detail["seconds"] = elapsed.Seconds()
 	if err != nil {
-		return "", detail, cancelled(ctx, fmt.Errorf("disk_pressure %s: writing in %s: %w", d.name, dir, err))
+		return "", detail, Cancelled(ctx, fmt.Errorf("disk_pressure %s: writing in %s: %w", d.name, dir, err))
 	}
 
 	var text strings.Builder
 	fmt.Fprintf(&text, "wrote %s in %s (%s/s), %d %s, slowest fsync %d ms",
-		formatBytes(stats.written), took(elapsed), formatBytes(int64(float64(stats.written)/elapsed.Seconds())),
+		formatBytes(stats.written), Took(elapsed), formatBytes(int64(float64(stats.written)/elapsed.Seconds())),
 		stats.fsyncs, plural(stats.fsyncs, "fsync"), stats.maxFsync.Milliseconds())
 	switch {
 	case stats.written > d.size:
@@ -362,4 +362,12 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.0f %s", value, units[unit])
 	}
 	return fmt.Sprintf("%.1f %s", value, units[unit])
+}
+
+// plural is noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

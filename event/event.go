@@ -1,18 +1,22 @@
 // Package event runs the events of a scenario: things done to the target at
-// a moment of the run, while the workloads go on (hold a transaction open,
-// run SQL, change settings, terminate backends, create disk pressure, run a
-// shell command). Each kind is one file (its keys, how they decode from a
-// scenario, and how it runs) and one entry in kinds.
+// a moment of the run, while the workloads go on. It holds what every kind
+// shares (Event, Env, Kind) and the kinds any target can have, whatever its
+// database (create disk pressure, run a shell command); a backend offers
+// its own kinds from its own package (PostgreSQL's hold_transaction, sql,
+// settings and terminate are in backend/postgres/pgevent) through
+// backend.EventKinds. Each kind is one file (its keys, how they decode from
+// a scenario, and how it runs) and one entry in its package's list.
 //
-// Every event works in its own session, tagged with the application_name
-// "firedrill-event:<name>" so that samplers and rules can tell it from the
-// workloads, and cleans up after itself: when its context ends it rolls
-// back, cancels, kills or removes what it holds before returning.
+// Every event cleans up after itself: when its context ends it rolls
+// back, cancels, kills or removes what it holds before returning. Events
+// that open sessions tag them so that samplers and rules can tell them
+// from the workloads.
 package event
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,17 +25,21 @@ import (
 
 // Env is what events may touch: the target and what the runner allows.
 type Env struct {
-	ConnString string                          // libpq connection string of the target database
+	// ConnString is the target's connection string, in its backend's
+	// format (for PostgreSQL a libpq one); neutral kinds only pass it on
+	// (shell events export it).
+	ConnString string
 	Restart    func(ctx context.Context) error // restarts the server; nil when the target is not embedded
 	DataDir    string                          // embedded server's data directory ("" when not embedded)
 	AllowShell bool                            // --allow-shell: shell events may run
-	// Schema confines the events on a given server: their sessions search
-	// only it, and settings events record there what to restore. Empty on
-	// the embedded server.
-	Schema string
-	// AppName gives the application_name of a workload's sessions (the
-	// runner uses "firedrill:"+workload); nil means that convention.
+	// AppName gives the tag of a workload's sessions (the runner uses
+	// "firedrill:"+workload); nil means that convention.
 	AppName func(workload string) string
+	// Backend is what the target's backend gives its own kinds beyond
+	// the above, which they type-assert (PostgreSQL: *pgevent.Target,
+	// firedrill's schema on a given server); nil when it gives nothing.
+	// Neutral kinds never look at it.
+	Backend any
 }
 
 // Started is called by an event once its action has really begun, with
@@ -63,72 +71,63 @@ type SettingsChanger interface {
 	ChangesSettings() bool
 }
 
-// kind is one kind of event: how a scenario writes it (its keys, decoded
+// Kind is one kind of event: how a scenario writes it (its keys, decoded
 // and checked by its own file) and how the event is built to run.
-type kind struct {
+type Kind struct {
 	scenario.EventKind
-	// build makes the event from a spec whose Config the kind's Decode
+	// Build makes the event from a spec whose Config the kind's Decode
 	// made (or a test wrote).
-	build func(spec scenario.Event) (Event, error)
+	Build func(spec scenario.Event) (Event, error)
 }
 
-// kinds are the kinds of event, in the order messages list them: a new
-// kind is a new file and one entry here.
-var kinds = []kind{holdTransactionKind, sqlKind, settingsKind, terminateKind, diskPressureKind, shellKind}
+// kinds are the kinds any target can have, in the order messages list
+// them: a new neutral kind is a new file and one entry here (a kind that
+// needs one database goes in its backend's package).
+var kinds = []Kind{diskPressureKind, shellKind}
 
-// Kinds are the kinds of event as scenarios write them, for
-// scenario.Options.EventKinds.
-func Kinds() []scenario.EventKind {
+// Kinds are the kinds of event any target can have, whatever its
+// database; backend.EventKindsOf adds a backend's own.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// ScenarioOptions are the options to load a scenario whose events are of
+// these kinds (backend.Registry.ScenarioOptions gives every kind firedrill
+// has).
+func ScenarioOptions(kinds []Kind) scenario.Options {
 	out := make([]scenario.EventKind, len(kinds))
 	for i, k := range kinds {
 		out[i] = k.EventKind
 	}
-	return out
+	return scenario.Options{EventKinds: out}
 }
 
-// ScenarioOptions are the options to load a scenario whose events this
-// package runs.
-func ScenarioOptions() scenario.Options {
-	return scenario.Options{EventKinds: Kinds()}
-}
-
-// New builds the event a spec describes; the spec comes from a scenario
-// loaded with ScenarioOptions, whose decoding checked it.
-func New(spec scenario.Event) (Event, error) {
+// New builds the event a spec describes, with its kind among kinds; the
+// spec comes from a scenario loaded with ScenarioOptions, whose decoding
+// checked it.
+func New(kinds []Kind, spec scenario.Event) (Event, error) {
 	for _, k := range kinds {
 		if k.Name != spec.Kind {
 			continue
 		}
-		ev, err := k.build(spec)
+		ev, err := k.Build(spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s event %s%s: %w", spec.Kind, eventName(spec), at(spec.Pos), err)
+			return nil, fmt.Errorf("%s event %s%s: %w", spec.Kind, Name(spec), at(spec.Pos), err)
 		}
 		return ev, nil
 	}
 	return nil, fmt.Errorf("event %s%s: unknown kind %q (known: %s)",
-		eventName(spec), at(spec.Pos), spec.Kind, strings.Join(kindNames(), ", "))
+		Name(spec), at(spec.Pos), spec.Kind, strings.Join(KindNames(kinds), ", "))
 }
 
-// buildWith adapts a kind's constructor from its own config type C to
-// kind.build.
-func buildWith[C any](build func(spec scenario.Event, config C) Event) func(scenario.Event) (Event, error) {
+// BuildWith adapts a kind's constructor from its own config type C to
+// Kind.Build.
+func BuildWith[C any](build func(spec scenario.Event, config C) Event) func(scenario.Event) (Event, error) {
 	return func(spec scenario.Event) (Event, error) {
 		config, ok := spec.Config.(C)
 		if !ok {
-			return nil, fmt.Errorf("its config is %T, want %T (load the scenario with event.ScenarioOptions)", spec.Config, config)
+			return nil, fmt.Errorf("its config is %T, want %T (load the scenario with the ScenarioOptions of its kinds)", spec.Config, config)
 		}
 		return build(spec, config), nil
 	}
-}
-
-// Statements lists the SQL an event runs as the scenario wrote it (the
-// statements of sql and hold_transaction events), so that the runner can
-// check, before the run, that it stays in its schema; nil for the others.
-func Statements(spec scenario.Event) []string {
-	if s, ok := spec.Config.(interface{ statements() []string }); ok {
-		return s.statements()
-	}
-	return nil
 }
 
 // at is " at line:col" for a spec that came from a file, so that the
@@ -140,8 +139,8 @@ func at(pos scenario.Pos) string {
 	return fmt.Sprintf(" at %d:%d", pos.Line, pos.Col)
 }
 
-// kindNames lists the kinds' names, for messages.
-func kindNames() []string {
+// KindNames lists the kinds' names, for messages.
+func KindNames(kinds []Kind) []string {
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
 		names[i] = k.Name
@@ -149,50 +148,53 @@ func kindNames() []string {
 	return names
 }
 
-// eventName is the spec's name, or its kind when the scenario gave none.
-func eventName(spec scenario.Event) string {
+// The helpers below are what every kind's file uses, in whichever package
+// it lives, so that all kinds name, report and clean up alike.
+
+// Name is the spec's name, or its kind when the scenario gave none.
+func Name(spec scenario.Event) string {
 	if spec.Name != "" {
 		return spec.Name
 	}
 	return spec.Kind
 }
 
-// notify calls started when the caller gave one.
-func notify(started Started, detail map[string]any) {
+// Notify calls started when the caller gave one.
+func Notify(started Started, detail map[string]any) {
 	if started != nil {
 		started(detail)
 	}
 }
 
-// cancelled returns ctx's error when ctx has ended (to be returned as the
+// Cancelled returns ctx's error when ctx has ended (to be returned as the
 // event's error, as Run promises), else err.
-func cancelled(ctx context.Context, err error) error {
+func Cancelled(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
 	return err
 }
 
-// cleanupTimeout bounds the work done after ctx has ended (a rollback, a
+// CleanupTimeout bounds the work done after ctx has ended (a rollback, a
 // goodbye to the server), so that a cancelled event still returns promptly.
-const cleanupTimeout = 5 * time.Second
+const CleanupTimeout = 5 * time.Second
 
-// cleanupContext is for undoing work after ctx may have ended: it keeps
+// CleanupContext is for undoing work after ctx may have ended: it keeps
 // ctx's values but not its cancellation, and has its own short deadline.
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+func CleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
 }
 
-// seconds formats a duration as the outcomes do: "12.3 s".
-func seconds(d time.Duration) string {
+// Seconds formats a duration as the outcomes do: "12.3 s".
+func Seconds(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
-// took formats how long a step took, in milliseconds below a second
+// Took formats how long a step took, in milliseconds below a second
 // ("35 ms") so that quick steps do not all read "0.0 s".
-func took(d time.Duration) string {
+func Took(d time.Duration) string {
 	if d < time.Second {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
 	}
-	return seconds(d)
+	return Seconds(d)
 }

@@ -14,13 +14,13 @@ import (
 // kind's, and says which event it refused.
 func TestNewRejects(t *testing.T) {
 	t.Parallel()
-	_, err := New(scenario.Event{Kind: "flood", Name: "x", Pos: scenario.Pos{Line: 12, Col: 5}})
+	_, err := New(kinds, scenario.Event{Kind: "flood", Name: "x", Pos: scenario.Pos{Line: 12, Col: 5}})
 	if err == nil {
 		t.Fatal("New accepted an unknown kind")
 	}
-	mustContain(t, "error", err.Error(), `event x at 12:5: unknown kind "flood"`, "hold_transaction")
-	for _, kind := range kindNames() {
-		_, err := New(scenario.Event{Kind: kind, Name: "the-event"})
+	mustContain(t, "error", err.Error(), `event x at 12:5: unknown kind "flood"`, "disk_pressure", "shell")
+	for _, kind := range KindNames(kinds) {
+		_, err := New(kinds, scenario.Event{Kind: kind, Name: "the-event"})
 		if err == nil {
 			t.Errorf("New(%s spec without a config) succeeded", kind)
 			continue
@@ -39,27 +39,6 @@ func TestDecode(t *testing.T) {
 		want    any    // the config, when wantErr is ""
 		wantErr string // "" = valid
 	}{
-		// Isolation is matched without regard to case, spacing or
-		// underscores, and defaults to read committed.
-		{"isolation spelled loosely", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: Repeatable  Read}",
-			holdTransactionConfig{Duration: time.Second, Isolation: "repeatable read"}, ""},
-		{"isolation with underscores", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: read_committed, xid: true, sql: SELECT 1}",
-			holdTransactionConfig{Duration: time.Second, Isolation: "read committed", XID: true, SQL: []string{"SELECT 1"}}, ""},
-		{"default isolation", "{kind: hold_transaction, at: 1s, duration: 1s}",
-			holdTransactionConfig{Duration: time.Second, Isolation: "read committed"}, ""},
-		{"unknown isolation", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: snapshot}", nil,
-			`:9:63: isolation: unknown isolation level "snapshot"`},
-		{"no duration", "{kind: hold_transaction, at: 1s}", nil, `needs duration`},
-		{"empty statement", `{kind: sql, at: 1s, sql: ["SELECT 1", " "]}`, nil, ":9:43: sql: empty statement"},
-		{"statements", `{kind: sql, at: 1s, sql: ["SELECT 1", "VACUUM"]}`, sqlConfig{SQL: []string{"SELECT 1", "VACUUM"}}, ""},
-		// A name that could smuggle SQL into ALTER SYSTEM.
-		{"bad setting name", `{kind: settings, at: 1s, settings: {"work_mem = 1; DROP": 1}}`, nil, "is not a setting name"},
-		{"setting value with NUL", `{kind: settings, at: 1s, settings: {work_mem: "1\0"}}`, nil, "NUL"},
-		{"setting ok", "{kind: settings, at: 1s, settings: {pg_stat_statements.track: all, work_mem: 64}, restart: true}",
-			settingsConfig{Settings: map[string]string{"pg_stat_statements.track": "all", "work_mem": "64"}, Restart: true}, ""},
-		{"workload and pid", "{kind: terminate, at: 1s, workload: oltp, pid: 7}", nil, "needs exactly one of workload or pid"},
-		{"no such workload", "{kind: terminate, at: 1s, workload: olap}", nil, `no workload "olap"`},
-		{"pid", "{kind: terminate, at: 1s, pid: 7}", terminateConfig{PID: 7}, ""},
 		{"negative rate", "{kind: disk_pressure, at: 1s, size: 1, rate: -1MB/s}", nil, "rate: "},
 		{"disk pressure", "{kind: disk_pressure, at: 1s, size: 1GiB, rate: 1.5MB/s, duration: 2s, path: /tmp}",
 			diskPressureConfig{Size: 1 << 30, Rate: 1500000, Duration: 2 * time.Second, Path: "/tmp"}, ""},
@@ -79,33 +58,9 @@ func TestDecode(t *testing.T) {
 			if got := sc.Events[0].Config; !reflect.DeepEqual(got, test.want) {
 				t.Errorf("%s: config %#v, want %#v", test.name, got, test.want)
 			}
-			if _, err := New(sc.Events[0]); err != nil {
+			if _, err := New(kinds, sc.Events[0]); err != nil {
 				t.Errorf("%s: New: %v", test.name, err)
 			}
-		}
-	}
-}
-
-// Statements gives the runner the SQL of the kinds that run the user's
-// SQL, for the outside-the-schema check, and nothing for the others.
-func TestStatements(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		event string
-		want  []string
-	}{
-		{`{kind: sql, at: 1s, sql: ["SELECT 1", "VACUUM"]}`, []string{"SELECT 1", "VACUUM"}},
-		{`{kind: hold_transaction, at: 1s, duration: 1s, sql: "DROP TABLE public.t"}`, []string{"DROP TABLE public.t"}},
-		{`{kind: settings, at: 1s, settings: {work_mem: 1MB}}`, nil},
-		{`{kind: shell, at: 1s, command: "psql -c 'DROP TABLE t'"}`, nil},
-	}
-	for _, test := range tests {
-		sc, err := parseEvent(test.event)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := Statements(sc.Events[0]); !slices.Equal(got, test.want) {
-			t.Errorf("Statements(%s) = %q, want %q", test.event, got, test.want)
 		}
 	}
 }
@@ -121,82 +76,7 @@ workloads:
 events:
   # the event
   - ` + event + "\n"
-	return scenario.Parse("event.yaml", []byte(src), ScenarioOptions())
-}
-
-func TestHoldTransactionBegin(t *testing.T) {
-	t.Parallel()
-	sc, err := parseEvent("{kind: hold_transaction, at: 1s, duration: 1s, isolation: \" repeatable READ \"}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := mustNew(t, sc.Events[0])
-	if got, want := ev.(*holdTransaction).begin, "BEGIN ISOLATION LEVEL REPEATABLE READ"; got != want {
-		t.Errorf("begin = %q, want %q", got, want)
-	}
-	ev = mustNew(t, scenario.Event{Kind: "hold_transaction", Config: holdTransactionConfig{Duration: 1}})
-	if got, want := ev.(*holdTransaction).begin, "BEGIN"; got != want {
-		t.Errorf("begin = %q, want %q", got, want)
-	}
-}
-
-func TestQuoteLiteral(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want string }{
-		{"64MB", "'64MB'"},
-		{"it's", "'it''s'"},
-		// E'' so that the backslash means itself even with
-		// standard_conforming_strings off.
-		{`a\b'c`, `E'a\\b''c'`},
-		{"", "''"},
-	}
-	for _, test := range tests {
-		if got := quoteLiteral(test.in); got != test.want {
-			t.Errorf("quoteLiteral(%q) = %s, want %s", test.in, got, test.want)
-		}
-	}
-}
-
-func TestAlterSystem(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ name, value, want string }{
-		{"work_mem", "64MB", "ALTER SYSTEM SET work_mem = '64MB'"},
-		{"Work_Mem", "64MB", "ALTER SYSTEM SET work_mem = '64MB'"},
-		// Not a list: the comma is part of the value.
-		{"log_line_prefix", "%m, %p ", "ALTER SYSTEM SET log_line_prefix = '%m, %p '"},
-		// Lists of names: one literal per element, unquoted names folded.
-		{"shared_preload_libraries", "pg_stat_statements, Auto_Explain", "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements', 'auto_explain'"},
-		{"search_path", `"$user", public, "Odd ""Schema"""`, `ALTER SYSTEM SET search_path = '$user', 'public', 'Odd "Schema"'`},
-		{"search_path", "", "ALTER SYSTEM SET search_path = ''"},
-	}
-	for _, test := range tests {
-		if got := alterSystem(test.name, test.value); got != test.want {
-			t.Errorf("alterSystem(%q, %q) =\n  %s\nwant\n  %s", test.name, test.value, got, test.want)
-		}
-	}
-}
-
-func TestSessionAppName(t *testing.T) {
-	t.Parallel()
-	if got, want := sessionAppName("hold-1"), "firedrill-event:hold-1"; got != want {
-		t.Errorf("sessionAppName = %q, want %q", got, want)
-	}
-	// The server keeps 63 bytes; a cut never splits a character.
-	long := sessionAppName(strings.Repeat("é", 40))
-	if len(long) > maxAppName || !strings.HasPrefix(long, appNamePrefix) || strings.ContainsRune(long, '\uFFFD') {
-		t.Errorf("sessionAppName(long) = %q (%d bytes)", long, len(long))
-	}
-}
-
-func TestSummarizeSQL(t *testing.T) {
-	t.Parallel()
-	if got, want := summarizeSQL("CREATE INDEX CONCURRENTLY i\n\t ON t (v)"), "CREATE INDEX CONCURRENTLY i ON t (v)"; got != want {
-		t.Errorf("summarizeSQL = %q, want %q", got, want)
-	}
-	long := summarizeSQL(strings.Repeat("x ", 100))
-	if n := len([]rune(long)); n != 60 || !strings.HasSuffix(long, "…") {
-		t.Errorf("summarizeSQL(long) = %q (%d characters)", long, n)
-	}
+	return scenario.Parse("event.yaml", []byte(src), ScenarioOptions(kinds))
 }
 
 func TestFormatBytes(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/scenario"
 )
@@ -40,7 +38,7 @@ func envFor(inst *postgres.Instance) *Env {
 // mustNew builds an event of spec or fails the test.
 func mustNew(t *testing.T, spec scenario.Event) Event {
 	t.Helper()
-	ev, err := New(spec)
+	ev, err := New(kinds, spec)
 	if err != nil {
 		t.Fatalf("New(%+v): %v", spec, err)
 	}
@@ -94,60 +92,6 @@ func waitDone(t *testing.T, done <-chan runResult, within time.Duration) runResu
 	return runResult{}
 }
 
-// connectAs opens a session with the given application_name, closed when
-// the test ends.
-func connectAs(t *testing.T, connString, appName string) *pgconn.PgConn {
-	t.Helper()
-	config, err := pgconn.ParseConfig(connString)
-	if err != nil {
-		t.Fatalf("parse %q: %v", connString, err)
-	}
-	config.RuntimeParams["application_name"] = appName
-	conn, err := pgconn.ConnectConfig(t.Context(), config)
-	if err != nil {
-		t.Fatalf("connect as %s: %v", appName, err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
-
-// queryRows runs sql on a new connection and returns its rows as text
-// ("" for NULL).
-func queryRows(t *testing.T, connString, sql string) [][]string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	conn, err := pgconn.Connect(ctx, connString+" application_name=event-test")
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	defer conn.Close(ctx)
-	results, err := conn.Exec(ctx, sql).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	var rows [][]string
-	for _, row := range results[len(results)-1].Rows {
-		values := make([]string, len(row))
-		for i, value := range row {
-			values[i] = string(value)
-		}
-		rows = append(rows, values)
-	}
-	return rows
-}
-
-// queryValue runs sql on a new connection and returns the first column of
-// its only row.
-func queryValue(t *testing.T, connString, sql string) string {
-	t.Helper()
-	rows := queryRows(t, connString, sql)
-	if len(rows) != 1 {
-		t.Fatalf("%s: %d rows, want 1", sql, len(rows))
-	}
-	return rows[0][0]
-}
-
 // eventually polls cond until it holds, failing the test after within.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -158,13 +102,6 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// sessionsNamed counts the sessions with an application_name.
-func sessionsNamed(t *testing.T, connString, appName string) int {
-	t.Helper()
-	return len(queryRows(t, connString,
-		"SELECT pid FROM pg_stat_activity WHERE application_name = "+quoteLiteral(appName)))
 }
 
 // mustContain fails the test unless s contains every part.

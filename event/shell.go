@@ -29,14 +29,14 @@ const (
 )
 
 // shellKind is how a scenario writes a shell event.
-var shellKind = kind{
+var shellKind = Kind{
 	EventKind: scenario.EventKind{
 		Name:    "shell",
 		Keys:    []string{"command"},
 		Example: "{kind: shell, at: 5s, command: sync}",
 		Decode:  decodeShell,
 	},
-	build: buildWith(newShell),
+	Build: BuildWith(newShell),
 }
 
 // shellConfig is what a shell event takes.
@@ -72,7 +72,7 @@ var (
 )
 
 func newShell(spec scenario.Event, c shellConfig) Event {
-	return &shellEvent{name: eventName(spec), command: c.Command}
+	return &shellEvent{name: Name(spec), command: c.Command}
 }
 
 // Check refuses to run without --allow-shell.
@@ -124,7 +124,7 @@ func (e *shellEvent) Run(ctx context.Context, env *Env, started Started) (string
 
 	pid := cmd.Process.Pid
 	detail := map[string]any{"pid": pid, "command": e.command}
-	notify(started, maps.Clone(detail))
+	Notify(started, maps.Clone(detail))
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	var waitErr error

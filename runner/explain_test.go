@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/backend/all"
 	pgbackend "github.com/firedrill/firedrill/backend/postgres"
-	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -32,7 +32,7 @@ func TestRecordWithExplains(t *testing.T) {
 	if path == "" || dir == "" {
 		t.Skip("set FIREDRILL_RECORD and FIREDRILL_RECORD_DIR to record")
 	}
-	sc, err := scenario.Load(path, event.ScenarioOptions())
+	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

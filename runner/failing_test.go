@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -23,7 +23,7 @@ func loadScenarioText(t *testing.T, text string) *scenario.Scenario {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.Load(path, event.ScenarioOptions())
+	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -39,7 +39,7 @@ events:
 // planned time and throughput over the planned duration.
 func TestFrozenServerStopsAtDeadline(t *testing.T) {
 	t.Parallel()
-	sc, err := scenario.Parse("frozen.yaml", []byte(frozenScenario), event.ScenarioOptions())
+	sc, err := scenario.Parse("frozen.yaml", []byte(frozenScenario), all.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

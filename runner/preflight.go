@@ -15,12 +15,17 @@ import (
 var errNoRestartInPreflight = errors.New("no server to restart before the run")
 
 // Preflight checks, before anything starts, that every event of sc can run
-// on the target the run will have: shell events need allowShell, and
+// on the target the run will have: its kind is one be's targets have
+// (its own or a neutral one), shell events need allowShell, and
 // events that restart the server or need its data directory need the
 // embedded server (dsn, or the scenario's target.dsn, names a given one).
 // Each problem is a scenario.Error at its event's file:line:col, so that
 // `validate` and `run` refuse the scenario before any load or change.
-func Preflight(sc *scenario.Scenario, dsn string, allowShell bool) error {
+func Preflight(be backend.Backend, sc *scenario.Scenario, dsn string, allowShell bool) error {
+	if err := backend.CheckEventKinds(be, sc); err != nil {
+		return err
+	}
+	kinds := backend.EventKindsOf(be)
 	given := dsn != "" || !sc.Target.Embedded()
 	// The embedded server is not started yet: events that would restart
 	// it only need to know that they may.
@@ -32,7 +37,7 @@ func Preflight(sc *scenario.Scenario, dsn string, allowShell bool) error {
 	}
 	var errs scenario.Errors
 	for _, spec := range sc.Events {
-		ev, err := event.New(spec)
+		ev, err := event.New(kinds, spec)
 		if err != nil {
 			errs = append(errs, &scenario.Error{File: sc.File, Msg: err.Error()})
 			continue
@@ -73,7 +78,7 @@ func Validate(sc *scenario.Scenario, opts Options) error {
 
 // preflight is Preflight and the backend's own checks.
 func preflight(be backend.Backend, sc *scenario.Scenario, dsn string, allowShell, allowOutside bool) error {
-	if err := Preflight(sc, dsn, allowShell); err != nil {
+	if err := Preflight(be, sc, dsn, allowShell); err != nil {
 		return err
 	}
 	if p, ok := be.(backend.Preflighter); ok {

@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/all"
+	pgbackend "github.com/firedrill/firedrill/backend/postgres"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -48,12 +51,12 @@ func TestPreflight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), event.ScenarioOptions())
+			sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), all.Registry().ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
 			sc.Target.DSN = tt.targetDSN
-			err = Preflight(sc, tt.dsn, tt.allowShell)
+			err = Preflight(pgbackend.New(), sc, tt.dsn, tt.allowShell)
 			if len(tt.want) == 0 {
 				if err != nil {
 					t.Fatalf("Preflight: %v, want nil", err)
@@ -78,5 +81,44 @@ func TestPreflight(t *testing.T) {
 				t.Errorf("shell refusal with the server hint: %q", lines[0])
 			}
 		})
+	}
+}
+
+// eventlessBackend is a kind of database with no event kinds of its own.
+type eventlessBackend struct{}
+
+func (eventlessBackend) Kind() string { return "eventless" }
+
+func (eventlessBackend) Open(context.Context, backend.Spec) (backend.Target, error) {
+	return nil, errors.New("eventless: not for running")
+}
+
+// Events decode with every kind firedrill has, before the backend is
+// known; Validate then refuses, at its position, an event of a kind the
+// target's backend does not have, and keeps the neutral kinds.
+func TestValidateRefusesAnotherBackendsEventKind(t *testing.T) {
+	t.Parallel()
+	const src = `name: eventless
+duration: 5s
+target: {kind: eventless}
+workloads:
+  - name: w
+    clients: 1
+    scripts: [{inline: "SELECT 1;"}]
+events:
+  - {kind: shell, at: 1s, command: "true"}
+  - {kind: sql, at: 1s, sql: "SELECT 1"}
+`
+	sc, err := scenario.Parse("e.yaml", []byte(src), all.Registry().ScenarioOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Validate(sc, Options{Backends: backend.NewRegistry(eventlessBackend{}), AllowShell: true})
+	want := "e.yaml:10:5: sql events make no sense for a eventless target"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Count(err.Error(), "make no sense") != 1 {
+		t.Fatalf("Validate: %v, want one refusal starting %q", err, want)
+	}
+	if !strings.Contains(err.Error(), "takes events of kind disk_pressure, shell") {
+		t.Errorf("Validate: %v, want the kinds it takes as the hint", err)
 	}
 }

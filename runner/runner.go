@@ -134,7 +134,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	w.RedactWith(red.Redact)
-	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf, red: red}
+	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf, red: red, eventKinds: backend.EventKindsOf(be)}
 	defer func() {
 		if cerr := w.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -288,6 +288,8 @@ type run struct {
 	logf func(string, ...any)
 	red  *secret.Redactor // masks the target's password in all the run writes
 	tgt  backend.Target   // the database, through its backend
+	// eventKinds are the kinds of event the backend's targets have.
+	eventKinds []event.Kind
 
 	workloads []*workloadRun
 	events    []event.Event
@@ -389,7 +391,7 @@ func (r *run) plan() error {
 	}
 	for i := range r.sc.Events {
 		spec := r.sc.Events[i]
-		ev, err := event.New(spec)
+		ev, err := event.New(r.eventKinds, spec)
 		if err != nil {
 			return fmt.Errorf("event %s: %w", spec.Name, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -17,7 +17,7 @@ import (
 // and reads the run directory back.
 func runScenario(t *testing.T, path string) *timeline.Run {
 	t.Helper()
-	sc, err := scenario.Load(path, event.ScenarioOptions())
+	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,14 @@ import (
 // event has (name, kind, at); each kind decodes the rest itself.
 type Options struct {
 	// EventKinds are the kinds of event, in the order messages list them
-	// (the event package's Kinds).
+	// (backend.Registry.ScenarioOptions gives every kind firedrill has).
 	EventKinds []EventKind
 }
 
 // EventKind is one kind of event as a scenario writes it: a new kind is a
-// value of this type (in the event package, one file each), not a change
-// to this package.
+// value of this type (one file each, in package event or in a backend's
+// event package such as backend/postgres/pgevent), not a change to this
+// package.
 type EventKind struct {
 	Name string
 	// Keys are the keys the kind takes besides name, kind and at, in the
@@ -27,7 +28,7 @@ type EventKind struct {
 	// names the kinds that take it.
 	Keys []string
 	// Example is a whole event of the kind, for hints ("as in …") and for
-	// the event package's conformance test.
+	// the kinds' conformance test (backend/all).
 	Example string
 	// Decode decodes the kind's keys of one event and checks them,
 	// reporting each problem through d. It returns the kind's config (kept

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/backend/all"
 	. "github.com/firedrill/firedrill/scenario"
 )
 
@@ -34,7 +34,7 @@ func FuzzParse(f *testing.F) {
 	// inputs derived from it reach the script parser.
 	file := filepath.Join("testdata", "good", "fuzz.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse(file, data, event.ScenarioOptions())
+		s, err := Parse(file, data, all.Registry().ScenarioOptions())
 		if err != nil {
 			var errs Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend/all"
-	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -27,7 +26,7 @@ func TestEveryBackendRunsAScenario(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Fatalf("backend %s has no conformance scenario: %v", b.Kind(), err)
 			}
-			sc, err := scenario.Load(path, event.ScenarioOptions())
+			sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/postgres/pgevent"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
@@ -237,7 +238,7 @@ func (tg *target) SettingsSource() string { return pgmetric.Settings }
 func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
 	env := &event.Env{ConnString: tg.connString, AllowShell: allowShell, AppName: appName}
 	if tg.confined() {
-		env.Schema = tg.schema
+		env.Backend = &pgevent.Target{Schema: tg.schema}
 	}
 	if tg.inst != nil {
 		inst := tg.inst

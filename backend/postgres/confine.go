@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/backend/postgres/pgevent"
 	"github.com/firedrill/firedrill/scenario"
 	pgtarget "github.com/firedrill/firedrill/target/postgres"
 )
@@ -86,7 +86,7 @@ func ConfinementProblems(sc *scenario.Scenario, others []string) []string {
 		}
 	}
 	for _, ev := range sc.Events {
-		for i, sql := range event.Statements(ev) {
+		for i, sql := range pgevent.Statements(ev) {
 			report(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
 		}
 	}
@@ -219,7 +219,7 @@ func (tg *target) restoreSettings(when string, wait time.Duration) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	restored, err := event.RestoreSettings(ctx, tg.connString, tg.schema)
+	restored, err := pgevent.RestoreSettings(ctx, tg.connString, tg.schema)
 	for _, s := range restored {
 		tg.logf("%s: restored setting %s", when, s)
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
-	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
@@ -174,7 +174,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		if err := os.Mkdir(dir, timeline.DirMode); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
-		sc, err := d.Load(v.Name, dir, o.quick, event.ScenarioOptions())
+		sc, err := d.Load(v.Name, dir, o.quick, all.Registry().ScenarioOptions())
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, v.Name, err))
 		}

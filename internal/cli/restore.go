@@ -5,7 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/scenario"
 )
@@ -17,7 +18,7 @@ func newRestoreCmd(env *clikit.Env) *cobra.Command {
 		Short: "Put back the server settings that a killed run's settings events left changed",
 		Long: `Put back every setting that settings events changed with ALTER SYSTEM on a
 given server and did not restore: firedrill records each change, before
-making it, in the table ` + event.RestoreTable + ` of its schema, and restores it at the
+making it, in the table settings_restore of its schema, and restores it at the
 end of every run, also after Ctrl-C. A run killed outright (SIGKILL, a crash,
 a lost machine) cannot; the next 'firedrill run' against the same server
 restores them before it starts, and this command does it now.
@@ -31,17 +32,18 @@ A setting changed since by someone else is left alone and said so. Exit code
 			if dsn == "" {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("restore needs --dsn: the server the run changed, as given to 'firedrill run --dsn'"))
 			}
+			be, err := all.Registry().ForDSN(dsn)
+			if err != nil {
+				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("restore: %w", err))
+			}
+			restorer, ok := be.(backend.Restorer)
+			if !ok {
+				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("restore: firedrill changes nothing it would have to restore on a %s server", be.Kind()))
+			}
 			ctx, stop := env.Context()
 			defer stop()
-			restored, err := event.RestoreSettings(ctx, dsn, schema)
-			for _, r := range restored {
-				fmt.Fprintf(env.Stdout, "%s\n", r)
-			}
-			if err != nil {
+			if err := restorer.Restore(ctx, dsn, schema, env.Stdout); err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
-			}
-			if len(restored) == 0 {
-				fmt.Fprintf(env.Stdout, "nothing to restore: no setting changed by firedrill is recorded in %s.%s\n", schema, event.RestoreTable)
 			}
 			return nil
 		},

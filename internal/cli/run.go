@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
@@ -74,7 +74,7 @@ with status "degraded" and exit code 3.`,
 }
 
 func (o *runOpts) run(env *clikit.Env, path string) error {
-	sc, err := scenario.Load(path, event.ScenarioOptions())
+	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -203,7 +203,7 @@ otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, path := range args {
-				sc, err := scenario.Load(path, event.ScenarioOptions())
+				sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
 				if err == nil {
 					err = report.CheckThresholdMetrics(sc)
 				}

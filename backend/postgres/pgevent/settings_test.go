@@ -1,9 +1,10 @@
-package event
+package pgevent
 
 import (
 	"maps"
 	"testing"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -88,7 +89,7 @@ func TestSettings(t *testing.T) {
 			Settings: map[string]string{"shared_buffers": "128MB"}}})
 		remote := *env
 		remote.Restart = nil
-		if err := ev.(Checker).Check(&remote); err == nil {
+		if err := ev.(event.Checker).Check(&remote); err == nil {
 			t.Error("Check accepted restart: true without env.Restart")
 		}
 		_, _, err := ev.Run(t.Context(), &remote, nil)

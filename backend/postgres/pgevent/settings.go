@@ -1,4 +1,4 @@
-package event
+package pgevent
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -27,14 +28,14 @@ var listQuotedSettings = []string{
 }
 
 // settingsKind is how a scenario writes a settings event.
-var settingsKind = kind{
+var settingsKind = event.Kind{
 	EventKind: scenario.EventKind{
 		Name:    "settings",
 		Keys:    []string{"settings", "restart"},
 		Example: "{kind: settings, at: 30s, settings: {work_mem: 64MB}}",
 		Decode:  decodeSettings,
 	},
-	build: buildWith(newSettings),
+	Build: event.BuildWith(newSettings),
 }
 
 // settingsConfig is what a settings event takes.
@@ -85,25 +86,25 @@ type settingsEvent struct {
 }
 
 var (
-	_ Event           = (*settingsEvent)(nil)
-	_ Checker         = (*settingsEvent)(nil)
-	_ SettingsChanger = (*settingsEvent)(nil)
+	_ event.Event           = (*settingsEvent)(nil)
+	_ event.Checker         = (*settingsEvent)(nil)
+	_ event.SettingsChanger = (*settingsEvent)(nil)
 )
 
 // ChangesSettings says yes: the server's settings differ after the event.
 func (e *settingsEvent) ChangesSettings() bool { return true }
 
-func newSettings(spec scenario.Event, c settingsConfig) Event {
+func newSettings(spec scenario.Event, c settingsConfig) event.Event {
 	return &settingsEvent{
-		name:     eventName(spec),
-		appName:  sessionAppName(eventName(spec)),
+		name:     event.Name(spec),
+		appName:  sessionAppName(event.Name(spec)),
 		settings: maps.Clone(c.Settings),
 		restart:  c.Restart,
 	}
 }
 
 // Check refuses restart: true when the runner cannot restart the server.
-func (e *settingsEvent) Check(env *Env) error {
+func (e *settingsEvent) Check(env *event.Env) error {
 	if e.restart && env.Restart == nil {
 		return fmt.Errorf("settings %s: restart needs the embedded server", e.name)
 	}
@@ -112,44 +113,45 @@ func (e *settingsEvent) Check(env *Env) error {
 
 // Run applies the settings in name order, then reloads or restarts, and
 // checks what the server made of them: a setting that needs a restart the
-// event was not allowed to do is an error. On a given server (env.Schema
-// set) each change is recorded first, and RestoreSettings puts them all
+// event was not allowed to do is an error. On a given server (a Target
+// with a Schema in env.Backend) each change is recorded first, and RestoreSettings puts them all
 // back at the end of the run; on the embedded server they stay, as the
 // server is thrown away.
-func (e *settingsEvent) Run(ctx context.Context, env *Env, started Started) (string, map[string]any, error) {
+func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
 	if err := e.Check(env); err != nil {
 		return "", nil, err
 	}
 	s, err := connect(ctx, env, e.appName)
 	if err != nil {
-		return "", nil, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 	}
 	defer func() { s.close(ctx) }() // s changes after a restart
 
 	names := slices.Sorted(maps.Keys(e.settings))
 	detail := map[string]any{"changed": maps.Clone(e.settings), "restart": e.restart}
-	notify(started, maps.Clone(detail))
+	event.Notify(started, maps.Clone(detail))
 
 	loadedBefore, err := s.queryValue(ctx, "SELECT pg_conf_load_time()")
 	if err != nil {
-		return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 	}
+	schema := schemaOf(env)
 	for _, name := range names {
 		// On a given server, what the change replaces is noted first
 		// (committed), so that the end of the run, or the next run after a
 		// kill, can put it back.
-		if env.Schema != "" {
-			if err := recordOriginal(ctx, s, env.Schema, name); err != nil {
-				return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		if schema != "" {
+			if err := recordOriginal(ctx, s, schema, name); err != nil {
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 			}
 		}
 		stmt := alterSystem(name, e.settings[name])
 		if _, err := s.exec(ctx, stmt); err != nil {
-			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
 		}
-		if env.Schema != "" {
-			if err := recordApplied(ctx, s, env.Schema, name); err != nil {
-				return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		if schema != "" {
+			if err := recordApplied(ctx, s, schema, name); err != nil {
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 			}
 		}
 	}
@@ -159,29 +161,29 @@ func (e *settingsEvent) Run(ctx context.Context, env *Env, started Started) (str
 		s.close(ctx)
 		begin := time.Now()
 		if err := env.Restart(ctx); err != nil {
-			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: restart the server: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: restart the server: %w", e.name, err))
 		}
 		restartTook := time.Since(begin)
 		detail["restart_seconds"] = restartTook.Seconds()
-		how = "restarted in " + took(restartTook)
+		how = "restarted in " + event.Took(restartTook)
 		reconnected, err := connect(ctx, env, e.appName)
 		if err != nil {
-			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", e.name, err))
 		}
 		s = reconnected
 	} else {
 		if _, err := s.exec(ctx, "SELECT pg_reload_conf()"); err != nil {
-			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: reload: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: reload: %w", e.name, err))
 		}
 		if err := waitReloaded(ctx, s, loadedBefore); err != nil {
-			return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 		}
 		how = "reloaded"
 	}
 
 	effective, pending, err := readSettings(ctx, s, names)
 	if err != nil {
-		return "", detail, cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 	}
 	detail["effective"] = effective
 	if len(pending) > 0 {

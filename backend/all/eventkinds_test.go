@@ -1,21 +1,27 @@
-package event
+package all_test
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/scenario"
 )
 
-// TestKindsConform runs every registered kind through what a kind
-// promises, so that a new kind is tested by registering it: its example
+// TestEventKindsConform runs every kind of event firedrill has (the
+// neutral ones and every backend's) through what a kind promises, so that
+// a new kind is tested by registering it: its example
 // decodes and builds, a key it does not take is refused at its
 // file:line:col with the kind's keys as the hint, and every key it
 // declares is one its Decode reads.
-func TestKindsConform(t *testing.T) {
+func TestEventKindsConform(t *testing.T) {
 	t.Parallel()
+	kinds := all.Registry().EventKinds()
 	seen := make(map[string]bool)
-	for _, kind := range Kinds() {
+	for _, kind := range kinds {
 		if seen[kind.Name] {
 			t.Errorf("kind %s is registered twice", kind.Name)
 		}
@@ -39,7 +45,7 @@ func TestKindsConform(t *testing.T) {
 			if spec.Kind != kind.Name || spec.Config == nil {
 				t.Fatalf("the example decoded to %+v", spec)
 			}
-			if _, err := New(spec); err != nil {
+			if _, err := event.New(kinds, spec); err != nil {
 				t.Errorf("New(the example): %v", err)
 			}
 
@@ -69,7 +75,32 @@ func TestKindsConform(t *testing.T) {
 			}
 		})
 	}
-	if got, want := kindNames(), []string{"hold_transaction", "sql", "settings", "terminate", "disk_pressure", "shell"}; !slices.Equal(got, want) {
+	if got, want := event.KindNames(kinds), []string{"hold_transaction", "sql", "settings", "terminate", "disk_pressure", "shell"}; !slices.Equal(got, want) {
 		t.Errorf("kinds %v, want %v (messages list them in this order)", got, want)
+	}
+}
+
+// parseEvent loads a scenario with one event, written on line 9, with
+// every kind firedrill has.
+func parseEvent(spec string) (*scenario.Scenario, error) {
+	src := `name: one-event
+duration: 10m
+workloads:
+  - name: oltp
+    scripts: [select-only]
+    clients: 1
+events:
+  # the event
+  - ` + spec + "\n"
+	return scenario.Parse("event.yaml", []byte(src), all.Registry().ScenarioOptions())
+}
+
+// mustContain fails the test unless s contains every part.
+func mustContain(t *testing.T, what, s string, parts ...string) {
+	t.Helper()
+	for _, part := range parts {
+		if !strings.Contains(s, part) {
+			t.Errorf("%s %q does not contain %q", what, s, part)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package event
+package pgevent
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -18,14 +19,14 @@ import (
 const terminateWaitMillis = 5000
 
 // terminateKind is how a scenario writes a terminate event.
-var terminateKind = kind{
+var terminateKind = event.Kind{
 	EventKind: scenario.EventKind{
 		Name:    "terminate",
 		Keys:    []string{"workload", "pid"},
 		Example: "{kind: terminate, at: 40s, workload: oltp}",
 		Decode:  decodeTerminate,
 	},
-	build: buildWith(newTerminate),
+	Build: event.BuildWith(newTerminate),
 }
 
 // terminateConfig is what a terminate event takes: one of Workload and
@@ -61,19 +62,19 @@ type terminateEvent struct {
 	pid      int
 }
 
-var _ Event = (*terminateEvent)(nil)
+var _ event.Event = (*terminateEvent)(nil)
 
-func newTerminate(spec scenario.Event, c terminateConfig) Event {
+func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
 	return &terminateEvent{
-		name:     eventName(spec),
-		appName:  sessionAppName(eventName(spec)),
+		name:     event.Name(spec),
+		appName:  sessionAppName(event.Name(spec)),
 		workload: c.Workload,
 		pid:      c.PID,
 	}
 }
 
 // workloadAppName is the application_name of a workload's sessions.
-func workloadAppName(env *Env, workload string) string {
+func workloadAppName(env *event.Env, workload string) string {
 	if env.AppName != nil {
 		return env.AppName(workload)
 	}
@@ -84,10 +85,10 @@ func workloadAppName(env *Env, workload string) string {
 // exited. A workload with no sessions is an outcome ("terminated 0
 // backends"), and so is one that outlived the wait; a pid that was not
 // terminated is an error.
-func (e *terminateEvent) Run(ctx context.Context, env *Env, started Started) (string, map[string]any, error) {
+func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
 	s, err := connect(ctx, env, e.appName)
 	if err != nil {
-		return "", nil, cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
 	}
 	defer s.close(ctx)
 
@@ -107,11 +108,11 @@ func (e *terminateEvent) Run(ctx context.Context, env *Env, started Started) (st
 		detail["target_pid"] = e.pid
 		query = "SELECT pid, " + terminate + " FROM (SELECT $1::int AS pid) AS target"
 	}
-	notify(started, maps.Clone(detail))
+	event.Notify(started, maps.Clone(detail))
 
 	result, err := s.execParams(ctx, query, param)
 	if err != nil {
-		return "", detail, cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
+		return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
 	}
 	terminated, survived := []int{}, []int{}
 	for _, row := range result.Rows {

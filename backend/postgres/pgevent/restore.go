@@ -1,4 +1,4 @@
-package event
+package pgevent
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/firedrill/firedrill/event"
 )
 
 // RestoreTable is the table, in firedrill's schema on a given server, that
@@ -110,7 +112,7 @@ func autoConfValue(ctx context.Context, s *session, name string) (bool, string, 
 // left alone and said so. It is safe to call when nothing was changed
 // (the table or the schema may not exist) and after a run was killed.
 func RestoreSettings(ctx context.Context, connString, schema string) ([]Restored, error) {
-	env := &Env{ConnString: connString}
+	env := &event.Env{ConnString: connString}
 	s, err := connect(ctx, env, appNamePrefix+"restore")
 	if err != nil {
 		return nil, fmt.Errorf("restore settings: %w", err)

@@ -1,4 +1,4 @@
-package event
+package pgevent
 
 import (
 	"context"
@@ -9,18 +9,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
 // holdTransactionKind is how a scenario writes a hold_transaction event.
-var holdTransactionKind = kind{
+var holdTransactionKind = event.Kind{
 	EventKind: scenario.EventKind{
 		Name:    "hold_transaction",
 		Keys:    []string{"duration", "isolation", "xid", "sql"},
 		Example: "{kind: hold_transaction, at: 60s, duration: 2m}",
 		Decode:  decodeHoldTransaction,
 	},
-	build: buildWith(newHoldTransaction),
+	Build: event.BuildWith(newHoldTransaction),
 }
 
 // isolationLevels are the levels a scenario may ask for, the default
@@ -78,16 +79,16 @@ type holdTransaction struct {
 	duration   time.Duration
 }
 
-var _ Event = (*holdTransaction)(nil)
+var _ event.Event = (*holdTransaction)(nil)
 
-func newHoldTransaction(spec scenario.Event, c holdTransactionConfig) Event {
+func newHoldTransaction(spec scenario.Event, c holdTransactionConfig) event.Event {
 	begin := "BEGIN"
 	if c.Isolation != "" {
 		begin += " ISOLATION LEVEL " + strings.ToUpper(c.Isolation)
 	}
 	return &holdTransaction{
-		name:       eventName(spec),
-		appName:    sessionAppName(eventName(spec)),
+		name:       event.Name(spec),
+		appName:    sessionAppName(event.Name(spec)),
 		begin:      begin,
 		statements: slices.Clone(c.SQL),
 		takeXID:    c.XID,
@@ -98,10 +99,10 @@ func newHoldTransaction(spec scenario.Event, c holdTransactionConfig) Event {
 // Run opens the transaction, holds it idle and rolls it back. The server
 // ending the session early (idle_in_transaction_session_timeout,
 // pg_terminate_backend) is an outcome, not an error: drills rely on it.
-func (h *holdTransaction) Run(ctx context.Context, env *Env, started Started) (string, map[string]any, error) {
+func (h *holdTransaction) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
 	s, err := connect(ctx, env, h.appName)
 	if err != nil {
-		return "", nil, cancelled(ctx, fmt.Errorf("hold_transaction %s: %w", h.name, err))
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("hold_transaction %s: %w", h.name, err))
 	}
 	// The last resort: closing the connection ends any transaction the
 	// paths below failed to roll back.
@@ -109,12 +110,12 @@ func (h *holdTransaction) Run(ctx context.Context, env *Env, started Started) (s
 
 	detail := map[string]any{"pid": s.pid(), "application_name": h.appName}
 	if _, err := s.exec(ctx, h.begin); err != nil {
-		return "", detail, cancelled(ctx, fmt.Errorf("hold_transaction %s: %s: %w", h.name, h.begin, err))
+		return "", detail, event.Cancelled(ctx, fmt.Errorf("hold_transaction %s: %s: %w", h.name, h.begin, err))
 	}
 	for i, stmt := range h.statements {
 		if _, err := s.exec(ctx, stmt); err != nil {
 			h.rollback(ctx, s)
-			return "", detail, cancelled(ctx, fmt.Errorf("hold_transaction %s: statement %d (%s): %w",
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("hold_transaction %s: statement %d (%s): %w",
 				h.name, i+1, summarizeSQL(stmt), err))
 		}
 	}
@@ -122,7 +123,7 @@ func (h *holdTransaction) Run(ctx context.Context, env *Env, started Started) (s
 		txid, err := s.queryValue(ctx, "SELECT txid_current()")
 		if err != nil {
 			h.rollback(ctx, s)
-			return "", detail, cancelled(ctx, fmt.Errorf("hold_transaction %s: take a transaction id: %w", h.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("hold_transaction %s: take a transaction id: %w", h.name, err))
 		}
 		// txid_current() carries the epoch in its high 32 bits;
 		// pg_stat_activity.backend_xid and pg_locks show the xid without it.
@@ -137,7 +138,7 @@ func (h *holdTransaction) Run(ctx context.Context, env *Env, started Started) (s
 
 	heldSince := time.Now()
 	// A copy: the runner may keep what it was given while Run adds to detail.
-	notify(started, maps.Clone(detail))
+	event.Notify(started, maps.Clone(detail))
 	holdCtx, cancelHold := context.WithDeadline(ctx, heldSince.Add(h.duration))
 	defer cancelHold()
 	for {
@@ -170,7 +171,7 @@ func (h *holdTransaction) Run(ctx context.Context, env *Env, started Started) (s
 		}
 		return "", detail, fmt.Errorf("hold_transaction %s: ROLLBACK: %w", h.name, err)
 	}
-	outcome := "held " + seconds(time.Since(heldSince))
+	outcome := "held " + event.Seconds(time.Since(heldSince))
 	if xid, ok := detail["xid"]; ok {
 		outcome += fmt.Sprintf(", xid %s", xid)
 	}
@@ -186,13 +187,13 @@ func (h *holdTransaction) endedOutcome(held time.Duration, why string, err error
 	if code := sqlState(err); code != "" {
 		detail["sqlstate"] = code
 	}
-	return fmt.Sprintf("ended by the server after %s: %s", seconds(held), why)
+	return fmt.Sprintf("ended by the server after %s: %s", event.Seconds(held), why)
 }
 
 // rollback ends the transaction after a failure or a cancellation, within
-// cleanupTimeout.
+// event.CleanupTimeout.
 func (h *holdTransaction) rollback(ctx context.Context, s *session) {
-	rollbackCtx, cancel := cleanupContext(ctx)
+	rollbackCtx, cancel := event.CleanupContext(ctx)
 	defer cancel()
 	// A failed ROLLBACK is followed by closing the connection (deferred in
 	// Run), which ends the transaction just as surely; the error that got

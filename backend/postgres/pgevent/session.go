@@ -1,4 +1,4 @@
-package event
+package pgevent
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/firedrill/firedrill/event"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
@@ -44,15 +46,15 @@ type session struct {
 }
 
 // connect opens a session on env's target with the given application_name.
-func connect(ctx context.Context, env *Env, appName string) (*session, error) {
+func connect(ctx context.Context, env *event.Env, appName string) (*session, error) {
 	config, err := pgconn.ParseConfig(env.ConnString)
 	if err != nil {
 		return nil, fmt.Errorf("connection settings: %w", err)
 	}
 	config.RuntimeParams["application_name"] = appName
-	if env.Schema != "" {
+	if schema := schemaOf(env); schema != "" {
 		// A startup parameter, so that RESET and DISCARD ALL return to it.
-		config.RuntimeParams["search_path"] = quoteIdent(env.Schema)
+		config.RuntimeParams["search_path"] = quoteIdent(schema)
 	}
 	s := &session{}
 	config.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
@@ -66,7 +68,7 @@ func connect(ctx context.Context, env *Env, appName string) (*session, error) {
 	config.OnNotice = func(_ *pgconn.PgConn, notice *pgconn.Notice) { s.notices = append(s.notices, notice) }
 	conn, err := pgconn.ConnectConfig(ctx, config)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s:%d: %w", config.Host, config.Port, cancelled(ctx, err))
+		return nil, fmt.Errorf("connect to %s:%d: %w", config.Host, config.Port, event.Cancelled(ctx, err))
 	}
 	s.conn = conn
 	return s, nil
@@ -83,7 +85,7 @@ func (s *session) exec(ctx context.Context, sql string) ([]*pgconn.Result, error
 	s.interrupt.idle.Store(false)
 	results, err := s.conn.Exec(ctx, sql).ReadAll()
 	if err != nil {
-		return nil, cancelled(ctx, err)
+		return nil, event.Cancelled(ctx, err)
 	}
 	return results, nil
 }
@@ -98,7 +100,7 @@ func (s *session) execParams(ctx context.Context, sql string, params ...string) 
 	}
 	result := s.conn.ExecParams(ctx, sql, values, nil, nil, nil).Read()
 	if result.Err != nil {
-		return nil, cancelled(ctx, result.Err)
+		return nil, event.Cancelled(ctx, result.Err)
 	}
 	return result, nil
 }
@@ -129,10 +131,10 @@ func (s *session) waitIdle(ctx context.Context) error {
 	return err
 }
 
-// close says goodbye to the server within cleanupTimeout, then drops the
+// close says goodbye to the server within event.CleanupTimeout, then drops the
 // connection. The server rolls back whatever transaction was still open.
 func (s *session) close(ctx context.Context) {
-	closeCtx, cancel := cleanupContext(ctx)
+	closeCtx, cancel := event.CleanupContext(ctx)
 	defer cancel()
 	// The connection is gone either way; an error saying goodbye tells
 	// nothing the caller could act on.

@@ -1,4 +1,4 @@
-package event
+package pgevent
 
 import (
 	"context"
@@ -8,18 +8,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
 // sqlKind is how a scenario writes an sql event.
-var sqlKind = kind{
+var sqlKind = event.Kind{
 	EventKind: scenario.EventKind{
 		Name:    "sql",
 		Keys:    []string{"sql"},
 		Example: `{kind: sql, at: 90s, sql: "VACUUM"}`,
 		Decode:  decodeSQL,
 	},
-	build: buildWith(newSQL),
+	Build: event.BuildWith(newSQL),
 }
 
 // sqlConfig is what an sql event takes.
@@ -61,24 +62,24 @@ type sqlEvent struct {
 	statements []string
 }
 
-var _ Event = (*sqlEvent)(nil)
+var _ event.Event = (*sqlEvent)(nil)
 
-func newSQL(spec scenario.Event, c sqlConfig) Event {
-	return &sqlEvent{name: eventName(spec), appName: sessionAppName(eventName(spec)), statements: slices.Clone(c.SQL)}
+func newSQL(spec scenario.Event, c sqlConfig) event.Event {
+	return &sqlEvent{name: event.Name(spec), appName: sessionAppName(event.Name(spec)), statements: slices.Clone(c.SQL)}
 }
 
 // Run runs the statements in order and stops at the first error. A
 // cancelled statement gets a cancel request; note that a cancelled CREATE
 // INDEX CONCURRENTLY leaves an invalid index behind, as it does in psql.
-func (e *sqlEvent) Run(ctx context.Context, env *Env, started Started) (string, map[string]any, error) {
+func (e *sqlEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
 	s, err := connect(ctx, env, e.appName)
 	if err != nil {
-		return "", nil, cancelled(ctx, fmt.Errorf("sql %s: %w", e.name, err))
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("sql %s: %w", e.name, err))
 	}
 	defer s.close(ctx)
 
 	detail := map[string]any{"pid": s.pid(), "application_name": e.appName}
-	notify(started, maps.Clone(detail))
+	event.Notify(started, maps.Clone(detail))
 	var timings []map[string]any
 	var summary []string
 	for i, stmt := range e.statements {
@@ -95,14 +96,14 @@ func (e *sqlEvent) Run(ctx context.Context, env *Env, started Started) (string, 
 		timings = append(timings, timing)
 		detail["statements"] = timings
 		if err != nil {
-			summary = append(summary, fmt.Sprintf("%s failed after %s", summarizeSQL(stmt), took(elapsed)))
+			summary = append(summary, fmt.Sprintf("%s failed after %s", summarizeSQL(stmt), event.Took(elapsed)))
 			if ctx.Err() != nil {
 				return strings.Join(summary, "; "), detail, ctx.Err()
 			}
 			return strings.Join(summary, "; "), detail, fmt.Errorf("sql %s: statement %d (%s) failed after %s: %w",
-				e.name, i+1, summarizeSQL(stmt), took(elapsed), err)
+				e.name, i+1, summarizeSQL(stmt), event.Took(elapsed), err)
 		}
-		summary = append(summary, fmt.Sprintf("%s %s", summarizeSQL(stmt), took(elapsed)))
+		summary = append(summary, fmt.Sprintf("%s %s", summarizeSQL(stmt), event.Took(elapsed)))
 	}
 	return strings.Join(summary, "; "), detail, nil
 }

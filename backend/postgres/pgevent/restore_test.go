@@ -1,4 +1,4 @@
-package event
+package pgevent
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/firedrill/firedrill/scenario"
 )
 
-// On a given server (Env.Schema set) a settings event records what it
-// replaces, and RestoreSettings puts postgresql.auto.conf back as it was:
+// On a given server (a Target with a Schema in Env.Backend) a settings
+// event records what it replaces, and RestoreSettings puts postgresql.auto.conf back as it was:
 // a value the user had set comes back, a setting that was not there is
 // reset, a restart-only one that never applied stops pending, and one
 // changed since by someone else is left alone.
@@ -41,7 +41,7 @@ func TestSettingsAreRestored(t *testing.T) {
 	before := readFile(t, autoConf)
 
 	env := envFor(inst)
-	env.Restart, env.Schema = nil, "firedrill"
+	env.Restart, env.Backend = nil, &Target{Schema: "firedrill"}
 	ev := mustNew(t, scenario.Event{Name: "knobs", Kind: "settings", Config: settingsConfig{Settings: map[string]string{
 		"work_mem": "64MB", "log_min_duration_statement": "0", "maintenance_work_mem": "80MB"}}})
 	if _, _, err := ev.Run(ctx, env, nil); err != nil {

@@ -1,0 +1,51 @@
+// Package pgevent holds PostgreSQL's kinds of event: hold a transaction
+// open, run SQL, change settings, terminate backends. The PostgreSQL
+// backend offers them (backend.EventKinds) beside the neutral kinds of
+// package event; each kind is one file and one entry in kinds.
+//
+// Every event works in its own session, tagged with the application_name
+// "firedrill-event:<name>" so that samplers and rules can tell it from the
+// workloads, and cleans up after itself: when its context ends it rolls
+// back or cancels what it holds before returning.
+package pgevent
+
+import (
+	"slices"
+
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// kinds are PostgreSQL's kinds of event, in the order messages list them:
+// a new kind is a new file and one entry here.
+var kinds = []event.Kind{holdTransactionKind, sqlKind, settingsKind, terminateKind}
+
+// Kinds are PostgreSQL's kinds of event, for the backend to offer.
+func Kinds() []event.Kind { return slices.Clone(kinds) }
+
+// Target is what the PostgreSQL backend puts in event.Env.Backend for its
+// kinds.
+type Target struct {
+	// Schema confines the events on a given server: their sessions search
+	// only it, and settings events record there what to restore. Empty on
+	// the embedded server.
+	Schema string
+}
+
+// schemaOf is the schema that confines env's events, "" when none does.
+func schemaOf(env *event.Env) string {
+	if t, ok := env.Backend.(*Target); ok && t != nil {
+		return t.Schema
+	}
+	return ""
+}
+
+// Statements lists the SQL an event runs as the scenario wrote it (the
+// statements of sql and hold_transaction events), so that the backend can
+// check, before the run, that it stays in its schema; nil for the others.
+func Statements(spec scenario.Event) []string {
+	if s, ok := spec.Config.(interface{ statements() []string }); ok {
+		return s.statements()
+	}
+	return nil
+}

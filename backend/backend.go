@@ -91,6 +91,10 @@ type Sampling struct {
 	// (also for samplers left out for it).
 	Notes map[string]string
 	Close func() error
+	// Unanswered says whether a sampler's error is the server not
+	// answering in time (a timeout), rather than an answer, if an error;
+	// nil judges by the context's deadline and the error's words alone.
+	Unanswered func(err error) bool
 }
 
 // Source is one sampler with its cadence.
@@ -178,6 +182,15 @@ type Keyed interface {
 // line (PostgreSQL: pgbench); the command line adds them beside its own.
 type Commander interface {
 	Commands(env *clikit.Env) []*cobra.Command
+}
+
+// Passworder is a backend whose driver may send a password that is not
+// written in the connection string (a passfile, a service file, its
+// environment), so that firedrill can mask it in everything it writes.
+type Passworder interface {
+	// Password is what the driver would send for connString ("" is the
+	// default connection); "" when none or unknown.
+	Password(connString string) string
 }
 
 // Registry holds the backends firedrill was built with. Build it with

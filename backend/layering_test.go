@@ -51,6 +51,8 @@ func listDeps(t *testing.T, patterns ...string) map[string][]string {
 		for _, imp := range p.Imports {
 			if rel, ok := strings.CutPrefix(imp, module); ok {
 				imports = append(imports, rel)
+			} else if isDriver(imp) {
+				imports = append(imports, driverPrefix+imp)
 			}
 		}
 		graph[path] = imports
@@ -58,15 +60,29 @@ func listDeps(t *testing.T, patterns ...string) map[string][]string {
 	return graph
 }
 
+// driverPrefix marks a database driver's package in the graph.
+const driverPrefix = "driver:"
+
+// isDriver says whether an import path outside the module is a database
+// driver's (pgx today; the MySQL and Redis drivers when they come).
+func isDriver(path string) bool {
+	for _, d := range []string{"github.com/jackc/", "github.com/go-sql-driver/", "github.com/redis/"} {
+		if strings.HasPrefix(path, d) {
+			return true
+		}
+	}
+	return false
+}
+
 // under says whether pkg is dir or inside it.
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
 // databaseSpecific says whether pkg belongs to one kind of database: a
 // throwaway server, a target, a database's or the host's sampler, or a
-// backend's own folder (backend/<kind>/…). The neutral sampler and
+// backend's own folder (backend/<kind>/…), or a database driver. The neutral sampler and
 // backend packages are not; backend/all is the registration itself.
 func databaseSpecific(pkg string) bool {
-	if under(pkg, "instance") || under(pkg, "target") {
+	if strings.HasPrefix(pkg, driverPrefix) || under(pkg, "instance") || under(pkg, "target") {
 		return true
 	}
 	for _, neutral := range []string{"sampler", "backend"} {

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -73,16 +71,24 @@ func (f *freezeWatch) queriesServer(sampler string) bool {
 }
 
 // serverProbe sums up one tick's sampler reads of the server.
-type serverProbe struct{ answered, timedOut bool }
+type serverProbe struct {
+	answered, timedOut bool
+	// judge is the backend's judgement of an error (nil: isTimeout).
+	judge func(error) bool
+}
 
 // note records one sampler's read; queries says whether it reads the
 // server.
 func (p *serverProbe) note(queries bool, err error) {
+	timeout := isTimeout
+	if p.judge != nil {
+		timeout = p.judge
+	}
 	switch {
 	case !queries:
 	case err == nil:
 		p.answered = true
-	case isTimeout(err):
+	case timeout(err):
 		p.timedOut = true
 	}
 }
@@ -160,16 +166,13 @@ func (f *freezeWatch) finish(t float64) []timeline.FrozenWindow {
 }
 
 // isTimeout reports whether a sampler's error is the server not answering
-// in time, rather than refusing or failing. The samplers' errors reach the
+// in time, rather than refusing or failing, when the backend does not say
+// (backend.Sampling.Unanswered). The samplers' errors reach the
 // runner wrapped in ways that keep only their text at times (a failed
 // connection repeated), hence the words.
 func isTimeout(err error) bool {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return false // the server answered, if with an error (statement_timeout included)
-	}
 	// Cancelled too: the run ended while the query waited on the server.
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) ||
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		strings.Contains(err.Error(), "timeout") || strings.Contains(err.Error(), "context canceled")
 }
 

@@ -110,6 +110,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if p, ok := be.(backend.Passworder); ok {
+		red.Resolve(p.Password) // a passfile's or service file's password too
+	}
 	if err := preflight(be, sc, opts.DSN, opts.AllowShell, opts.AllowOutsideSchema); err != nil {
 		return nil, err
 	}
@@ -692,6 +695,9 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 	// reads a slow source once per slowPeriod.
 	slack := r.sc.SampleInterval / 2
 	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
+	if r.sampling != nil {
+		probe.judge = r.sampling.Unanswered
+	}
 	for i, s := range r.samplers {
 		if !all && !s.EveryTick && !r.lastRead[i].IsZero() && now.Sub(r.lastRead[i]) < slowPeriod-slack {
 			continue

@@ -9,9 +9,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/postgres/pgevent"
@@ -42,10 +46,21 @@ var (
 	_ backend.Schemed     = Backend{}
 	_ backend.Keyed       = Backend{}
 	_ backend.Preflighter = Backend{}
+	_ backend.Passworder  = Backend{}
 )
 
 // New returns the PostgreSQL backend.
 func New() Backend { return Backend{} }
+
+// Password is what libpq's rules (pgconn) find for connString: written in
+// it, or from PGPASSWORD, a passfile or a service file.
+func (Backend) Password(connString string) string {
+	cfg, err := pgconn.ParseConfig(connString)
+	if err != nil {
+		return ""
+	}
+	return cfg.Password
+}
 
 // Kind is "postgres".
 func (Backend) Kind() string { return Kind }
@@ -198,7 +213,7 @@ func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend
 		return nil, fmt.Errorf("samplers: %w", err)
 	}
 	tg.set = set
-	s := &backend.Sampling{Notes: set.Notes(), Close: func() error { set.Close(); return nil }}
+	s := &backend.Sampling{Notes: set.Notes(), Close: func() error { set.Close(); return nil }, Unanswered: unanswered}
 	for _, smp := range set.Samplers() {
 		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: everyTick[smp.Name()], Server: true})
 	}
@@ -276,4 +291,18 @@ func logfTo(w io.Writer) func(string, ...any) {
 			fmt.Fprintf(w, format+"\n", args...)
 		}
 	}
+}
+
+// unanswered says whether a sampler's error is the server not answering in
+// time: an error the server sent (statement_timeout included) is an
+// answer. The samplers' errors are sometimes wrapped down to their text (a
+// failed connection repeated), hence the words.
+func unanswered(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return false
+	}
+	// Cancelled too: the run ended while the query waited on the server.
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || pgconn.Timeout(err) ||
+		strings.Contains(err.Error(), "timeout") || strings.Contains(err.Error(), "context canceled")
 }

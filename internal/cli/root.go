@@ -18,6 +18,12 @@ import (
 // Main runs firedrill with args and returns the exit code.
 func Main(env *clikit.Env, args []string) int {
 	env = env.Private(args)
+	backends := all.Registry()
+	for _, b := range backends.Backends() {
+		if p, ok := b.(backend.Passworder); ok {
+			env.Resolve(p.Password) // a passfile's password is masked too
+		}
+	}
 	root := &cobra.Command{
 		Use:   "firedrill",
 		Short: "Rehearse your database's worst day before production has it",
@@ -36,7 +42,7 @@ machine) and removes afterwards.`,
 	root.SetErr(env.Stderr)
 	root.AddCommand(newRunCmd(env), newValidateCmd(env), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env),
 		newRestoreCmd(env))
-	for _, b := range all.Registry().Backends() {
+	for _, b := range backends.Backends() {
 		if c, ok := b.(backend.Commander); ok {
 			addCommands(root, b.Kind(), c.Commands(env))
 		}

@@ -29,6 +29,12 @@ func (env *Env) Learn(connString string) {
 	env.secrets.Learn(connString)
 }
 
+// Resolve teaches the output streams a database driver's way of finding
+// the password it would send (secret.Redactor.Resolve).
+func (env *Env) Resolve(password func(connString string) string) {
+	env.secrets.Resolve(password)
+}
+
 // CommandLine is the command as the user typed it, for run.json; the
 // runner masks its passwords.
 func (env *Env) CommandLine() []string {

@@ -27,7 +27,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Mask replaces a password (the mask pgx uses in its own errors).
@@ -45,28 +44,47 @@ const MinLiteral = 4
 type Redactor struct {
 	mu       sync.RWMutex
 	literals []string // longest first, so a password containing another is masked whole
+	conns    []string // the connection strings learned, for resolvers added later
+	// resolvers find the password a database's driver would send for a
+	// connection string (Resolve).
+	resolvers []func(connString string) string
 }
 
 // New returns a Redactor that knows the passwords of connStrings (see
-// Learn), those in the environment (PGPASSWORD, PGSSLPASSWORD) and the
-// one pgconn finds for the default connection (a passfile's).
+// Learn) and those in the environment (PGPASSWORD, PGSSLPASSWORD). A
+// backend adds what its driver would find (a passfile's) with Resolve.
 func New(connStrings ...string) *Redactor {
 	r := &Redactor{}
 	r.LearnSecret(os.Getenv("PGPASSWORD"))
 	r.LearnSecret(os.Getenv("PGSSLPASSWORD"))
-	if cfg, err := pgconn.ParseConfig(""); err == nil {
-		r.LearnSecret(cfg.Password)
-	}
 	for _, cs := range connStrings {
 		r.Learn(cs)
 	}
 	return r
 }
 
+// Resolve adds a database driver's way of finding the password it would
+// send for a connection string (from the string, a passfile, a service
+// file or its environment; "" is the default connection). It applies to
+// the default connection, to every connection string learned so far and
+// to those learned later.
+func (r *Redactor) Resolve(password func(connString string) string) {
+	if r == nil || password == nil {
+		return
+	}
+	r.mu.Lock()
+	r.resolvers = append(r.resolvers, password)
+	conns := slices.Clone(r.conns)
+	r.mu.Unlock()
+	r.LearnSecret(password(""))
+	for _, cs := range conns {
+		r.LearnSecret(password(cs))
+	}
+}
+
 // Learn records the passwords of a connection string (URL or key/value):
-// those written in it, and the one pgconn would send for it (which may
-// come from PGPASSWORD, a passfile or a service file). Learning from a
-// string that is not a connection string is harmless.
+// those written in it, and the ones the resolvers find for it (Resolve).
+// Learning from a string that is not a connection string is harmless.
 func (r *Redactor) Learn(connString string) {
 	if r == nil || connString == "" {
 		return
@@ -76,8 +94,12 @@ func (r *Redactor) Learn(connString string) {
 			r.LearnSecret(s)
 		}
 	}
-	if cfg, err := pgconn.ParseConfig(connString); err == nil {
-		r.LearnSecret(cfg.Password)
+	r.mu.Lock()
+	r.conns = append(r.conns, connString)
+	resolvers := slices.Clone(r.resolvers)
+	r.mu.Unlock()
+	for _, password := range resolvers {
+		r.LearnSecret(password(connString))
 	}
 }
 

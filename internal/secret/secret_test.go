@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -64,20 +62,19 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-// Passwords pgconn resolves outside the string (environment, passfile)
-// are masked wherever they appear; short ones only by syntax.
+// Passwords a driver resolves outside the string (Resolve: a passfile, a
+// service file), and those in the environment, are masked wherever they
+// appear, for connection strings learned before and after the resolver;
+// short ones only by syntax.
 func TestLearnResolvedPasswords(t *testing.T) {
-	dir := t.TempDir()
-	passfile := filepath.Join(dir, "pgpass")
-	if err := os.WriteFile(passfile, []byte("h:5432:x:u:from-passfile-9\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PGPASSFILE", passfile)
 	t.Setenv("PGPASSWORD", "")
 	t.Setenv("PGSSLPASSWORD", "env-ssl-pw")
+	passfile := map[string]string{"host=h port=5432 dbname=x user=u": "from-passfile-9", "host=later": "later-pass-7", "": "default-pass-5"}
 	r := New("host=h port=5432 dbname=x user=u")
-	text := "auth: from-passfile-9 / env-ssl-pw / postgres://u:from-passfile-9@h"
-	if got := r.Redact(text); strings.Contains(got, "passfile") || strings.Contains(got, "env-ssl") {
+	r.Resolve(func(cs string) string { return passfile[cs] })
+	r.Learn("host=later")
+	text := "auth: from-passfile-9 / env-ssl-pw / postgres://u:from-passfile-9@h / later-pass-7 / default-pass-5"
+	if got := r.Redact(text); strings.Contains(got, "pass-") || strings.Contains(got, "passfile") || strings.Contains(got, "env-ssl") {
 		t.Errorf("Redact(%q) = %q", text, got)
 	}
 

@@ -26,7 +26,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
 )
 
 // Mask replaces a password (the mask pgx uses in its own errors).

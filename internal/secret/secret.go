@@ -7,16 +7,16 @@
 // parameters (also with a percent-encoded key), and key/value conninfo
 // with or without spaces around '=' and with quoted or backslash-escaped
 // values (any key ending in "password", so PGPASSWORD=… too) — and then
-// every password it has learned as a literal string: the one pgconn
-// resolves for a connection string (from the string itself, PGPASSWORD, a
-// passfile or a service file) and PGPASSWORD/PGSSLPASSWORD from the
-// environment. The syntactic pass needs no knowledge, so text of unknown
+// every password it has learned as a literal string: those written in
+// the connection strings it was given, PGPASSWORD/PGSSLPASSWORD from the
+// environment, and the one a backend's driver would send from outside the
+// string (a passfile, a service file: Resolve). The syntactic pass needs no knowledge, so text of unknown
 // origin (an old run directory, an error) is safe too; the literal pass
 // catches a known password in a shape no syntax reveals.
 //
-// It is a leaf package (only pgconn below it) so that the run directory
-// format (timeline), the runner and the command line all use the same
-// redaction.
+// It is a leaf package (the standard library only) so that the run
+// directory format (timeline), the runner and the command line all use
+// the same redaction, without a database driver below them.
 package secret
 
 import (

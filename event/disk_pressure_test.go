@@ -168,8 +168,8 @@ func TestDiskPressure(t *testing.T) {
 		waitStarted(t, started, done)
 		cancel()
 		result := waitDone(t, done, 15*time.Second)
-		if !errors.Is(result.err, context.Canceled) {
-			t.Errorf("Run after cancel: %v, want context.Canceled", result.err)
+		if !errors.Is(result.Err, context.Canceled) {
+			t.Errorf("Run after cancel: %v, want context.Canceled", result.Err)
 		}
 		if names := dirEntries(t, dir); len(names) != 0 {
 			t.Errorf("left behind: %v", names)

@@ -94,8 +94,8 @@ func TestShell(t *testing.T) {
 		child, shell := readPID(t, dir+"/child"), readPID(t, dir+"/shell")
 		cancel()
 		result := waitDone(t, done, 15*time.Second)
-		if !errors.Is(result.err, context.Canceled) {
-			t.Errorf("Run after cancel: %v, want context.Canceled", result.err)
+		if !errors.Is(result.Err, context.Canceled) {
+			t.Errorf("Run after cancel: %v, want context.Canceled", result.Err)
 		}
 		eventually(t, 10*time.Second, "the shell and its child are gone", func() bool {
 			return processGone(child) && processGone(shell)

@@ -255,51 +255,17 @@ func lexSQL(src string, emit func(sqlToken)) {
 			advance(src[i:j])
 			i = j
 		case c == '\'' || ((c == 'E' || c == 'e') && i+1 < len(src) && src[i+1] == '\''):
-			start, l0, c0 := i, line, col
+			start := i
 			if c != '\'' {
 				i++
 			}
-			escapes := c != '\''
-			j := i + 1
-			var text strings.Builder
-			for j < len(src) {
-				if escapes && src[j] == '\\' && j+1 < len(src) {
-					text.WriteByte(src[j+1])
-					j += 2
-					continue
-				}
-				if src[j] == '\'' {
-					if j+1 < len(src) && src[j+1] == '\'' {
-						text.WriteByte('\'')
-						j += 2
-						continue
-					}
-					j++
-					break
-				}
-				text.WriteByte(src[j])
-				j++
-			}
-			emit(sqlToken{kind: tokString, text: text.String(), line: l0, col: c0})
+			text, j := unquote(src, i, '\'', c != '\'')
+			emit(sqlToken{kind: tokString, text: text, line: line, col: col})
 			advance(src[start:j])
 			i = j
 		case c == '"':
-			j := i + 1
-			var text strings.Builder
-			for j < len(src) {
-				if src[j] == '"' {
-					if j+1 < len(src) && src[j+1] == '"' {
-						text.WriteByte('"')
-						j += 2
-						continue
-					}
-					j++
-					break
-				}
-				text.WriteByte(src[j])
-				j++
-			}
-			emit(sqlToken{kind: tokQuoted, text: text.String(), line: line, col: col})
+			text, j := unquote(src, i, '"', false)
+			emit(sqlToken{kind: tokQuoted, text: text, line: line, col: col})
 			advance(src[i:j])
 			i = j
 		case c == '$' && dollarTagEnd(src, i) > 0:
@@ -399,4 +365,28 @@ func splitStatements(toks []sqlToken) [][]sqlToken {
 		cut = append(cut, st[from:])
 	}
 	return cut
+}
+
+// unquote reads the quoted text that starts with quote at src[i]: a
+// doubled quote stands for one, and with escapes a backslash takes the
+// next byte as it is (E'…'). It returns the text and where it ends.
+func unquote(src string, i int, quote byte, escapes bool) (string, int) {
+	var text strings.Builder
+	j := i + 1
+	for j < len(src) {
+		switch {
+		case escapes && src[j] == '\\' && j+1 < len(src):
+			text.WriteByte(src[j+1])
+			j += 2
+		case src[j] == quote && j+1 < len(src) && src[j+1] == quote:
+			text.WriteByte(quote)
+			j += 2
+		case src[j] == quote:
+			return text.String(), j + 1
+		default:
+			text.WriteByte(src[j])
+			j++
+		}
+	}
+	return text.String(), j
 }

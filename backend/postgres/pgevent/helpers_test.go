@@ -2,7 +2,7 @@ package pgevent
 
 import (
 	"context"
-	"strings"
+	"github.com/firedrill/firedrill/event/eventtest"
 	"testing"
 	"time"
 
@@ -46,53 +46,6 @@ func mustNew(t *testing.T, spec scenario.Event) event.Event {
 		t.Fatalf("New(%+v): %v", spec, err)
 	}
 	return ev
-}
-
-// runResult is what Run returned.
-type runResult struct {
-	outcome string
-	detail  map[string]any
-	err     error
-}
-
-// runAsync runs ev in the background: the first channel receives what
-// it passed to started, the second what Run returned.
-func runAsync(ctx context.Context, ev event.Event, env *event.Env) (<-chan map[string]any, <-chan runResult) {
-	started := make(chan map[string]any, 1)
-	done := make(chan runResult, 1)
-	go func() {
-		outcome, detail, err := ev.Run(ctx, env, func(detail map[string]any) { started <- detail })
-		done <- runResult{outcome, detail, err}
-	}()
-	return started, done
-}
-
-// waitStarted waits for an event to call started, failing the test if it
-// returns first or takes over a minute.
-func waitStarted(t *testing.T, started <-chan map[string]any, done <-chan runResult) map[string]any {
-	t.Helper()
-	select {
-	case detail := <-started:
-		return detail
-	case result := <-done:
-		t.Fatalf("Run returned before starting: outcome %q, err %v", result.outcome, result.err)
-	case <-time.After(time.Minute):
-		t.Fatal("the event did not start within a minute")
-	}
-	return nil
-}
-
-// waitDone waits for Run to return; within is generous, so that only a
-// hung event fails it.
-func waitDone(t *testing.T, done <-chan runResult, within time.Duration) runResult {
-	t.Helper()
-	select {
-	case result := <-done:
-		return result
-	case <-time.After(within):
-		t.Fatalf("Run did not return within %s", within)
-	}
-	return runResult{}
 }
 
 // connectAs opens a session with the given application_name, closed when
@@ -149,18 +102,6 @@ func queryValue(t *testing.T, connString, sql string) string {
 	return rows[0][0]
 }
 
-// eventually polls cond until it holds, failing the test after within.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // sessionsNamed counts the sessions with an application_name.
 func sessionsNamed(t *testing.T, connString, appName string) int {
 	t.Helper()
@@ -168,12 +109,19 @@ func sessionsNamed(t *testing.T, connString, appName string) int {
 		"SELECT pid FROM pg_stat_activity WHERE application_name = "+quoteLiteral(appName)))
 }
 
-// mustContain fails the test unless s contains every part.
-func mustContain(t *testing.T, what, s string, parts ...string) {
-	t.Helper()
-	for _, part := range parts {
-		if !strings.Contains(s, part) {
-			t.Errorf("%s %q does not contain %q", what, s, part)
-		}
-	}
+// runResult is what an event's Run returned (eventtest).
+type runResult = eventtest.Result
+
+// runAsync runs ev in the background (eventtest.RunAsync).
+func runAsync(ctx context.Context, ev event.Event, env *event.Env) (<-chan map[string]any, <-chan runResult) {
+	return eventtest.RunAsync(func(started func(map[string]any)) (string, map[string]any, error) {
+		return ev.Run(ctx, env, started)
+	})
 }
+
+var (
+	waitStarted = eventtest.WaitStarted
+	waitDone    = eventtest.WaitDone
+	eventually  = eventtest.Eventually
+	mustContain = eventtest.MustContain
+)

@@ -36,11 +36,11 @@ func TestHoldTransaction(t *testing.T) {
 		}
 
 		result := waitDone(t, done, time.Minute)
-		if result.err != nil {
-			t.Fatalf("Run: %v", result.err)
+		if result.Err != nil {
+			t.Fatalf("Run: %v", result.Err)
 		}
-		t.Logf("outcome: %s", result.outcome)
-		mustContain(t, "outcome", result.outcome, "held ", fmt.Sprintf("xid %s, pid %d", xid, pid))
+		t.Logf("outcome: %s", result.Outcome)
+		mustContain(t, "outcome", result.Outcome, "held ", fmt.Sprintf("xid %s, pid %d", xid, pid))
 		eventually(t, 10*time.Second, "the session ends", func() bool {
 			return sessionsNamed(t, connString, "firedrill-event:hold") == 0
 		})
@@ -53,8 +53,8 @@ func TestHoldTransaction(t *testing.T) {
 		waitStarted(t, started, done)
 		cancel()
 		result := waitDone(t, done, 15*time.Second)
-		if !errors.Is(result.err, context.Canceled) {
-			t.Errorf("Run after cancel: %v, want context.Canceled", result.err)
+		if !errors.Is(result.Err, context.Canceled) {
+			t.Errorf("Run after cancel: %v, want context.Canceled", result.Err)
 		}
 		eventually(t, 10*time.Second, "no session is left", func() bool {
 			return sessionsNamed(t, connString, "firedrill-event:cancel-idle") == 0
@@ -74,8 +74,8 @@ func TestHoldTransaction(t *testing.T) {
 		})
 		cancel()
 		result := waitDone(t, done, 15*time.Second)
-		if !errors.Is(result.err, context.Canceled) {
-			t.Errorf("Run after cancel: %v, want context.Canceled", result.err)
+		if !errors.Is(result.Err, context.Canceled) {
+			t.Errorf("Run after cancel: %v, want context.Canceled", result.Err)
 		}
 		eventually(t, 10*time.Second, "no session is left", func() bool {
 			return sessionsNamed(t, connString, "firedrill-event:cancel-busy") == 0
@@ -88,14 +88,14 @@ func TestHoldTransaction(t *testing.T) {
 		detail := waitStarted(t, started, done)
 		queryRows(t, connString, fmt.Sprintf("SELECT pg_terminate_backend(%d)", detail["pid"]))
 		result := waitDone(t, done, 30*time.Second)
-		if result.err != nil {
-			t.Fatalf("Run: %v (the server ending the session is an outcome, not an error)", result.err)
+		if result.Err != nil {
+			t.Fatalf("Run: %v (the server ending the session is an outcome, not an error)", result.Err)
 		}
-		t.Logf("outcome: %s", result.outcome)
-		mustContain(t, "outcome", result.outcome, "ended by the server after",
+		t.Logf("outcome: %s", result.Outcome)
+		mustContain(t, "outcome", result.Outcome, "ended by the server after",
 			"FATAL: terminating connection due to administrator command (57P01)")
-		if result.detail["sqlstate"] != "57P01" {
-			t.Errorf("detail = %v, want sqlstate 57P01", result.detail)
+		if result.Detail["sqlstate"] != "57P01" {
+			t.Errorf("detail = %v, want sqlstate 57P01", result.Detail)
 		}
 	})
 
@@ -104,10 +104,10 @@ func TestHoldTransaction(t *testing.T) {
 			SQL: []string{"SELECT * FROM no_such_table"}}})
 		_, done := runAsync(t.Context(), ev, env)
 		result := waitDone(t, done, 30*time.Second)
-		if result.err == nil {
+		if result.Err == nil {
 			t.Fatal("Run succeeded with a failing statement")
 		}
-		mustContain(t, "error", result.err.Error(), "statement 1", "42P01")
+		mustContain(t, "error", result.Err.Error(), "statement 1", "42P01")
 		eventually(t, 10*time.Second, "no session is left", func() bool {
 			return sessionsNamed(t, connString, "firedrill-event:broken") == 0
 		})
@@ -131,10 +131,10 @@ func TestHoldTransactionEndedByIdleTimeout(t *testing.T) {
 	hold := mustNew(t, scenario.Event{Name: "long", Kind: "hold_transaction", Config: holdTransactionConfig{Duration: time.Minute, XID: true}})
 	_, done := runAsync(t.Context(), hold, env)
 	result := waitDone(t, done, 50*time.Second) // well before the minute the hold asked for
-	if result.err != nil {
-		t.Fatalf("Run: %v (the server ending the session is an outcome, not an error)", result.err)
+	if result.Err != nil {
+		t.Fatalf("Run: %v (the server ending the session is an outcome, not an error)", result.Err)
 	}
-	t.Logf("outcome: %s", result.outcome)
-	mustContain(t, "outcome", result.outcome, "ended by the server after",
+	t.Logf("outcome: %s", result.Outcome)
+	mustContain(t, "outcome", result.Outcome, "ended by the server after",
 		"FATAL: terminating connection due to idle-in-transaction timeout (25P03)")
 }

@@ -90,8 +90,8 @@ func TestSQL(t *testing.T) {
 		})
 		cancel()
 		result := waitDone(t, done, 15*time.Second)
-		if !errors.Is(result.err, context.Canceled) {
-			t.Errorf("Run after cancel: %v, want context.Canceled", result.err)
+		if !errors.Is(result.Err, context.Canceled) {
+			t.Errorf("Run after cancel: %v, want context.Canceled", result.Err)
 		}
 		eventually(t, 10*time.Second, "no session is left", func() bool {
 			return sessionsNamed(t, connString, "firedrill-event:sleeper") == 0

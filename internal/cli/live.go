@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,15 +13,28 @@ import (
 )
 
 // liveDiagnosis re-reads the run directory now and then while the run goes
-// on and prints each finding the moment its evidence is in. The rules read
-// only the run directory, so what fires live is what the final report says.
+// on and says, one line each, when a finding first reaches WARNING or
+// CRITICAL, when its severity rises, and when it resolves; at the end it
+// says which live findings the final report downgraded or dropped. The
+// rules read only the run directory, so the final report is the same
+// rules over the whole run.
 type liveDiagnosis struct {
 	w       io.Writer
 	dir     func() string // the run directory, once the runner made it
+	verbose bool          // the finding's evidence too, not just its line
 	mu      sync.Mutex
 	running bool
 	last    time.Time
-	printed map[string]bool
+	// shown is each finding printed live (by rule and workload) with the
+	// severity it was last shown at; resolved ones are kept, marked.
+	shown map[string]*liveFinding
+	order []string // keys of shown, in the order they were first printed
+}
+
+// liveFinding is a finding as the live stream last showed it.
+type liveFinding struct {
+	diagnose.Finding
+	resolved bool
 }
 
 // every is how often the rules run: each pass re-reads the whole timeline,
@@ -49,21 +63,103 @@ func (l *liveDiagnosis) tick(elapsed float64) {
 		if err != nil {
 			return // the next pass tries again
 		}
-		for _, f := range diagnose.Diagnose(run) {
-			key := f.Rule + "\x00" + f.Workload
-			l.mu.Lock()
-			seen := l.printed[key]
-			if l.printed == nil {
-				l.printed = map[string]bool{}
-			}
-			l.printed[key] = true
-			l.mu.Unlock()
-			if !seen && f.Severity != diagnose.Info {
-				fmt.Fprintf(l.w, "%7.1f s  finding:", f.End)
-				report.WriteFinding(l.w, f)
-			}
-		}
+		l.pass(elapsed, diagnose.Diagnose(run))
 	}()
+}
+
+// pass prints what changed since the last pass at elapsed seconds.
+func (l *liveDiagnosis) pass(elapsed float64, findings []diagnose.Finding) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shown == nil {
+		l.shown = map[string]*liveFinding{}
+	}
+	seen := map[string]bool{}
+	for _, f := range findings {
+		key := liveKey(f)
+		seen[key] = true
+		prev, ok := l.shown[key]
+		switch {
+		case diagnose.SeverityRank(f.Severity) > diagnose.SeverityRank(diagnose.Warning):
+			// Below WARNING: not worth an on-call engineer's attention now.
+			// One shown earlier stays as it was shown; the end says so.
+			continue
+		case !ok:
+			l.shown[key] = &liveFinding{Finding: f}
+			l.order = append(l.order, key)
+			l.line(elapsed, strings.ToUpper(f.Severity), f)
+		case prev.resolved:
+			prev.Finding, prev.resolved = f, false
+			l.line(elapsed, "again "+strings.ToUpper(f.Severity), f)
+		case diagnose.SeverityRank(f.Severity) < diagnose.SeverityRank(prev.Severity):
+			prev.Finding = f
+			l.line(elapsed, "now "+strings.ToUpper(f.Severity), f)
+		default:
+			prev.Finding.Headline, prev.Finding.Remedy = f.Headline, f.Remedy
+		}
+	}
+	for _, key := range l.order {
+		if prev := l.shown[key]; !seen[key] && !prev.resolved {
+			prev.resolved = true
+			fmt.Fprintf(l.w, "%7.1f s  resolved: %s  (%s)\n", elapsed, prev.Headline, prev.Rule)
+		}
+	}
+}
+
+// line prints one live finding: when, how severe, the headline and the
+// fix's first sentence; with verbose, its evidence as before.
+func (l *liveDiagnosis) line(elapsed float64, label string, f diagnose.Finding) {
+	fmt.Fprintf(l.w, "%7.1f s  %s  %s — %s  (%s)\n", elapsed, label, f.Headline, firstSentence(f.Remedy), f.Rule)
+	if l.verbose {
+		report.WriteFinding(l.w, f)
+	}
+}
+
+// summary says, after the final diagnosis, which findings shown live the
+// final report downgraded or does not have, and why: the final report
+// judges the whole run.
+func (l *liveDiagnosis) summary(final []diagnose.Finding) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	byKey := map[string]diagnose.Finding{}
+	for _, f := range final {
+		byKey[liveKey(f)] = f
+	}
+	var lines []string
+	for _, key := range l.order {
+		live := l.shown[key]
+		f, ok := byKey[key]
+		switch {
+		case !ok:
+			lines = append(lines, fmt.Sprintf("  %s (%s, shown live as %s): not in the final report — over the whole run the rule no longer sees it",
+				live.Headline, live.Rule, strings.ToUpper(live.Severity)))
+		case diagnose.SeverityRank(f.Severity) > diagnose.SeverityRank(live.Severity):
+			lines = append(lines, fmt.Sprintf("  %s (%s): shown live as %s, %s in the final report — over the whole run: %s",
+				live.Headline, live.Rule, strings.ToUpper(live.Severity), strings.ToUpper(f.Severity), f.Headline))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(l.w, "live findings the final report judges otherwise:\n%s\n", strings.Join(lines, "\n"))
+	}
+}
+
+// liveKey identifies a finding across passes: its rule and workload.
+func liveKey(f diagnose.Finding) string { return f.Rule + "\x00" + f.Workload }
+
+// firstSentence is text up to its first sentence's end, leaving code in
+// backquotes and "e.g." whole.
+func firstSentence(text string) string {
+	inCode := false
+	for i := 0; i+1 < len(text); i++ {
+		switch {
+		case text[i] == '`':
+			inCode = !inCode
+		case !inCode && text[i] == '.' && (text[i+1] == ' ' || text[i+1] == '\n') &&
+			!strings.HasSuffix(text[:i], "e.g") && !strings.HasSuffix(text[:i], "i.e"):
+			return text[:i+1]
+		}
+	}
+	return text
 }
 
 // wait lets a pass in flight finish, so its lines do not mix with the

@@ -28,6 +28,7 @@ type runOpts struct {
 	// the schema.
 	allowOutside bool
 	quiet        bool
+	verbose      bool
 	progress     time.Duration
 	jsonOut      string
 }
@@ -68,6 +69,7 @@ with status "degraded" and exit code 3.`,
 	f.BoolVar(&o.allowShell, "allow-shell", false, "allow the scenario's shell events to run commands")
 	f.BoolVar(&o.allowOutside, "allow-outside-schema", false, "on a given server, let setup, scripts and events name objects outside the scenario's schema (refused by default)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final summary")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each live finding's evidence too, not just its line")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
 	return cmd
@@ -96,7 +98,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	var runDir atomic.Value
 	runDir.Store("")
-	live := &liveDiagnosis{w: env.Stderr, dir: func() string { return runDir.Load().(string) }}
+	live := &liveDiagnosis{w: env.Stderr, dir: func() string { return runDir.Load().(string) }, verbose: o.verbose}
 	ropts.OnStart = func(dir string) { runDir.Store(dir) }
 	if !o.quiet {
 		ropts.OnTick = func(t float64, ivs []timeline.Interval, samples []timeline.Sample) {
@@ -127,6 +129,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err := diagnose.Write(dir, findings); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
+	live.summary(findings)
 	if err := report.WriteHTMLFile(run, findings); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write the HTML report: %w", err))
 	}

@@ -1,7 +1,7 @@
 package event
 
 import (
-	"reflect"
+	"github.com/firedrill/firedrill/event/eventtest"
 	"slices"
 	"strings"
 	"testing"
@@ -45,38 +45,10 @@ func TestDecode(t *testing.T) {
 		{"blank command", `{kind: shell, at: 1s, command: "  "}`, nil, "command: empty"},
 		{"command", "{kind: shell, at: 1s, command: sync}", shellConfig{Command: "sync"}, ""},
 	}
-	for _, test := range tests {
-		sc, err := parseEvent(test.event)
-		switch {
-		case test.wantErr == "" && err != nil:
-			t.Errorf("%s: %v", test.name, err)
-		case test.wantErr != "" && err == nil:
-			t.Errorf("%s: accepted", test.name)
-		case test.wantErr != "":
-			mustContain(t, test.name+": error", err.Error(), test.wantErr)
-		default:
-			if got := sc.Events[0].Config; !reflect.DeepEqual(got, test.want) {
-				t.Errorf("%s: config %#v, want %#v", test.name, got, test.want)
-			}
-			if _, err := New(kinds, sc.Events[0]); err != nil {
-				t.Errorf("%s: New: %v", test.name, err)
-			}
-		}
+	build := func(ev scenario.Event) error { _, err := New(kinds, ev); return err }
+	for _, c := range tests {
+		eventtest.CheckDecode(t, ScenarioOptions(kinds), build, c.name, c.event, c.want, c.wantErr)
 	}
-}
-
-// parseEvent loads a scenario with one event, written on line 9.
-func parseEvent(event string) (*scenario.Scenario, error) {
-	src := `name: one-event
-duration: 10m
-workloads:
-  - name: oltp
-    scripts: [select-only]
-    clients: 1
-events:
-  # the event
-  - ` + event + "\n"
-	return scenario.Parse("event.yaml", []byte(src), ScenarioOptions(kinds))
 }
 
 func TestFormatBytes(t *testing.T) {

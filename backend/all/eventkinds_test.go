@@ -2,6 +2,7 @@ package all_test
 
 import (
 	"fmt"
+	"github.com/firedrill/firedrill/event/eventtest"
 	"slices"
 	"strings"
 	"testing"
@@ -80,19 +81,10 @@ func TestEventKindsConform(t *testing.T) {
 	}
 }
 
-// parseEvent loads a scenario with one event, written on line 9, with
-// every kind firedrill has.
+// parseEvent loads a scenario with one event, with every kind firedrill
+// has.
 func parseEvent(spec string) (*scenario.Scenario, error) {
-	src := `name: one-event
-duration: 10m
-workloads:
-  - name: oltp
-    scripts: [select-only]
-    clients: 1
-events:
-  # the event
-  - ` + spec + "\n"
-	return scenario.Parse("event.yaml", []byte(src), all.Registry().ScenarioOptions())
+	return eventtest.ParseEvent(spec, all.Registry().ScenarioOptions())
 }
 
 // mustContain fails the test unless s contains every part.

@@ -156,6 +156,7 @@ var (
 	_ backend.Configured = (*target)(nil)
 	_ backend.Eventful   = (*target)(nil)
 	_ backend.Evidenced  = (*target)(nil)
+	_ engine.Target      = (*pgtarget.Target)(nil)
 )
 
 func (tg *target) Info() timeline.Target { return tg.info }
@@ -188,7 +189,6 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 	for k, v := range spec.Settings {
 		t.SetParam(k, v)
 	}
-	var _ engine.Target = t
 	return backend.Workload{Target: t, Mode: mode.String()}, nil
 }
 

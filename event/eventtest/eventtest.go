@@ -1,13 +1,17 @@
 // Package eventtest holds what the tests of event kinds share, in event/
-// and in each backend's event package: running an event in the background
-// and waiting for it to start and to return. It imports no event package,
-// so event's own tests can use it.
+// and in each backend's event package: loading a scenario with one event,
+// checking what a kind decodes, running an event in the background and
+// waiting for it to start and to return. It imports no event package, so
+// event's own tests can use it.
 package eventtest
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/firedrill/firedrill/scenario"
 )
 
 // Result is what an event's Run returned.
@@ -80,6 +84,44 @@ func MustContain(t *testing.T, what, s string, parts ...string) {
 	for _, part := range parts {
 		if !strings.Contains(s, part) {
 			t.Errorf("%s %q does not contain %q", what, s, part)
+		}
+	}
+}
+
+// ParseEvent loads a scenario with one event, written on line 9, decoded
+// with the kinds of opts.
+func ParseEvent(spec string, opts scenario.Options) (*scenario.Scenario, error) {
+	src := `name: one-event
+duration: 10m
+workloads:
+  - name: oltp
+    scripts: [select-only]
+    clients: 1
+events:
+  # the event
+  - ` + spec + "\n"
+	return scenario.Parse("event.yaml", []byte(src), opts)
+}
+
+// CheckDecode loads event with opts and checks the config its kind decodes
+// it into (want), or the error it gives (wantErr, "" when valid); build is
+// the event package's New, which must accept every valid event.
+func CheckDecode(t *testing.T, opts scenario.Options, build func(scenario.Event) error, name, event string, want any, wantErr string) {
+	t.Helper()
+	sc, err := ParseEvent(event, opts)
+	switch {
+	case wantErr == "" && err != nil:
+		t.Errorf("%s: %v", name, err)
+	case wantErr != "" && err == nil:
+		t.Errorf("%s: accepted", name)
+	case wantErr != "":
+		MustContain(t, name+": error", err.Error(), wantErr)
+	default:
+		if got := sc.Events[0].Config; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: config %#v, want %#v", name, got, want)
+		}
+		if err := build(sc.Events[0]); err != nil {
+			t.Errorf("%s: New: %v", name, err)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 package pgevent
 
 import (
-	"reflect"
+	"github.com/firedrill/firedrill/event/eventtest"
 	"slices"
 	"strings"
 	"testing"
@@ -43,23 +43,9 @@ func TestDecode(t *testing.T) {
 		{"no such workload", "{kind: terminate, at: 1s, workload: olap}", nil, `no workload "olap"`},
 		{"pid", "{kind: terminate, at: 1s, pid: 7}", terminateConfig{PID: 7}, ""},
 	}
-	for _, test := range tests {
-		sc, err := parseEvent(test.event)
-		switch {
-		case test.wantErr == "" && err != nil:
-			t.Errorf("%s: %v", test.name, err)
-		case test.wantErr != "" && err == nil:
-			t.Errorf("%s: accepted", test.name)
-		case test.wantErr != "":
-			mustContain(t, test.name+": error", err.Error(), test.wantErr)
-		default:
-			if got := sc.Events[0].Config; !reflect.DeepEqual(got, test.want) {
-				t.Errorf("%s: config %#v, want %#v", test.name, got, test.want)
-			}
-			if _, err := event.New(kinds, sc.Events[0]); err != nil {
-				t.Errorf("%s: New: %v", test.name, err)
-			}
-		}
+	build := func(ev scenario.Event) error { _, err := event.New(kinds, ev); return err }
+	for _, c := range tests {
+		eventtest.CheckDecode(t, event.ScenarioOptions(append(Kinds(), event.Kinds()...)), build, c.name, c.event, c.want, c.wantErr)
 	}
 }
 
@@ -87,18 +73,9 @@ func TestStatements(t *testing.T) {
 	}
 }
 
-// parseEvent loads a scenario with one event, written on line 9.
+// parseEvent loads a scenario with one event, with PostgreSQL's kinds and the neutral ones.
 func parseEvent(spec string) (*scenario.Scenario, error) {
-	src := `name: one-event
-duration: 10m
-workloads:
-  - name: oltp
-    scripts: [select-only]
-    clients: 1
-events:
-  # the event
-  - ` + spec + "\n"
-	return scenario.Parse("event.yaml", []byte(src), event.ScenarioOptions(append(Kinds(), event.Kinds()...)))
+	return eventtest.ParseEvent(spec, event.ScenarioOptions(append(Kinds(), event.Kinds()...)))
 }
 
 func TestHoldTransactionBegin(t *testing.T) {

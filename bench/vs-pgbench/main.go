@@ -46,14 +46,24 @@ func main() {
 	scale := flag.Int("scale", 10, "pgbench scale")
 	cases := flag.String("cases", "select-only,select-only-prepared,tpcb-like,rate,memory", "cases to run")
 	bin := flag.String("firedrill", "", "firedrill binary (default: build one)")
+	threadList := flag.String("threads", "1", "comma-separated -j values: each case runs at every one (e.g. 1,2 on 2 cores)")
 	flag.Parse()
-	if err := run(*pairs, *seconds, *scale, strings.Split(*cases, ","), *bin); err != nil {
+	var threads []int
+	for _, f := range strings.Split(*threadList, ",") {
+		j, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || j < 1 {
+			fmt.Fprintf(os.Stderr, "vs-pgbench: -threads: %q is not a thread count\n", f)
+			os.Exit(2)
+		}
+		threads = append(threads, j)
+	}
+	if err := run(*pairs, *seconds, *scale, strings.Split(*cases, ","), *bin, threads); err != nil {
 		fmt.Fprintln(os.Stderr, "vs-pgbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pairs, seconds, scale int, cases []string, bin string) error {
+func run(pairs, seconds, scale int, cases []string, bin string, threads []int) error {
 	ctx := context.Background()
 	if bin == "" {
 		dir, err := os.MkdirTemp("", "vs-pgbench-")
@@ -98,43 +108,53 @@ func run(pairs, seconds, scale int, cases []string, bin string) error {
 		if i < 0 {
 			return fmt.Errorf("unknown case %q", name)
 		}
-		c := allCases[i]
-		args := append(append([]string{}, c.args...), "-T", strconv.Itoa(seconds))
-		if !strings.HasPrefix(c.name, "tpcb-like") {
-			// tpcb-like keeps pgbench's vacuum before each run (both
-			// tools vacuum the same tables and truncate the history), so
-			// that a run does not inherit the previous one's bloat.
-			args = append(args, "-n")
-		}
-		args = append(args, conn...)
-		args = append(args, inst.Database())
-		var ratios, pgCPU, fdCPU []float64
-		fmt.Printf("%s (pgbench %s):\n", c.name, strings.Join(c.args, " "))
-		for p := 0; p < pairs; p++ {
-			// The order alternates, so that a drift of the server over
-			// the runs (bloat, checkpoints, a neighbour's load) does not
-			// always fall on the same tool.
-			var pg, fd *measurement
-			var err error
-			for _, first := range [2]bool{p%2 == 0, p%2 != 0} {
-				if first {
-					pg, err = measure(pgbench, args)
-				} else {
-					fd, err = measure(bin, append([]string{"pgbench"}, args...))
-				}
-				if err != nil {
-					return err
-				}
+		for _, j := range threads {
+			if err := benchCaseAt(allCases[i], j, pairs, seconds, bin, pgbench, conn, inst.Database()); err != nil {
+				return err
 			}
-			ratios = append(ratios, fd.tps/pg.tps)
-			pgCPU = append(pgCPU, pg.cpuPerTx)
-			fdCPU = append(fdCPU, fd.cpuPerTx)
-			fmt.Printf("  pair %d: pgbench %9.1f tps (%.1f µs CPU/tx)   firedrill %9.1f tps (%.1f µs CPU/tx)   ratio %.3f\n",
-				p+1, pg.tps, pg.cpuPerTx, fd.tps, fd.cpuPerTx, fd.tps/pg.tps)
 		}
-		fmt.Printf("  median ratio firedrill/pgbench: %.3f (target %s); median client CPU per tx: pgbench %.1f µs, firedrill %.1f µs\n\n",
-			median(ratios), c.target, median(pgCPU), median(fdCPU))
 	}
+	return nil
+}
+
+// benchCaseAt runs one case at -j threads: pairs of pgbench and firedrill
+// in alternating order, and prints each pair's ratio and the medians.
+func benchCaseAt(c benchCase, threads, pairs, seconds int, bin, pgbench string, conn []string, database string) error {
+	args := append(append([]string{}, c.args...), "-j", strconv.Itoa(threads), "-T", strconv.Itoa(seconds))
+	if !strings.HasPrefix(c.name, "tpcb-like") {
+		// tpcb-like keeps pgbench's vacuum before each run (both
+		// tools vacuum the same tables and truncate the history), so
+		// that a run does not inherit the previous one's bloat.
+		args = append(args, "-n")
+	}
+	args = append(args, conn...)
+	args = append(args, database)
+	var ratios, pgCPU, fdCPU []float64
+	fmt.Printf("%s (pgbench %s -j %d):\n", c.name, strings.Join(c.args, " "), threads)
+	for p := 0; p < pairs; p++ {
+		// The order alternates, so that a drift of the server over
+		// the runs (bloat, checkpoints, a neighbour's load) does not
+		// always fall on the same tool.
+		var pg, fd *measurement
+		var err error
+		for _, first := range [2]bool{p%2 == 0, p%2 != 0} {
+			if first {
+				pg, err = measure(pgbench, args)
+			} else {
+				fd, err = measure(bin, append([]string{"pgbench"}, args...))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		ratios = append(ratios, fd.tps/pg.tps)
+		pgCPU = append(pgCPU, pg.cpuPerTx)
+		fdCPU = append(fdCPU, fd.cpuPerTx)
+		fmt.Printf("  pair %d: pgbench %9.1f tps (%.1f µs CPU/tx)   firedrill %9.1f tps (%.1f µs CPU/tx)   ratio %.3f\n",
+			p+1, pg.tps, pg.cpuPerTx, fd.tps, fd.cpuPerTx, fd.tps/pg.tps)
+	}
+	fmt.Printf("  median ratio firedrill/pgbench: %.3f (target %s); median client CPU per tx: pgbench %.1f µs, firedrill %.1f µs\n\n",
+		median(ratios), c.target, median(pgCPU), median(fdCPU))
 	return nil
 }
 

@@ -207,7 +207,9 @@ var _ error = (*redactedError)(nil)
 
 // Writer returns a writer that redacts each Write before passing it on to
 // w. Each Write is redacted on its own, so write whole messages (as
-// fmt.Fprintf does); it reports len(p) written on success.
+// fmt.Fprintf does); it reports len(p) written on success. Writes from
+// several goroutines (progress lines, the log, live findings all go to
+// stderr) reach w one at a time, whole.
 func (r *Redactor) Writer(w io.Writer) io.Writer {
 	if w == nil {
 		return nil
@@ -216,12 +218,15 @@ func (r *Redactor) Writer(w io.Writer) io.Writer {
 }
 
 type writer struct {
-	r *Redactor
-	w io.Writer
+	r  *Redactor
+	mu sync.Mutex // one Write at a time reaches w
+	w  io.Writer
 }
 
 func (w *writer) Write(p []byte) (int, error) {
 	s := w.r.Redact(string(p))
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if _, err := io.WriteString(w.w, s); err != nil {
 		return 0, err
 	}

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/firedrill/firedrill/instance/serverproc"
 )
 
 const (
@@ -37,6 +39,8 @@ const (
 	// shutdownWait is how long Restart lets an orderly shutdown (SIGTERM:
 	// fsync the AOF, save if save points are set) take before killing.
 	shutdownWait = 30 * time.Second
+	// killWait bounds the wait for a killed server to exit.
+	killWait = 5 * time.Second
 	// portAttempts bounds the retries when another process takes the
 	// chosen port between probing it and the server binding it.
 	portAttempts = 5
@@ -92,11 +96,11 @@ type Instance struct {
 
 	stopping     chan struct{} // closed when Stop begins, to abort a start in progress
 	stoppingOnce sync.Once
-	current      atomic.Pointer[child] // the server for PID, which must not wait for mu
+	current      atomic.Pointer[serverproc.Process] // the server for PID, which must not wait for mu
 
 	mu       sync.Mutex // guards the fields below, and serialises Restart and Stop
 	settings map[string]string
-	server   *child
+	server   *serverproc.Process
 	stopped  bool
 	stopErr  error
 }
@@ -118,11 +122,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if inst.version, err = serverVersion(ctx, inst.binary); err != nil {
 		return nil, err
 	}
-	if inst.runAs, err = serverCredential(); err != nil {
+	if inst.runAs, err = serverproc.Credential(ctx, "Redis", inst.say); err != nil {
 		return nil, err
 	}
 	tempRoot := os.TempDir()
-	if err := reapStale(tempRoot, inst.say); err != nil {
+	if err := reaper.ReapStale(tempRoot, inst.say); err != nil {
 		inst.say("warning: %v", err) // someone else's leftovers must not stop this run
 	}
 	inst.settings = maps.Clone(defaultSettings)
@@ -140,7 +144,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 
 // create fills the fresh instance directory and starts the server.
 func (i *Instance) create(ctx context.Context) error {
-	if err := writeOwnerFile(i.dir); err != nil {
+	if err := serverproc.WriteOwnerFile(i.dir); err != nil {
 		return err
 	}
 	if socket := i.Socket(); len(socket) > maxSocketPath {
@@ -150,20 +154,15 @@ func (i *Instance) create(ctx context.Context) error {
 	if err := os.Mkdir(i.dataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	if i.runAs != nil {
-		if err := checkReachable(i.dir, i.runAs); err != nil {
+	for _, path := range []string{i.dir, i.dataDir} {
+		if err := serverproc.HandOver(path, i.runAs); err != nil {
 			return err
-		}
-		for _, path := range []string{i.dir, i.dataDir} {
-			if err := os.Chown(path, int(i.runAs.Uid), int(i.runAs.Gid)); err != nil {
-				return fmt.Errorf("hand %s to user %s: %w", path, serverOSUser, err)
-			}
 		}
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := serverproc.FreePort()
 		if err != nil {
 			return err
 		}
@@ -202,15 +201,17 @@ func (i *Instance) launch(ctx context.Context, settings map[string]string) error
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.Env = append(os.Environ(), i.env...)
-	cmd.SysProcAttr = procAttr(i.runAs)
-	server, err := spawn(cmd)
+	// SIGKILL at firedrill's death: the data is throwaway, and nothing
+	// else is sure to stop a server stuck on a slow disk.
+	cmd.SysProcAttr = serverproc.ProcAttr(i.runAs, syscall.SIGKILL)
+	server, err := serverproc.Spawn(cmd)
 	logFile.Close() // the child has its own copy
 	if err != nil {
 		return fmt.Errorf("start %s in %s: %w", i.binary, i.dir, err)
 	}
 	if err := i.waitReady(ctx, server); err != nil {
-		stopErr := server.stop(syscall.SIGKILL, 0)
-		tail := logTail(i.logPath, logStart)
+		stopErr := server.Stop(serverproc.Step{Signal: syscall.SIGKILL, Wait: killWait})
+		tail := serverproc.LogTail(i.logPath, logStart)
 		err = fmt.Errorf("start redis-server in %s on port %d: %w\n%s", i.dir, i.port, err, tail)
 		if strings.Contains(tail, "Address already in use") {
 			err = fmt.Errorf("%w: %w", errPortInUse, err)
@@ -225,7 +226,7 @@ func (i *Instance) launch(ctx context.Context, settings map[string]string) error
 // waitReady pings until the server answers PONG, exits, Stop is called,
 // ctx ends or readyWait passes. A server loading its data answers
 // -LOADING, which is not ready yet.
-func (i *Instance) waitReady(ctx context.Context, server *child) error {
+func (i *Instance) waitReady(ctx context.Context, server *serverproc.Process) error {
 	ctx, cancel := context.WithTimeout(ctx, readyWait)
 	defer cancel()
 	var lastErr error
@@ -234,8 +235,8 @@ func (i *Instance) waitReady(ctx context.Context, server *child) error {
 			return nil
 		}
 		select {
-		case <-server.exited:
-			return fmt.Errorf("server exited during startup (%v)", server.err)
+		case <-server.Exited():
+			return fmt.Errorf("server exited during startup (%v)", server.Err())
 		case <-i.stopping:
 			return errors.New("stopped while starting")
 		case <-ctx.Done():
@@ -309,7 +310,8 @@ func (i *Instance) Restart(ctx context.Context, settings map[string]string) erro
 	if i.server != nil {
 		i.say("restarting Redis on %s…", i.Addr())
 		i.current.Store(nil)
-		err := i.server.stop(syscall.SIGTERM, shutdownWait)
+		err := i.server.Stop(serverproc.Step{Signal: syscall.SIGTERM, Wait: shutdownWait},
+			serverproc.Step{Signal: syscall.SIGKILL, Wait: killWait})
 		i.server = nil
 		if err != nil {
 			return fmt.Errorf("restart redis-server in %s: %w", i.dir, err)
@@ -337,10 +339,10 @@ func (i *Instance) Stop() error {
 	}
 	i.stopped = true
 	var errs []error
-	wasRunning := i.server != nil && i.server.running()
+	wasRunning := i.server != nil && i.server.Running()
 	if i.server != nil {
 		i.current.Store(nil)
-		if err := i.server.stop(syscall.SIGKILL, 0); err != nil {
+		if err := i.server.Stop(serverproc.Step{Signal: syscall.SIGKILL, Wait: killWait}); err != nil {
 			errs = append(errs, fmt.Errorf("stop redis-server in %s: %w", i.dir, err))
 		}
 		i.server = nil
@@ -394,8 +396,8 @@ func (i *Instance) Settings() map[string]string {
 
 // PID is the server's process id, for host samplers; 0 while it is down or has died.
 func (i *Instance) PID() int {
-	if server := i.current.Load(); server != nil && server.running() {
-		return server.pid
+	if server := i.current.Load(); server != nil && server.Running() {
+		return server.PID()
 	}
 	return 0
 }
@@ -412,7 +414,7 @@ func (i *Instance) runsAsNote() string {
 	if i.runAs == nil {
 		return ""
 	}
-	return ", running as user " + serverOSUser
+	return ", running as user " + serverproc.OSUser
 }
 
 // writeConfig writes redis.conf: settings, then what the instance manages
@@ -448,7 +450,7 @@ func (i *Instance) writeConfig(settings map[string]string) error {
 	if i.runAs != nil {
 		// The server's user owns it: CONFIG REWRITE writes it back.
 		if err := os.Chown(path, int(i.runAs.Uid), int(i.runAs.Gid)); err != nil {
-			return fmt.Errorf("hand %s to user %s: %w", path, serverOSUser, err)
+			return fmt.Errorf("hand %s to user %s: %w", path, serverproc.OSUser, err)
 		}
 	}
 	return nil
@@ -543,36 +545,4 @@ func versionFromBanner(banner string) (string, bool) {
 		return "", false
 	}
 	return m[1], true
-}
-
-// logTail returns the last lines written to the log at path since offset,
-// for error messages.
-func logTail(path string, offset int64) string {
-	const maxBytes, maxLines = 8 << 10, 25
-	file, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read server log: %v)", err)
-	}
-	defer file.Close()
-	info, err := file.Stat()
-	if err != nil {
-		return fmt.Sprintf("(cannot read server log: %v)", err)
-	}
-	start := max(offset, info.Size()-maxBytes, 0)
-	data, err := io.ReadAll(io.NewSectionReader(file, start, info.Size()-start))
-	if err != nil {
-		return fmt.Sprintf("(cannot read server log: %v)", err)
-	}
-	text := strings.TrimRight(string(data), "\n")
-	if text == "" {
-		return fmt.Sprintf("(server log %s is empty)", path)
-	}
-	lines := strings.Split(text, "\n")
-	if start > offset && len(lines) > 1 {
-		lines = lines[1:]
-	}
-	if len(lines) > maxLines {
-		lines = lines[len(lines)-maxLines:]
-	}
-	return "server log " + path + ":\n  " + strings.Join(lines, "\n  ")
 }

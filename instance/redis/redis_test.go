@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/firedrill/firedrill/instance/serverproc"
 )
 
 // startForTest starts an instance that is stopped when the test ends.
@@ -128,7 +130,7 @@ func processesIn(dir string) []int {
 		if err != nil {
 			continue
 		}
-		if fields, ok := processStat(pid); ok && len(fields) > 0 && fields[0] == "Z" {
+		if serverproc.State(pid) == 'Z' {
 			continue
 		}
 		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || strings.HasPrefix(cwd, dir+" ") {
@@ -469,11 +471,12 @@ func TestReapKillsAServerLeftRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Make the live instance look orphaned: its owner is a dead pid.
-	if err := os.WriteFile(filepath.Join(inst.Dir(), ownerFileName), []byte(strconv.Itoa(dead.Process.Pid)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(inst.Dir(), serverproc.OwnerFileName), []byte(strconv.Itoa(dead.Process.Pid)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := reapDir(inst.Dir()); err != nil {
-		t.Fatalf("reapDir: %v", err)
+	root := filepath.Dir(inst.Dir())
+	if err := reaper.ReapStale(root, nil); err != nil {
+		t.Fatalf("ReapStale: %v", err)
 	}
 	if _, err := os.Stat(inst.Dir()); !os.IsNotExist(err) {
 		t.Errorf("%s not removed", inst.Dir())

@@ -1,13 +1,10 @@
 package slowdisk_test
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +49,8 @@ func holdWrite(t *testing.T, lib string, control slowdisk.Control) (syncMS, writ
 
 // A sync takes the delay, a write to its file waits for it, a write to a
 // pipe does not; with the disk switched off nothing waits.
+// The proof on a real server, redis-server's own AOF stall, is in
+// instance/redis (TestSlowDiskStallsTheAOF).
 func TestHoldsWritesBehindSync(t *testing.T) {
 	t.Parallel()
 	lib, dir := buildLibrary(t)
@@ -87,150 +86,4 @@ func TestHoldsWritesBehindSync(t *testing.T) {
 	if err := control.Off(); err != nil {
 		t.Errorf("Off twice: %v", err)
 	}
-}
-
-// The proof that the slow disk is the seed's busy disk: Redis itself,
-// with appendfsync everysec, logs that its fsync is taking too long,
-// counts aof_delayed_fsync, records aof-write-pending-fsync, and a client's
-// SET stalls for hundreds of milliseconds; switched off, none of it.
-func TestRedisStallsOnSlowDisk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives Redis for about 15 s")
-	}
-	t.Parallel()
-	lib, libDir := buildLibrary(t)
-	server := startRedis(t, libDir, lib)
-
-	// A healthy disk first: the same load, no delayed fsync.
-	fast := setLoad(t, server, 3*time.Second)
-	if delayed := server.infoField(t, "persistence", "aof_delayed_fsync"); delayed != "0" {
-		t.Errorf("with the slow disk off, aof_delayed_fsync = %s, want 0", delayed)
-	}
-	t.Logf("slow disk off: %d SETs, slowest %s", fast.count, fast.max)
-
-	if err := server.control.On(2300 * time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	slow := setLoad(t, server, 9*time.Second)
-	if err := server.control.Off(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("slow disk on: %d SETs, slowest %s, stalls over 100 ms at %v", slow.count, slow.max, slow.stalls)
-	if slow.max < 150*time.Millisecond {
-		t.Errorf("slowest SET took %s on the slow disk, want a stall of hundreds of ms", slow.max)
-	}
-	if delayed := server.infoField(t, "persistence", "aof_delayed_fsync"); delayed == "0" || delayed == "" {
-		t.Errorf("aof_delayed_fsync = %q, want it to have risen", delayed)
-	}
-	latest := server.command(t, "LATENCY", "LATEST")
-	if !strings.Contains(latest, "aof-write-pending-fsync") {
-		t.Errorf("LATENCY LATEST has no aof-write-pending-fsync event: %q", latest)
-	}
-	log, err := os.ReadFile(server.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(log), "Asynchronous AOF fsync is taking too long") {
-		t.Errorf("redis-server did not log that its AOF fsync is taking too long; its log:\n%s", log)
-	}
-}
-
-// load is what setLoad measured.
-type load struct {
-	count  int
-	max    time.Duration
-	stalls []time.Duration // offsets from the start of the load of SETs over 100 ms
-}
-
-// setLoad sends SETs one at a time for d and times each.
-func setLoad(t *testing.T, server *redisServer, d time.Duration) load {
-	t.Helper()
-	conn := server.dial(t)
-	defer conn.close()
-	var result load
-	begin := time.Now()
-	for i := 0; time.Since(begin) < d; i++ {
-		start := time.Now()
-		if reply := conn.do(t, "SET", fmt.Sprintf("key:%d", i%1000), "value"); reply != "+OK" {
-			t.Fatalf("SET: %q", reply)
-		}
-		took := time.Since(start)
-		result.count++
-		result.max = max(result.max, took)
-		if took > 100*time.Millisecond {
-			result.stalls = append(result.stalls, start.Sub(begin).Round(100*time.Millisecond))
-		}
-	}
-	return result
-}
-
-// redisServer is a throwaway redis-server with AOF everysec and the slow
-// disk library loaded.
-type redisServer struct {
-	addr    string
-	log     string
-	control slowdisk.Control
-}
-
-// startRedis starts redis-server in a temp dir with the library (until
-// instance/redis offers a way in: then this helper goes).
-func startRedis(t *testing.T, dir, lib string) *redisServer {
-	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not installed (make setup installs it)")
-	}
-	port := freePort(t)
-	server := &redisServer{addr: fmt.Sprintf("127.0.0.1:%d", port), log: filepath.Join(dir, "redis.log"), control: slowdisk.ControlIn(dir)}
-	conf := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\nappendonly yes\nappendfsync everysec\nsave \"\"\nlatency-monitor-threshold 10\n",
-		port, dir, server.log)
-	if err := os.WriteFile(filepath.Join(dir, "redis.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "redis-server", filepath.Join(dir, "redis.conf"))
-	cmd.Env = append(os.Environ(), slowdisk.Env(lib, server.control)...)
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		conn, err := tryDial(server.addr)
-		if err == nil {
-			reply := conn.do(t, "PING")
-			conn.close()
-			if reply == "+PONG" {
-				return server
-			}
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(server.log)
-			t.Fatalf("redis-server did not answer on %s: %v\n%s", server.addr, err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// infoField is one field of an INFO section ("" when absent).
-func (s *redisServer) infoField(t *testing.T, section, field string) string {
-	t.Helper()
-	scanner := bufio.NewScanner(strings.NewReader(s.command(t, "INFO", section)))
-	for scanner.Scan() {
-		if value, ok := strings.CutPrefix(strings.TrimSpace(scanner.Text()), field+":"); ok {
-			return value
-		}
-	}
-	return ""
-}
-
-// command runs one command on a connection of its own.
-func (s *redisServer) command(t *testing.T, args ...string) string {
-	t.Helper()
-	conn := s.dial(t)
-	defer conn.close()
-	return conn.do(t, args...)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	pginstance "github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/sampler"
@@ -81,7 +82,7 @@ func docCommentKeys(t *testing.T) []documentedKey {
 	t.Helper()
 	source := regexp.MustCompile(`^// Source "([^"]+)"`)
 	var keys []documentedKey
-	for _, dir := range []string{"postgres", "host"} {
+	for _, dir := range []string{"postgres", "host", "mariadb"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -223,7 +224,7 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	for source := range sources {
-		if !names[source] {
+		if !names[source] && !slices.Contains(mariadbmetric.Sources, source) { // sampler/mariadb's own test runs those
 			t.Errorf("README.md documents %q, which no sampler is", source)
 		}
 	}
@@ -285,8 +286,11 @@ func TestMetricsPackagesMatchREADME(t *testing.T) {
 	for _, k := range hostmetric.Keys {
 		owned = append(owned, row{k.Source, k.Key, k.Unit})
 	}
+	for _, k := range mariadbmetric.Keys {
+		owned = append(owned, row{k.Source, k.Key, k.Unit})
+	}
 	known := map[string]bool{}
-	for _, s := range append(slices.Clone(pgmetric.Sources), hostmetric.Sources...) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, mariadbmetric.Sources) {
 		known[s] = true
 	}
 	documented := map[row]bool{}

@@ -1,0 +1,109 @@
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/sampler"
+)
+
+// processlist counts the sessions by what they are doing
+// (information_schema.PROCESSLIST) and finds the oldest open transactions
+// (INNODB_TRX).
+//
+// Source "mariadb_processlist". Values (samplers left out):
+//
+//	connections           sessions  client sessions
+//	active                sessions  sessions running a command (not Sleep)
+//	state.<state>         sessions  active sessions per state, e.g. "state.Waiting for query cache lock", "state.Sending data" ("(none)" when empty)
+//	idle_in_trx           sessions  sleeping sessions with an open InnoDB transaction
+//	oldest_trx_age_s      s         age of the oldest open InnoDB transaction (0 when none)
+//	oldest_idle_in_trx_s  s         longest sleep of a session with an open transaction (0 when none)
+//	longest_query_s       s         longest running statement (0 when none)
+//
+// Detail: up to 5 sessions with the oldest open transactions, then the
+// longest running statements ([]mariadbmetric.Session); nil when no
+// session has either.
+type processlist struct {
+	session *session
+}
+
+var _ sampler.Sampler = (*processlist)(nil)
+
+const processlistName = mariadbmetric.Processlist
+
+// maxSessions bounds the detail.
+const maxSessions = 5
+
+// processlistSQL lists the client sessions with their transactions.
+// TIME_MS is MariaDB's; trx_started has whole seconds.
+var processlistSQL = Marker + `
+SELECT p.ID, coalesce(p.USER, ''), coalesce(p.DB, ''), coalesce(p.COMMAND, ''), coalesce(p.STATE, ''),
+	coalesce(p.TIME_MS, 0) / 1000, coalesce(p.INFO, ''),
+	coalesce(timestampdiff(SECOND, t.trx_started, now()), -1), coalesce(t.trx_state, '')
+FROM information_schema.PROCESSLIST p
+LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID
+WHERE ` + notSampler + ` AND coalesce(p.COMMAND, '') NOT IN ('Daemon', 'Binlog Dump') AND coalesce(p.USER, '') NOT IN ('system user', 'event_scheduler')`
+
+func (*processlist) Name() string { return processlistName }
+
+func (smp *processlist) Sample(ctx context.Context) (map[string]float64, any, error) {
+	values := map[string]float64{
+		mariadbmetric.Connections: 0, mariadbmetric.Active: 0, mariadbmetric.IdleInTrx: 0,
+		mariadbmetric.OldestTrxAgeS: 0, mariadbmetric.OldestIdleInTrxS: 0, mariadbmetric.LongestQueryS: 0,
+	}
+	var sessions []mariadbmetric.Session
+	err := smp.session.query(ctx, "read "+processlistName, processlistSQL, func(rows *sql.Rows) error {
+		var s mariadbmetric.Session
+		if err := rows.Scan(&s.ID, &s.User, &s.DB, &s.Command, &s.State, &s.TimeS, &s.Query, &s.TrxAgeS, &s.TrxState); err != nil {
+			return err
+		}
+		s.Query = cut(s.Query, 300)
+		values[mariadbmetric.Connections]++
+		inTrx := s.TrxAgeS >= 0
+		if !inTrx {
+			s.TrxAgeS = 0
+		} else {
+			values[mariadbmetric.OldestTrxAgeS] = max(values[mariadbmetric.OldestTrxAgeS], s.TrxAgeS)
+		}
+		switch s.Command {
+		case "Sleep":
+			if inTrx {
+				values[mariadbmetric.IdleInTrx]++
+				values[mariadbmetric.OldestIdleInTrxS] = max(values[mariadbmetric.OldestIdleInTrxS], s.TimeS)
+			}
+		default:
+			values[mariadbmetric.Active]++
+			state := s.State
+			if state == "" {
+				state = "(none)"
+			}
+			values[mariadbmetric.State(state)]++
+			if s.Command == "Query" || s.Command == "Execute" {
+				values[mariadbmetric.LongestQueryS] = max(values[mariadbmetric.LongestQueryS], s.TimeS)
+			}
+		}
+		if inTrx || (s.Command != "Sleep" && s.Query != "") {
+			sessions = append(sessions, s)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(sessions) == 0 {
+		return values, nil, nil
+	}
+	sort.SliceStable(sessions, func(i, j int) bool {
+		if sessions[i].TrxAgeS != sessions[j].TrxAgeS {
+			return sessions[i].TrxAgeS > sessions[j].TrxAgeS
+		}
+		return sessions[i].TimeS > sessions[j].TimeS
+	})
+	if len(sessions) > maxSessions {
+		sessions = sessions[:maxSessions]
+	}
+	return values, sessions, nil
+}

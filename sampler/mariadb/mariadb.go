@@ -121,6 +121,14 @@ func (set *Set) discover(ctx context.Context) error {
 // Samplers are the samplers of this server, in a fixed order.
 func (set *Set) Samplers() []sampler.Sampler { return slices.Clone(set.samplers) }
 
+// EveryTick says whether a source is read on every tick of the run (what
+// happens in a moment: sessions by state, lock waits) rather than at most
+// once a second (counters, and the InnoDB monitor, whose text costs the
+// server more to print).
+func EveryTick(name string) bool {
+	return name == processlistName || name == innodbLocksName
+}
+
 // Notes says, per sampler name, what cannot be sampled on this server.
 func (set *Set) Notes() map[string]string { return maps.Clone(set.notes) }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/instance/serverproc"
+	"github.com/firedrill/firedrill/internal/slowdisk"
 )
 
 const (
@@ -78,6 +79,11 @@ type Options struct {
 	Env []string
 	// Progress receives short human progress lines; nil = silent.
 	Progress io.Writer
+	// SlowDisk builds firedrill's slow-disk library (internal/slowdisk)
+	// into the instance directory and loads it into the server, so that
+	// Instance.SlowDisk can make its disk a busy one (the slow mode of
+	// disk_pressure). It needs a C compiler.
+	SlowDisk bool
 }
 
 // Instance is a running throwaway redis-server that owns a private temp
@@ -90,6 +96,7 @@ type Instance struct {
 	version  string
 	password string
 	env      []string
+	slowDisk slowdisk.Control // "" without Options.SlowDisk
 	port     int
 	runAs    *syscall.Credential
 	progress io.Writer
@@ -136,6 +143,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 	inst.dataDir = filepath.Join(inst.dir, dataDirName)
 	inst.logPath = filepath.Join(inst.dir, logFileName)
+	if opts.SlowDisk {
+		inst.slowDisk = slowdisk.ControlIn(inst.dataDir)
+	}
 	if err := inst.create(ctx); err != nil {
 		return nil, errors.Join(err, inst.Stop())
 	}
@@ -158,6 +168,15 @@ func (i *Instance) create(ctx context.Context) error {
 		if err := serverproc.HandOver(path, i.runAs); err != nil {
 			return err
 		}
+	}
+	if i.slowDisk != "" {
+		// In the instance directory, so that it goes with the server
+		// and is reaped with it after a kill.
+		lib, err := slowdisk.Build(ctx, i.dir)
+		if err != nil {
+			return err
+		}
+		i.env = append(slices.Clone(i.env), slowdisk.Env(lib, i.slowDisk)...)
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -379,6 +398,10 @@ func (i *Instance) Dir() string { return i.dir }
 // DataDir is the server's working directory (`dir`: RDB file,
 // appendonlydir), the one a slow disk must slow.
 func (i *Instance) DataDir() string { return i.dataDir }
+
+// SlowDisk switches the server's slow disk on and off; "" when the
+// instance was started without Options.SlowDisk.
+func (i *Instance) SlowDisk() slowdisk.Control { return i.slowDisk }
 
 // LogPath is the server log, for reports and for debugging a failed run.
 func (i *Instance) LogPath() string { return i.logPath }

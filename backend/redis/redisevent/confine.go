@@ -13,7 +13,7 @@ import (
 // (CONFIG GET and CLIENT SETNAME are harmless). SELECT is here too: it
 // would leave the URL's database.
 var serverWide = map[string][]string{
-	"FLUSHDB": nil, "FLUSHALL": nil, "SWAPDB": nil, "SELECT": nil, "MOVE": nil, "COPY": nil,
+	"FLUSHDB": nil, "FLUSHALL": nil, "SWAPDB": nil, "SELECT": nil, "MOVE": nil,
 	"SHUTDOWN": nil, "DEBUG": nil, "MONITOR": nil, "SYNC": nil, "PSYNC": nil,
 	"REPLICAOF": nil, "SLAVEOF": nil, "FAILOVER": nil, "CLUSTER": nil, "MIGRATE": nil,
 	"SAVE": nil, "BGSAVE": nil, "BGREWRITEAOF": nil, "MODULE": nil,

@@ -17,7 +17,7 @@ const hotScript = "\\set k 12345\nSET key::k :k\nGET key::k\n\\startpipeline\n" 
 
 func prepareHot(tb testing.TB) (engine.Conn, []*script.Command, *script.Vars) {
 	srv := startServer(tb)
-	target, err := NewTarget(Config{Network: "unix", Addr: srv.Socket})
+	target, err := NewTarget(Config{Network: "unix", Addr: srv.Socket()})
 	if err != nil {
 		tb.Fatal(err)
 	}

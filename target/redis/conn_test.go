@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/instance/redis"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -104,7 +105,7 @@ func code(err error) string {
 func TestCommandsAndGset(t *testing.T) {
 	srv := startServer(t)
 	for _, cfg := range []Config{
-		{Network: "unix", Addr: srv.Socket},
+		{Network: "unix", Addr: srv.Socket()},
 		{Addr: srv.Addr()},
 		{Addr: srv.Addr(), RESP3: true},
 	} {
@@ -158,7 +159,7 @@ func TestCommandsAndGset(t *testing.T) {
 
 func TestErrorReplies(t *testing.T) {
 	srv := startServer(t)
-	s := connect(t, Config{Network: "unix", Addr: srv.Socket})
+	s := connect(t, Config{Network: "unix", Addr: srv.Socket()})
 	tests := []struct {
 		src, code, msg string
 	}{
@@ -215,19 +216,15 @@ func TestPipeline(t *testing.T) {
 }
 
 func TestConnectionSetup(t *testing.T) {
-	srv := startServer(t, "--requirepass", "s3cret", "--databases", "4")
+	srv := startServer(t, redis.Options{Password: "s3cret", Settings: map[string]string{"databases": "4"}})
 	// Password, database and client name at connect, in both protocols.
 	for _, resp3 := range []bool{false, true} {
-		s := connect(t, Config{Network: "unix", Addr: srv.Socket, Password: "s3cret", DB: 3, AppName: "firedrill test", RESP3: resp3})
+		s := connect(t, Config{Network: "unix", Addr: srv.Socket(), Password: "s3cret", DB: 3, AppName: "firedrill test", RESP3: resp3})
 		s.must("SET only:in:3 yes\nCLIENT GETNAME \\gset name\n")
 		if got := s.get("name"); got != "firedrill-test" {
 			t.Errorf("resp3=%v: client name %q", resp3, got)
 		}
 	}
-	if got := srv.do(t, "AUTH", "s3cret"); got != "+OK\r\n" {
-		t.Fatalf("AUTH: %q", got)
-	}
-	// An ACL user with its name.
 	connectAs := func(cfg Config) error {
 		target, err := NewTarget(cfg)
 		if err != nil {
@@ -239,19 +236,30 @@ func TestConnectionSetup(t *testing.T) {
 		}
 		return err
 	}
+	// An ACL user by name.
+	if got := srv.do(t, "ACL", "SETUSER", "loader", "on", ">pw", "~*", "+@all"); got != "+OK\r\n" {
+		t.Fatalf("ACL SETUSER: %q", got)
+	}
+	for _, resp3 := range []bool{false, true} {
+		s := connect(t, Config{Addr: srv.Addr(), User: "loader", Password: "pw", RESP3: resp3})
+		s.must("ACL WHOAMI \\gset who\n")
+		if got := s.get("who"); got != "loader" {
+			t.Errorf("resp3=%v: ACL WHOAMI = %q", resp3, got)
+		}
+	}
 	// A wrong password is the server's error, by its code, and the
 	// message does not hold the password.
-	err := connectAs(Config{Network: "unix", Addr: srv.Socket, Password: "wrong-password"})
-	if code(err) != "WRONGPASS" || strings.Contains(err.Error(), "wrong-password") || !strings.Contains(err.Error(), srv.Socket) {
+	err := connectAs(Config{Network: "unix", Addr: srv.Socket(), Password: "wrong-password"})
+	if code(err) != "WRONGPASS" || strings.Contains(err.Error(), "wrong-password") || !strings.Contains(err.Error(), srv.Socket()) {
 		t.Errorf("wrong password: %q %v", code(err), err)
 	}
 	// No password where one is needed: the first command says so.
-	err = connectAs(Config{Network: "unix", Addr: srv.Socket, AppName: "x"})
+	err = connectAs(Config{Network: "unix", Addr: srv.Socket(), AppName: "x"})
 	if code(err) != "NOAUTH" {
 		t.Errorf("no password: %q %v", code(err), err)
 	}
 	// Nothing listening: a connect error naming the address.
-	err = connectAs(Config{Network: "unix", Addr: srv.Dir + "/none.sock"})
+	err = connectAs(Config{Network: "unix", Addr: srv.Dir() + "/none.sock"})
 	if code(err) != engine.CodeConnect || !strings.Contains(err.Error(), "none.sock") {
 		t.Errorf("no server: %q %v", code(err), err)
 	}
@@ -259,7 +267,7 @@ func TestConnectionSetup(t *testing.T) {
 
 func TestConnectionLossAndInterrupt(t *testing.T) {
 	srv := startServer(t)
-	s := connect(t, Config{Network: "unix", Addr: srv.Socket, AppName: "victim"})
+	s := connect(t, Config{Network: "unix", Addr: srv.Socket(), AppName: "victim"})
 	s.must("PING\n")
 	// Killed by the server: the connection's error, and Reset says the
 	// session is gone.
@@ -275,7 +283,7 @@ func TestConnectionLossAndInterrupt(t *testing.T) {
 	}
 
 	// Interrupt ends a command that would block for ever.
-	s = connect(t, Config{Network: "unix", Addr: srv.Socket})
+	s = connect(t, Config{Network: "unix", Addr: srv.Socket()})
 	done := make(chan error, 1)
 	go func() { done <- s.run("BLPOP never:pushed 0\n") }()
 	time.Sleep(100 * time.Millisecond)

@@ -38,7 +38,7 @@ INCRBY tx:sum :k
 			if err != nil {
 				t.Fatal(err)
 			}
-			target, err := NewTarget(Config{Network: "unix", Addr: srv.Socket, AppName: "firedrill-engine-test"})
+			target, err := NewTarget(Config{Network: "unix", Addr: srv.Socket(), AppName: "firedrill-engine-test"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestEngineCountsErrorsByCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := NewTarget(Config{Network: "unix", Addr: srv.Socket, AppName: "victim"})
+	target, err := NewTarget(Config{Network: "unix", Addr: srv.Socket(), AppName: "victim"})
 	if err != nil {
 		t.Fatal(err)
 	}

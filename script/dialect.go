@@ -40,6 +40,8 @@ func ParseDialect(file string, src []byte, syms *Symbols, d Dialect) (*Script, e
 	switch d {
 	case PostgreSQL:
 		return Parse(file, src, syms)
+	case MySQL:
+		return parseMySQL(file, src, syms)
 	case Redis:
 		return parseRedis(file, src, syms)
 	}

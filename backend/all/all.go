@@ -5,6 +5,7 @@ package all
 
 import (
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/mariadb"
 	"github.com/firedrill/firedrill/backend/postgres"
 )
 
@@ -12,5 +13,6 @@ import (
 func Registry() *backend.Registry {
 	return backend.NewRegistry(
 		postgres.New(),
+		mariadb.New(),
 	)
 }

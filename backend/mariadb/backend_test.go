@@ -1,15 +1,12 @@
 package mariadb
 
 import (
-	"context"
 	"database/sql"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -130,7 +127,7 @@ func TestSetupErrorNamesFileLineCol(t *testing.T) {
 	t.Parallel()
 	sc := loadScenario(t, map[string]string{
 		"scenario.yaml": "name: bad-setup\nduration: 1s\ntarget: {kind: mariadb}\nsetup:\n  sql: [{file: schema.sql}]\n" + workloadYAML,
-		"schema.sql": "-- the schema\nCREATE TABLE t (id INT PRIMARY KEY);\n\nINSERT INTO t VALUES (1);\nSELECT id\n  FRM t;\n",
+		"schema.sql":    "-- the schema\nCREATE TABLE t (id INT PRIMARY KEY);\n\nINSERT INTO t VALUES (1);\nSELECT id\n  FRM t;\n",
 	})
 	tg, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc})
 	if err != nil {
@@ -267,7 +264,7 @@ func TestConfinementRefusesOtherDatabases(t *testing.T) {
 	t.Parallel()
 	sc := loadScenario(t, map[string]string{
 		"scenario.yaml": "name: given\nduration: 1s\ntarget: {kind: mariadb, dsn: \"mysql://app:pw@127.0.0.1:1/shop\"}\nsetup:\n  sql: [{file: setup.sql}]\n" + workloadYAML,
-		"setup.sql": "CREATE TABLE t (id INT);\nINSERT INTO t SELECT id FROM shop.orders o WHERE o.id > 1;\nUSE shop;\nSET GLOBAL max_connections = 10;\nSELECT firedrill.t.id FROM firedrill.t;\n",
+		"setup.sql":     "CREATE TABLE t (id INT);\nINSERT INTO t SELECT id FROM shop.orders o WHERE o.id > 1;\nUSE shop;\nSET GLOBAL max_connections = 10;\nSELECT firedrill.t.id FROM firedrill.t;\n",
 	})
 	err := Backend{}.Preflight(backend.Spec{Scenario: sc})
 	if err == nil {
@@ -310,7 +307,4 @@ func TestEmbeddedSettings(t *testing.T) {
 	if !strings.Contains(log.String(), "starting MariaDB") || tg.Info().ServerVersion == "" || !tg.Info().Embedded {
 		t.Errorf("log %q, info %+v", log.String(), tg.Info())
 	}
-	_ = fmt.Sprint
-	_ = time.Second
-	_ = context.Background
 }

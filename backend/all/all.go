@@ -7,6 +7,7 @@ import (
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/mariadb"
 	"github.com/firedrill/firedrill/backend/postgres"
+	"github.com/firedrill/firedrill/backend/redis"
 )
 
 // Registry returns every backend firedrill is built with.
@@ -14,5 +15,6 @@ func Registry() *backend.Registry {
 	return backend.NewRegistry(
 		postgres.New(),
 		mariadb.New(),
+		redis.New(),
 	)
 }

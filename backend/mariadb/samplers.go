@@ -1,0 +1,36 @@
+package mariadb
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/sampler/host"
+	mdbsampler "github.com/firedrill/firedrill/sampler/mariadb"
+)
+
+var _ backend.Sampled = (*target)(nil)
+
+// Samplers connects MariaDB's samplers (one session; their statements
+// carry /* firedrill-sampler */) and the host's: the process list and the
+// lock waits on every tick, the counters and the InnoDB monitor at most
+// once a second.
+func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend.Sampling, error) {
+	set, err := mdbsampler.New(ctx, tg.config(tg.database).FormatDSN(), mdbsampler.Options{Timeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("samplers: %w", err)
+	}
+	s := &backend.Sampling{Notes: set.Notes(), Close: set.Close, Unanswered: mdbsampler.Unanswered}
+	for _, smp := range set.Samplers() {
+		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: mdbsampler.EveryTick(smp.Name()), Server: true})
+	}
+	dataDir := ""
+	if tg.inst != nil {
+		dataDir = tg.inst.DataDir()
+	}
+	for _, smp := range host.New(dataDir) {
+		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: true})
+	}
+	return s, nil
+}

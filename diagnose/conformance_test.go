@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
@@ -274,7 +275,7 @@ func TestHealthyRecordingHasNoWarningFromAnyRule(t *testing.T) {
 // knownSources are the sources some metrics package names.
 func knownSources() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range append(slices.Clone(pgmetric.Sources), hostmetric.Sources...) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, mariadbmetric.Sources) {
 		out[s] = true
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -24,7 +25,9 @@ var _ Rule = deadlock{}
 func (deadlock) ID() string { return "deadlock" }
 
 // Inputs names the sources the rule reads.
-func (deadlock) Inputs() Inputs { return Inputs{Also: []string{pgmetric.Database, pgmetric.Locks}} }
+func (deadlock) Inputs() Inputs {
+	return Inputs{Also: []string{pgmetric.Database, pgmetric.Locks, mariadbmetric.GlobalStatus, mariadbmetric.InnoDBStatus}}
+}
 
 // deadlockCode is the SQLSTATE of deadlock_detected.
 const deadlockCode = "40P01"
@@ -39,6 +42,7 @@ type deadlockCount struct {
 	First, Last float64          // the window (seconds since the start)
 	Details     []string         // the distinct DETAIL texts
 	Failed      []failedCommand  // script commands that failed in workloads with deadlocks
+	InnoDB      *innodbDeadlocks // on MariaDB/MySQL: InnoDB's count and the deadlocks its monitor showed
 }
 
 type failedCommand struct {
@@ -100,6 +104,29 @@ func countDeadlocks(run *timeline.Run) deadlockCount {
 				for _, cmd := range s.Commands {
 					if cmd.Failures > 0 {
 						c.Failed = append(c.Failed, failedCommand{w.Name, s.Name, cmd.Line, cmd.Text, cmd.Failures})
+					}
+				}
+			}
+		}
+	}
+	if mariadbRun(run) {
+		innodb := countInnoDBDeadlocks(run, &c)
+		c.InnoDB = &innodb
+		if run.Summary != nil {
+			for _, w := range run.Summary.Workloads {
+				for _, e := range w.Errors {
+					if (e.Code == innodbDeadlockCode || e.Code == innodbAutoIncFailCode) && e.Detail != "" {
+						c.Details = append(c.Details, e.Detail)
+					}
+				}
+				if c.ByWorkload[w.Name] == 0 {
+					continue
+				}
+				for _, s := range w.Scripts {
+					for _, cmd := range s.Commands {
+						if cmd.Failures > 0 {
+							c.Failed = append(c.Failed, failedCommand{w.Name, s.Name, cmd.Line, cmd.Text, cmd.Failures})
+						}
 					}
 				}
 			}
@@ -235,20 +262,24 @@ func (deadlock) Check(run *timeline.Run) []Finding {
 	}
 
 	span := math.Max(f.End-f.Start, Tick(run))
+	serverSeries, clientCode := pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), deadlockCode+" deadlock_detected"
+	if count.InnoDB != nil {
+		serverSeries, clientCode = mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.Deadlocks), "1213 (deadlock) or 1467 (a deadlock on the AUTO-INC lock)"
+	}
 	if count.HaveServer {
-		ev := Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: f.End, Value: count.Server,
+		ev := Evidence{Series: serverSeries, T: f.End, Value: count.Server,
 			Text: fmt.Sprintf("%s deadlocks detected by the server between %.0f s and %.0f s (%s/min)",
 				humanNum(count.Server), f.Start, f.End, humanNum(count.Server/span*60))}
 		f.Evidence = append(f.Evidence, ev)
 		if count.ServerPeak.V > 0 {
-			f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), T: count.ServerPeak.T,
+			f.Evidence = append(f.Evidence, Evidence{Series: serverSeries, T: count.ServerPeak.T,
 				Value: count.ServerPeak.V, Text: fmt.Sprintf("peak: %s deadlocks in one interval", humanNum(count.ServerPeak.V))})
 		}
 	}
 	for _, w := range workloads {
 		f.Evidence = append(f.Evidence, Evidence{Series: "workload:" + w + ".errors." + deadlockCode, T: f.End,
 			Value: float64(count.ByWorkload[w]),
-			Text:  fmt.Sprintf("%s tries of workload %s failed with 40P01 deadlock_detected", humanNum(float64(count.ByWorkload[w])), w)})
+			Text:  fmt.Sprintf("%s tries of workload %s failed with %s", humanNum(float64(count.ByWorkload[w])), w, clientCode)})
 	}
 	for _, d := range uniqueStrings(count.Details) {
 		text := "DETAIL: " + oneLine(d, 400)
@@ -276,11 +307,26 @@ func (deadlock) Check(run *timeline.Run) []Finding {
 
 	timeout := settingText(run, "deadlock_timeout", "1s")
 	rate := fmt.Sprintf("%s deadlocks in %s", humanNum(total), humanMS(span*1000))
+	if count.InnoDB != nil {
+		shape := shapeOf(count.InnoDB.Seen)
+		f.Evidence = append(f.Evidence, innodbDeadlockEvidence(*count.InnoDB, shape)...)
+		f.References = []string{
+			"https://dev.mysql.com/doc/refman/8.0/en/innodb-deadlocks.html",
+			"https://dev.mysql.com/doc/refman/8.0/en/innodb-locks-set.html",
+			"https://mariadb.com/kb/en/innodb-lock-modes/",
+		}
+		if explainInnoDBDeadlock(run, &f, rate, shape) {
+			return []Finding{f}
+		}
+	}
 	if len(concurrent) > 0 {
 		inv := concurrent[0]
 		f.Evidence = append(f.Evidence, inversionEvidence(inv)...)
 		f.Headline = fmt.Sprintf("%s: %s", rate, inversionHeadline(inv))
 		f.Mechanism = inversionMechanism(inv) + fmt.Sprintf(" PostgreSQL finds the cycle after deadlock_timeout (%s) of waiting and aborts one transaction with 40P01; meanwhile every session queued behind the locked rows waits too, so throughput collapses well beyond the failed transactions.", timeout)
+		if count.InnoDB != nil {
+			f.Mechanism = inversionMechanism(inv) + innodbMechanismTail
+		}
 		f.Remedy = inversionRemedy(inv)
 		for _, more := range concurrent[1:] {
 			f.Evidence = append(f.Evidence, inversionEvidence(more)...)
@@ -297,6 +343,12 @@ func (deadlock) Check(run *timeline.Run) []Finding {
 			"The statements that failed and the DETAIL above name the lock types; multi-row statements (UPDATE … WHERE … IN, joins, foreign-key checks) take rows in whatever order the plan visits them."
 		f.Remedy = "Make every transaction take its row locks in one global order: lock the rows it will change first, in one statement, " +
 			"`SELECT … FROM t WHERE key = ANY($1) ORDER BY key FOR UPDATE`, then update them; keep transactions short, and retry transactions that fail with 40P01 (max_tries in the workload)."
+		if count.InnoDB != nil {
+			f.Mechanism = "Two or more transactions each hold a row or table lock the other needs, so none can proceed;" + innodbMechanismTail +
+				" The monitor's deadlock above names the statements and the locks; multi-row statements take rows in whatever order the plan visits them."
+			f.Remedy = "Make every transaction take its row locks in one global order: lock the rows it will change first, in one statement, " +
+				"`SELECT … FROM t WHERE key IN (…) ORDER BY key FOR UPDATE`, then update them; keep transactions short, and retry transactions that fail with 1213 (max_tries in the workload)."
+		}
 	}
 	return []Finding{f}
 }

@@ -349,7 +349,8 @@ func loadLockScript(run *timeline.Run, w timeline.WorkloadInfo, index int, s tim
 		return nil
 	}
 	syms := script.NewSymbols()
-	parsed, err := script.Parse(s.Name, text, syms)
+	dialect := scriptDialect(run)
+	parsed, err := script.ParseDialect(s.Name, text, syms, dialect)
 	if err != nil || parsed == nil {
 		return nil
 	}
@@ -364,7 +365,13 @@ func loadLockScript(run *timeline.Run, w timeline.WorkloadInfo, index int, s tim
 		if cmd.Kind != script.KindSQL || cmd.SQL == nil {
 			continue
 		}
-		if st := parseLockStep(cmd.SQL, syms); st != nil {
+		sql := cmd.SQL
+		if dialect == script.MySQL {
+			numbered := *sql
+			numbered.Query = numberPlaceholders(sql.Query)
+			sql = &numbered
+		}
+		if st := parseLockStep(sql, syms); st != nil {
 			st.Cmd, st.Text = i, cmd.Text
 			st.Line = cmd.Pos.Line
 			if len(s.Commands) == 0 || !fileBacked(run, s) {
@@ -403,6 +410,60 @@ func loadLockScript(run *timeline.Run, w timeline.WorkloadInfo, index int, s tim
 		}
 	}
 	return ls
+}
+
+// scriptDialect is the language of the run's scripts: MySQL's SQL on a
+// MariaDB or MySQL target, else PostgreSQL's.
+func scriptDialect(run *timeline.Run) script.Dialect {
+	if mariadbRun(run) {
+		return script.MySQL
+	}
+	return script.PostgreSQL
+}
+
+// numberPlaceholders writes a MySQL statement's ? placeholders as $1, $2
+// … (PostgreSQL's), which the lock analysis reads; quoted text and
+// comments are left alone.
+func numberPlaceholders(q string) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(q) && q[j] != c {
+				if q[j] == '\\' && c != '`' {
+					j++
+				}
+				j++
+			}
+			end := min(j+1, len(q))
+			b.WriteString(q[i:end])
+			i = end - 1
+		case c == '#' || c == '-' && i+2 < len(q) && q[i+1] == '-' && (q[i+2] == ' ' || q[i+2] == '\t'):
+			end := strings.IndexByte(q[i:], '\n')
+			if end < 0 {
+				end = len(q) - i
+			}
+			b.WriteString(q[i : i+end])
+			i += end - 1
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				b.WriteString(q[i:])
+				return b.String()
+			}
+			b.WriteString(q[i : i+end+4])
+			i += end + 3
+		case c == '?':
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func fileBacked(run *timeline.Run, s timeline.ScriptInfo) bool {
@@ -787,6 +848,10 @@ func lockTokens(q string) []lockTok {
 			j := skipQuote(q, i)
 			out = append(out, lockTok{strings.ReplaceAll(q[i+1:j], `""`, `"`), 'q'})
 			i = j + 1
+		case c == '`': // a MySQL quoted name
+			j := skipQuote(q, i)
+			out = append(out, lockTok{strings.ReplaceAll(q[i+1:j], "``", "`"), 'q'})
+			i = j + 1
 		case c == '$' && i+1 < len(q) && q[i+1] >= '0' && q[i+1] <= '9':
 			j := i + 1
 			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
@@ -875,7 +940,7 @@ func parseLockStep(sql *script.SQL, syms *script.Symbols) *lockStep {
 		}
 		i := from + 1
 		st.Table, st.How = qualifiedTail(toks, &i), "SELECT … "+mode
-		cond = clause(toks, "where", "group", "having", "window", "order", "limit", "offset", "fetch", "for")
+		cond = clause(toks, "where", "group", "having", "window", "order", "limit", "offset", "fetch", "for", "lock")
 		st.Ordered = topLevelIndex(toks, "order") >= 0
 	case w(0) == "insert" && w(1) == "into":
 		return parseUpsert(toks, params, syms)
@@ -976,6 +1041,8 @@ func lockClause(toks []lockTok) (mode string, noWait bool) {
 				}
 				return mode, noWait
 			}
+		case depth == 0 && t.text == "lock" && i+3 < len(toks) && toks[i+1].text == "in" && toks[i+2].text == "share" && toks[i+3].text == "mode":
+			return "LOCK IN SHARE MODE", false // MySQL's FOR SHARE
 		}
 	}
 	return "", false

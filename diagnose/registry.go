@@ -15,5 +15,7 @@ func Rules() []Rule {
 		connectionSaturation{},
 		commitBound{},
 		failingTransactions{},
+		autoIncLock{},
+		queryCacheLock{},
 	}
 }

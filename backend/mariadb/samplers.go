@@ -7,15 +7,17 @@ import (
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/sampler/host"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	mdbsampler "github.com/firedrill/firedrill/sampler/mariadb"
 )
 
 var _ backend.Sampled = (*target)(nil)
 
 // Samplers connects MariaDB's samplers (one session; their statements
-// carry /* firedrill-sampler */) and the host's: the process list and the
-// lock waits on every tick, the counters and the InnoDB monitor at most
-// once a second.
+// carry /* firedrill-sampler */) and the host's (CPU, memory, the data
+// directory's disk, and firedrill itself): the process list, the lock
+// waits and the host on every tick, the counters and the InnoDB monitor at
+// most once a second.
 func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend.Sampling, error) {
 	set, err := mdbsampler.New(ctx, tg.config(tg.database).FormatDSN(), mdbsampler.Options{Timeout: timeout})
 	if err != nil {
@@ -30,7 +32,8 @@ func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend
 		dataDir = tg.inst.DataDir()
 	}
 	for _, smp := range host.New(dataDir) {
-		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: true})
+		everyTick := smp.Name() == hostmetric.Host || smp.Name() == hostmetric.Self
+		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: everyTick})
 	}
 	return s, nil
 }

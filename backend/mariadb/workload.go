@@ -1,20 +1,17 @@
 package mariadb
 
 import (
-	"errors"
-
 	"github.com/firedrill/firedrill/engine"
+	mdbtarget "github.com/firedrill/firedrill/target/mariadb"
 )
 
-// workloadConfig is what target/mariadb's Config takes.
-type workloadConfig struct {
-	Network, Addr, User, Password, Database, Mode string
-	Session                                       map[string]string
-	AppName                                       string
-}
+var _ engine.LoopTarget = (*mdbtarget.Target)(nil)
 
-// newWorkloadTarget makes the engine's target of a workload.
+// workloadConfig is what target/mariadb's Config takes.
+type workloadConfig = mdbtarget.Config
+
+// newWorkloadTarget makes the engine's target of a workload: the MySQL
+// protocol on the engine's event loop.
 func newWorkloadTarget(cfg workloadConfig) (engine.Target, error) {
-	return nil, errors.New("the MariaDB/MySQL protocol client (target/mariadb) is not built yet: " +
-		"this firedrill can start a MariaDB and run setup and events, but no workload on it")
+	return mdbtarget.NewTarget(cfg)
 }

@@ -159,11 +159,21 @@ func TestHoldTransactionSQLAndTerminate(t *testing.T) {
 	})
 }
 
+// A hold that runs its whole duration rolls back and says so.
+func TestHoldTransactionForItsDuration(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t, nil)
+	outcome, detail, err := mustNew(t, "{kind: hold_transaction, at: 0s, duration: 1500ms, isolation: read committed}").Run(t.Context(), embeddedEnv(inst), nil)
+	if err != nil || !strings.HasPrefix(outcome, "held 1.") || detail["isolation"] != "read committed" {
+		t.Errorf("hold: %q, %v, %v", outcome, detail, err)
+	}
+}
+
 func TestTerminateWorkloadWithoutPerformanceSchema(t *testing.T) {
 	t.Parallel()
 	inst := startServer(t, nil)
 	_, _, err := mustNew(t, "{kind: terminate, at: 0s, workload: oltp}").Run(t.Context(), embeddedEnv(inst), nil)
-	if err == nil || !strings.Contains(err.Error(), "performance_schema: ON") {
+	if err == nil || !strings.Contains(err.Error(), "performance_schema: ON to the server's configuration") {
 		t.Errorf("terminate workload without performance_schema: %v", err)
 	}
 }

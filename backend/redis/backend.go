@@ -23,7 +23,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -184,9 +183,6 @@ func (tg *target) Close(frozen bool) error {
 	}
 	return tg.restoreSettings(context.Background(), "after the run", wait)
 }
-
-// errNotBuilt says the Redis target is not in this build yet.
-var errNotBuilt = errors.New("the Redis load target (target/redis) is not built yet")
 
 // logfTo prints progress lines to w.
 func logfTo(w io.Writer) func(string, ...any) {

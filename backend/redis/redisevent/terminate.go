@@ -22,7 +22,7 @@ var terminateKind = event.Kind{
 	EventKind: scenario.EventKind{
 		Name:    "terminate",
 		Keys:    []string{"workload", "type"},
-		Example: "{kind: terminate, at: 40s, workload: cache}",
+		Example: "{kind: terminate, at: 40s, workload: oltp}",
 		Decode:  decodeTerminate,
 	},
 	Build: event.BuildWith(newTerminate),

@@ -107,7 +107,7 @@ func (aofFsyncStall) Check(run *timeline.Run) []Finding {
 	f.Evidence = append(f.Evidence, Evidence{Series: "settings:appendfsync",
 		Text: "appendfsync = " + redisSetting(run, "appendfsync", "everysec (default)") +
 			", no-appendfsync-on-rewrite = " + redisSetting(run, "no-appendfsync-on-rewrite", "no (default)") +
-			", save = " + quoteEmpty(redisSetting(run, "save", "(not recorded)")) +
+			", save = " + redisSetting(run, "save", "(not recorded)") +
 			", auto-aof-rewrite-percentage = " + redisSetting(run, "auto-aof-rewrite-percentage", "100 (default)")})
 
 	switch {
@@ -116,14 +116,17 @@ func (aofFsyncStall) Check(run *timeline.Run) []Finding {
 		if period := stallPeriod(lined); period > 0 {
 			f.Headline += fmt.Sprintf(" about every %.0f s", period)
 		}
-		f.Headline += fmt.Sprintf(" (%s delayed fsync %s", humanNum(delayedTotal), plural(int(delayedTotal), "write", "writes"))
-		if len(pending) > 0 {
-			f.Headline += fmt.Sprintf(", aof-write-pending-fsync up to %s", humanMS(maxMoment(pending).Value))
+		var what []string
+		if delayedTotal > 0 {
+			what = append(what, fmt.Sprintf("%s delayed fsync %s", humanNum(delayedTotal), plural(int(delayedTotal), "write", "writes")))
 		}
-		f.Headline += "); the slow log shows nothing"
+		if len(pending) > 0 {
+			what = append(what, fmt.Sprintf("aof-write-pending-fsync up to %s", humanMS(maxMoment(pending).Value)))
+		}
+		f.Headline += " (" + strings.Join(what, ", ") + "); the slow log cannot show it"
 	default:
-		f.Headline = fmt.Sprintf("Redis's AOF fsync fell behind (%s delayed fsync %s) without stalling clients noticeably",
-			humanNum(delayedTotal), plural(int(delayedTotal), "write", "writes"))
+		f.Headline = fmt.Sprintf("Redis's AOF fsync fell behind (%s delayed fsync %s, %d aof-write-pending-fsync %s) without stalling clients noticeably",
+			humanNum(delayedTotal), plural(int(delayedTotal), "write", "writes"), len(pending), plural(len(pending), "event", "events"))
 	}
 	f.Mechanism = "With appendfsync everysec Redis writes the AOF from its single main thread and fsyncs it once a second in a background thread. " +
 		"When the disk is busy (a backup copying a big file, another instance writing its RDB, an AOF rewrite) that fsync takes seconds; Redis then holds its AOF writes back for up to 2 s, and after that writes anyway (aof_delayed_fsync, \"Asynchronous AOF fsync is taking too long\"): the kernel blocks that write() until the fsync ends, and the whole server — every client — stops with it. " +
@@ -149,7 +152,7 @@ func slowlogEvidence(run *timeline.Run, from, to float64) Evidence {
 	}
 	longest := Over(run.Series(rm.Slowlog, rm.SlowlogNewMaxMS), from, to+redisAlignS)
 	return Evidence{Series: rm.Series(rm.Slowlog, rm.SlowlogNewEntries), Value: added,
-		Text: fmt.Sprintf("the slow log recorded %s %s meanwhile, the longest %s — far shorter than the stalls: %s",
+		Text: fmt.Sprintf("the slow log recorded %s %s meanwhile, the longest %s, none of them this stall: %s",
 			humanNum(added), plural(int(added), "command", "commands"), humanMS(longest.Max), why)}
 }
 
@@ -170,12 +173,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// quoteEmpty shows an empty setting as "".
-func quoteEmpty(v string) string {
-	if strings.TrimSpace(v) == "" {
-		return `""`
-	}
-	return v
 }

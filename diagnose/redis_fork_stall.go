@@ -74,7 +74,7 @@ func (redisForkStall) Check(run *timeline.Run) []Finding {
 	rewrite := sumPoints(run.Series(rm.Info, rm.AOFRewriteInProgress), 0, RunEnd(run)+1)
 	f.Evidence = append(f.Evidence, Evidence{Series: rm.Series(rm.Info, rm.RDBBgsaveInProgress),
 		Text: fmt.Sprintf("a background RDB save ran in %s samples, an AOF rewrite in %s; save = %s, auto-aof-rewrite-percentage = %s",
-			humanNum(bgsave), humanNum(rewrite), quoteEmpty(redisSetting(run, "save", "(not recorded)")), redisSetting(run, "auto-aof-rewrite-percentage", "100 (default)"))})
+			humanNum(bgsave), humanNum(rewrite), redisSetting(run, "save", "(not recorded)"), redisSetting(run, "auto-aof-rewrite-percentage", "100 (default)"))})
 	if len(lined) > 0 {
 		worst := worstStall(lined)
 		f.Evidence = append(f.Evidence, Evidence{Series: "workload:" + worst.Workload + ".max_latency", T: worst.Start, Value: worst.MaxMS,

@@ -180,9 +180,27 @@ func maxMoment(moments []serverMoment) serverMoment {
 	return best
 }
 
-// redisSetting is a setting of the run's Redis as recorded at its start,
-// or def.
-func redisSetting(run *timeline.Run, name, def string) string { return settingText(run, name, def) }
+// redisSetting is a setting of the run's Redis as recorded at its start
+// (an empty value shown as ""), or def when it was not recorded.
+func redisSetting(run *timeline.Run, name, def string) string {
+	v, ok := run.Manifest.Settings[name]
+	switch {
+	case !ok:
+		return def
+	case strings.TrimSpace(v) == "":
+		return `""`
+	}
+	return v
+}
+
+// humanUS prints a duration given in µs, in µs below a tenth of a
+// millisecond (a Redis command's usual cost).
+func humanUS(us float64) string {
+	if us < 100 {
+		return fmt.Sprintf("%.1f µs", us)
+	}
+	return humanMS(us / 1000)
+}
 
 // eventsOfKind are the run's events of a kind overlapping [from, to].
 func eventsOfKind(run *timeline.Run, kind string, from, to float64) []EventSpan {

@@ -18,8 +18,9 @@ const (
 	CommandStats = "redis_commandstats" // INFO commandstats, keys per command
 )
 
-// Sources lists every Redis source, for checks that a name is known.
-var Sources = []string{Info, Latency, Slowlog, CommandStats}
+// Sources lists every Redis source (Config, the settings snapshot, is in
+// config.go), for checks that a name is known.
+var Sources = []string{Info, Latency, Slowlog, CommandStats, Config}
 
 // Series is how findings and reports name one sampled series: "source:key".
 func Series(source, key string) string { return source + ":" + key }

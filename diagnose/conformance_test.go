@@ -13,6 +13,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/backend/redis/redismetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -275,7 +276,7 @@ func TestHealthyRecordingHasNoWarningFromAnyRule(t *testing.T) {
 // knownSources are the sources some metrics package names.
 func knownSources() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, mariadbmetric.Sources) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources) {
 		out[s] = true
 	}
 	return out

@@ -17,5 +17,9 @@ func Rules() []Rule {
 		failingTransactions{},
 		autoIncLock{},
 		queryCacheLock{},
+		aofFsyncStall{},
+		redisForkStall{},
+		redisSlowCommands{},
+		redisClientSaturation{},
 	}
 }

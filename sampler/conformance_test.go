@@ -17,11 +17,15 @@ import (
 
 	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/backend/redis/redisconn"
+	"github.com/firedrill/firedrill/backend/redis/redismetric"
 	pginstance "github.com/firedrill/firedrill/instance/postgres"
+	redisinstance "github.com/firedrill/firedrill/instance/redis"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/sampler/postgres"
+	redissampler "github.com/firedrill/firedrill/sampler/redis"
 )
 
 // documentedKey is a row of README.md's value key table.
@@ -82,7 +86,7 @@ func docCommentKeys(t *testing.T) []documentedKey {
 	t.Helper()
 	source := regexp.MustCompile(`^// Source "([^"]+)"`)
 	var keys []documentedKey
-	for _, dir := range []string{"postgres", "host", "mariadb"} {
+	for _, dir := range []string{"postgres", "host", "redis", "mariadb"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -173,6 +177,22 @@ func TestConformance(t *testing.T) {
 	}
 	t.Cleanup(set.Close)
 	samplers := append(set.Samplers(), host.New(inst.DataDir())...)
+	// Redis's samplers, on a throwaway Redis with the AOF on.
+	redisInst, err := redisinstance.Start(ctx, redisinstance.Options{Settings: map[string]string{"appendonly": "yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := redisInst.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	redisSet, err := redissampler.New(ctx, redisconn.Config{Network: "unix", Addr: redisInst.Socket()}, redissampler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = redisSet.Close() })
+	samplers = append(samplers, redisSet.Samplers()...)
 	for name, note := range set.Notes() {
 		t.Logf("note %s: %s", name, note)
 	}
@@ -289,8 +309,11 @@ func TestMetricsPackagesMatchREADME(t *testing.T) {
 	for _, k := range mariadbmetric.Keys {
 		owned = append(owned, row{k.Source, k.Key, k.Unit})
 	}
+	for _, k := range redismetric.Keys {
+		owned = append(owned, row{k.Source, k.Key, k.Unit})
+	}
 	known := map[string]bool{}
-	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, mariadbmetric.Sources) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources) {
 		known[s] = true
 	}
 	documented := map[row]bool{}

@@ -277,7 +277,11 @@ func (deadlock) Check(run *timeline.Run) []Finding {
 		}
 	}
 	for _, w := range workloads {
-		f.Evidence = append(f.Evidence, Evidence{Series: "workload:" + w + ".errors." + deadlockCode, T: f.End,
+		errorSeries := "workload:" + w + ".errors." + deadlockCode
+		if count.InnoDB != nil {
+			errorSeries = "workload:" + w + ".errors." + innodbDeadlockCode
+		}
+		f.Evidence = append(f.Evidence, Evidence{Series: errorSeries, T: f.End,
 			Value: float64(count.ByWorkload[w]),
 			Text:  fmt.Sprintf("%s tries of workload %s failed with %s", humanNum(float64(count.ByWorkload[w])), w, clientCode)})
 	}

@@ -136,7 +136,7 @@ func describeLock(l *mariadbmetric.Lock) string {
 	case mariadbmetric.LockAutoInc:
 		return "the AUTO-INC lock of " + l.Table
 	case mariadbmetric.LockTable:
-		return "a " + l.Mode + " table lock on " + l.Table
+		return "a table lock in mode " + l.Mode + " on " + l.Table
 	case mariadbmetric.LockRecord:
 		what = "record lock"
 		if l.Supremum {

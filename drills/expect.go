@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/backend/redis/redismetric"
 	"github.com/firedrill/firedrill/diagnose"
@@ -170,7 +171,7 @@ var metrics = []metricSpec{
 	{name: "p95", unit: "ms", quantile: 95},
 	{name: "p99", unit: "ms", quantile: 99},
 	{name: "max", unit: "ms", quantile: 100},
-	{name: "deadlocks", unit: ""}, // pg_stat_database.deadlocks, else the clients' 40P01 errors
+	{name: "deadlocks", unit: ""}, // pg_stat_database.deadlocks or Innodb_deadlocks, else the clients' 40P01/1213 errors
 	// slru_hit_rate.<cache>: the hit rate of one SLRU cache of
 	// pg_stat_slru (MultiXactMember …), pooled over the window (0..1).
 	{name: slruHitRate + "<cache>", unit: ""},
@@ -299,10 +300,15 @@ func workloadNames(run *timeline.Run) []string {
 // clients' deadlock errors.
 func deadlocks(run *timeline.Run, span Span) float64 {
 	total, sampled := 0.0, false
-	for _, p := range run.Series(pgmetric.Database, pgmetric.Deadlocks) {
-		sampled = true
-		if p.T > span.From && p.T <= span.To {
-			total += p.V
+	for _, series := range [][]timeline.Point{
+		run.Series(pgmetric.Database, pgmetric.Deadlocks),
+		run.Series(mariadbmetric.GlobalStatus, mariadbmetric.Deadlocks), // InnoDB's
+	} {
+		for _, p := range series {
+			sampled = true
+			if p.T > span.From && p.T <= span.To {
+				total += p.V
+			}
 		}
 	}
 	if sampled {
@@ -310,7 +316,7 @@ func deadlocks(run *timeline.Run, span Span) float64 {
 	}
 	for _, iv := range run.Intervals {
 		if mid := (iv.Start + iv.End) / 2; mid >= span.From && mid < span.To {
-			total += float64(iv.Errors["40P01"])
+			total += float64(iv.Errors["40P01"] + iv.Errors["40001/1213"])
 		}
 	}
 	return total

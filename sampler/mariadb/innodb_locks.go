@@ -81,6 +81,7 @@ func (smp *innodbLocks) Sample(ctx context.Context) (map[string]float64, any, er
 		}
 		p.LockType, p.LockMode = lockType.String, lockMode.String
 		p.Kind = LockKind(p.LockType, p.LockMode, lockData)
+		p.LockData = cut(lockData, 100)
 		if !waiting[p.BlockedTrx] {
 			waiting[p.BlockedTrx] = true
 			values[mariadbmetric.LocksBlocked]++

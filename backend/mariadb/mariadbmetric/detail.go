@@ -32,6 +32,7 @@ type BlockingPair struct {
 	Kind              string `json:"kind"`
 	Table             string `json:"table"`
 	Index             string `json:"index,omitempty"`
+	LockData          string `json:"lock_data,omitempty"` // the locked record's key as INNODB_LOCKS shows it ("21", "supremum pseudo-record")
 	BlockingID        int64  `json:"blocking_id"`
 	BlockingTrx       string `json:"blocking_trx"`
 	BlockingState     string `json:"blocking_state"`               // the blocker's trx_state (RUNNING, LOCK WAIT)

@@ -17,6 +17,7 @@ func Rules() []Rule {
 		failingTransactions{},
 		autoIncLock{},
 		queryCacheLock{},
+		hotRowLock{},
 		aofFsyncStall{},
 		redisForkStall{},
 		redisSlowCommands{},

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
@@ -28,7 +29,7 @@ func (connectionSaturation) ID() string { return "connection-saturation" }
 
 // Inputs names the sources the rule reads.
 func (connectionSaturation) Inputs() Inputs {
-	return Inputs{Also: []string{pgmetric.Activity, pgmetric.Database, pgmetric.Statements, hostmetric.Host}}
+	return Inputs{Also: []string{pgmetric.Activity, pgmetric.Database, pgmetric.Statements, hostmetric.Host, mariadbmetric.GlobalStatus}}
 }
 
 // Thresholds.
@@ -61,6 +62,9 @@ func (connectionSaturation) Check(run *timeline.Run) []Finding {
 		}
 	}
 	if f, ok := serverLimitFinding(run); ok {
+		out = append(out, f)
+	}
+	if f, ok := mariadbServerLimitFinding(run); ok {
 		out = append(out, f)
 	}
 	return out

@@ -39,9 +39,12 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzReadReply$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisconn/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseURL$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisconn/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseClientList$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisevent/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseMySQL$$' -fuzztime=$${FUZZTIME:-60s} ./script/
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeResponse$$' -fuzztime=$${FUZZTIME:-60s} ./target/mariadb/
 
 bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench
+	$(GO) run ./bench/vs-sysbench
 	$(GO) run ./bench/sampler-overhead
 
 demo: build ## a real 4-minute multixact scenario on a throwaway PostgreSQL: timeline, findings, run directory

@@ -146,7 +146,7 @@ func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error)
 	defer db.Close()
 	rows, err := db.QueryContext(ctx, outsideObjectsSQL, tg.database, tg.database, tg.database, tg.database)
 	if err != nil {
-		return nil, fmt.Errorf("read the objects outside the database %s: %w", tg.database, connectHintIfNot(tg, err))
+		return nil, fmt.Errorf("read the objects outside the database %s: %w", tg.database, connectHintIfNot(err))
 	}
 	defer rows.Close()
 	objects := map[string]string{}
@@ -216,7 +216,7 @@ func (tg *target) restoreSettings(parent context.Context, when string) error {
 		if when == "after the run" {
 			hint = "\nThe server keeps settings this run changed; run 'firedrill restore --dsn …' with the same server once it answers"
 		}
-		return fmt.Errorf("%w%s", connectHintIfNot(tg, err), hint)
+		return fmt.Errorf("%w%s", connectHintIfNot(err), hint)
 	}
 	return nil
 }
@@ -274,13 +274,12 @@ func (tg *target) plainHandle() (*sql.DB, error) {
 
 // connectHintIfNot adds what to do to an error that is a failed
 // connection (refused, wrong password), and leaves others as they are.
-func connectHintIfNot(tg *target, err error) error {
-	var myErr *mysql.MySQLError
-	if errors.As(err, &myErr) && myErr.Number != 1045 {
-		return err
-	}
+func connectHintIfNot(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return connectHint(tg.cfg.Addr, tg.cfg.User, err)
+	if hint := hintFor(err); hint != "" {
+		return fmt.Errorf("%w%s", err, hint)
+	}
+	return err
 }

@@ -85,19 +85,26 @@ func parseDSN(dsn string) (*server, error) {
 // or the socket's path; never a password.
 func address(cfg *mysql.Config) string { return cfg.Addr }
 
-// connectHint says what to do about a failed connection to addr.
+// connectHint says what to do about a failed connection to addr as user.
 func connectHint(addr, user string, err error) error {
 	var myErr *mysql.MySQLError
 	if errors.As(err, &myErr) {
-		switch myErr.Number {
-		case 1045: // ER_ACCESS_DENIED_ERROR
-			return fmt.Errorf("connect to %s as %s: %w\nThe server refused the user or password: check them in --dsn (mysql://user:password@host:port/db), "+
-				"and that the user may connect from this host (SELECT user, host FROM mysql.user)", addr, user, err)
-		case 1044, 1049: // ER_DBACCESS_DENIED_ERROR, ER_BAD_DB_ERROR
-			return fmt.Errorf("connect to %s as %s: %w", addr, user, err)
-		}
-		return fmt.Errorf("connect to %s as %s: %w", addr, user, err)
+		return fmt.Errorf("connect to %s as %s: %w%s", addr, user, err, hintFor(err))
 	}
-	return fmt.Errorf("connect to %s: %w\nIs a MariaDB or MySQL server running and accepting connections there? "+
-		"Check --dsn or the scenario's target.dsn, or remove them to use an embedded server", addr, err)
+	return fmt.Errorf("connect to %s: %w%s", addr, err, hintFor(err))
+}
+
+// hintFor is what to do about a failed connection, on a line of its own;
+// "" for an error that is no failed connection.
+func hintFor(err error) string {
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) {
+		if myErr.Number == 1045 { // ER_ACCESS_DENIED_ERROR
+			return "\nThe server refused the user or password: check them in --dsn (mysql://user:password@host:port/db), " +
+				"and that the user may connect from this host (SELECT user, host FROM mysql.user)"
+		}
+		return ""
+	}
+	return "\nIs a MariaDB or MySQL server running and accepting connections there? " +
+		"Check --dsn or the scenario's target.dsn, or remove them to use an embedded server"
 }

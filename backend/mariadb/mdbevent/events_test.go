@@ -159,6 +159,16 @@ func TestHoldTransactionSQLAndTerminate(t *testing.T) {
 	})
 }
 
+// A hold that runs its whole duration rolls back and says so.
+func TestHoldTransactionForItsDuration(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t, nil)
+	outcome, detail, err := mustNew(t, "{kind: hold_transaction, at: 0s, duration: 1500ms, isolation: read committed}").Run(t.Context(), embeddedEnv(inst), nil)
+	if err != nil || !strings.HasPrefix(outcome, "held 1.") || detail["isolation"] != "read committed" {
+		t.Errorf("hold: %q, %v, %v", outcome, detail, err)
+	}
+}
+
 func TestTerminateWorkloadWithoutPerformanceSchema(t *testing.T) {
 	t.Parallel()
 	inst := startServer(t, nil)

@@ -135,7 +135,9 @@ func (h *holdTransaction) Run(ctx context.Context, env *event.Env, started event
 			continue
 		case <-ticker.C:
 		}
-		if err := s.conn.PingContext(holdCtx); err != nil && holdCtx.Err() == nil {
+		// With ctx, not holdCtx: the driver drops a connection whose
+		// context ends mid-call, and the ROLLBACK below needs it.
+		if err := s.conn.PingContext(ctx); err != nil && ctx.Err() == nil {
 			held := time.Since(heldSince)
 			detail["held_seconds"] = held.Seconds()
 			detail["ended_by_server"] = err.Error()

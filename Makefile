@@ -38,6 +38,8 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=$${FUZZTIME:-60s} ./target/redis/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseMySQL$$' -fuzztime=$${FUZZTIME:-60s} ./script/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeResponse$$' -fuzztime=$${FUZZTIME:-60s} ./target/mariadb/
+	$(GO) test -run='^$$' -fuzz='^FuzzInfo$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/redis/
+	$(GO) test -run='^$$' -fuzz='^FuzzReplies$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/redis/
 
 bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench

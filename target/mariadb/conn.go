@@ -71,6 +71,11 @@ type conn struct {
 	pbuf  []byte // parameter values, back to back
 	ends  []int  // where each parameter ends in pbuf
 	stmts map[*script.SQL]*stmt
+	// byText shares one prepared statement among the commands of the
+	// same text (sysbench's ten point selects are one statement), so a
+	// session holds as few as it can of the server's
+	// max_prepared_stmt_count.
+	byText map[string]*stmt
 	gset  map[*script.SQL]*gsetTarget
 	cols  []column // the binary result's columns, reused
 	num   []byte   // formatting scratch
@@ -221,8 +226,13 @@ func (c *conn) prepare(q *script.SQL) (*stmt, error) {
 	if q.Compound {
 		return nil, errors.New("cannot run a compound (\\;) command with the prepared protocol")
 	}
+	c.text = appendPlaceholders(c.text[:0], q)
+	if st := c.byText[string(c.text)]; st != nil {
+		c.stmts[q] = st
+		return st, nil
+	}
 	at := c.command(comStmtPrepare)
-	c.wbuf = appendPlaceholders(c.wbuf, q)
+	c.wbuf = append(c.wbuf, c.text...)
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
 		return nil, err
@@ -256,6 +266,10 @@ func (c *conn) prepare(q *script.SQL) (*stmt, error) {
 		}
 	}
 	c.stmts[q] = st
+	if c.byText == nil {
+		c.byText = make(map[string]*stmt)
+	}
+	c.byText[string(c.text)] = st
 	return st, nil
 }
 

@@ -492,3 +492,21 @@ func TestKilledSessionsOnTheLoop(t *testing.T) {
 		}
 	})
 }
+
+// TestPreparedOncePerText: commands of the same text share one prepared
+// statement per session, as sysbench's repeated point selects do.
+func TestPreparedOncePerText(t *testing.T) {
+	c := connect(t, mdbtarget.ModePrepared)
+	syms := script.NewSymbols()
+	vars := script.NewVars(syms)
+	vars.SetInt(syms.Ref("k"), 3)
+	src := "SELECT v FROM kv WHERE k = :k;\nSELECT v FROM kv WHERE k = :k;\nSELECT v FROM kv WHERE k = :k;\n" +
+		"SHOW SESSION STATUS LIKE 'Com_stmt_prepare' \\gset\n"
+	if err := execScript(c, src, vars); err != nil {
+		t.Fatal(err)
+	}
+	// One for the three selects, one for the SHOW itself.
+	if got := text(t, vars, "Value"); got != "2" {
+		t.Errorf("Com_stmt_prepare = %s, want 2", got)
+	}
+}

@@ -101,7 +101,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.database = databaseOf(sc)
 		tg.cfg = given.cfg
 		tg.cfg.DBName = ""
-		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes}
+		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes, Product: "MariaDB/MySQL"}
 		if err := tg.restoreSettings(ctx, "before the run"); err != nil {
 			return nil, err
 		}
@@ -128,7 +128,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	tg.cfg.Net, tg.cfg.Addr = "tcp", inst.TCPAddr()
 	tg.cfg.User, tg.cfg.Passwd = inst.User(), inst.Password()
 	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.TCPAddr(), Database: inst.Database(),
-		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
+		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes, Product: "MariaDB"}
 	return tg, nil
 }
 
@@ -235,6 +235,7 @@ func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
 	}
 	if tg.info.ServerVersion == "" {
 		tg.info.ServerVersion = settings["version"]
+		tg.info.Product = productOf(settings["version"])
 	}
 	return settings, nil
 }
@@ -294,4 +295,13 @@ func logfTo(w io.Writer) func(string, ...any) {
 			fmt.Fprintf(w, format+"\n", args...)
 		}
 	}
+}
+
+// productOf names the server a VERSION() belongs to: MariaDB's say so
+// ("10.11.19-MariaDB-0+deb12u1"), MySQL's do not ("8.0.36").
+func productOf(version string) string {
+	if strings.Contains(version, "MariaDB") {
+		return "MariaDB"
+	}
+	return "MySQL"
 }

@@ -76,9 +76,9 @@ type conn struct {
 	// session holds as few as it can of the server's
 	// max_prepared_stmt_count.
 	byText map[string]*stmt
-	gset  map[*script.SQL]*gsetTarget
-	cols  []column // the binary result's columns, reused
-	num   []byte   // formatting scratch
+	gset   map[*script.SQL]*gsetTarget
+	cols   []column // the binary result's columns, reused
+	num    []byte   // formatting scratch
 }
 
 var _ engine.Conn = (*conn)(nil)

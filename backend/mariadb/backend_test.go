@@ -329,3 +329,17 @@ func TestEmbeddedSettings(t *testing.T) {
 		t.Errorf("log %q, info %+v", log.String(), tg.Info())
 	}
 }
+
+// PostgreSQL's extended protocol is refused at its place in the file.
+func TestExtendedModeRefused(t *testing.T) {
+	t.Parallel()
+	sc := loadScenario(t, map[string]string{"scenario.yaml": "name: m\nduration: 1s\ntarget: {kind: mariadb}\nworkloads:\n  - name: w\n    clients: 1\n    mode: extended\n    scripts: [{inline: \"SELECT 1;\"}]\n"})
+	err := Backend{}.Preflight(backend.Spec{Scenario: sc})
+	if err == nil || !strings.Contains(err.Error(), "scenario.yaml:7:11: mode: extended is PostgreSQL's protocol") {
+		t.Errorf("Preflight = %v", err)
+	}
+	sc = loadScenario(t, map[string]string{"scenario.yaml": "name: m\nduration: 1s\ntarget: {kind: mariadb}\nworkloads:\n  - name: w\n    clients: 1\n    mode: prepared\n    scripts: [{inline: \"SELECT 1;\"}]\n"})
+	if err := (Backend{}).Preflight(backend.Spec{Scenario: sc}); err != nil {
+		t.Errorf("Preflight of mode: prepared = %v", err)
+	}
+}

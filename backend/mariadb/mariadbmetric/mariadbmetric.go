@@ -185,7 +185,7 @@ var Keys = []Key{
 	{GlobalStatus, "aborted_connects", "count", "failed connection attempts in the interval"},
 	{GlobalStatus, "innodb_log_waits", "count", "times a transaction waited for room in the log buffer, in the interval"},
 	{GlobalStatus, "innodb_log_writes_per_s", "1/s", "writes to the redo log"},
-	{GlobalStatus, "innodb_os_log_fsyncs_per_s", "1/s", "fsyncs of the redo log"},
+	{GlobalStatus, "innodb_os_log_fsyncs_per_s", "1/s", "fsyncs of the redo log (absent on MariaDB 10.11: innodb_data_fsyncs_per_s counts them)"},
 	{GlobalStatus, "innodb_os_log_written_per_s", "bytes/s", "written to the redo log"},
 	{GlobalStatus, "innodb_data_fsyncs_per_s", "1/s", "fsyncs of InnoDB's files (redo log included)"},
 	{GlobalStatus, "innodb_buffer_pool_reads_per_s", "1/s", "pages read from disk: not in the buffer pool"},

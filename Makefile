@@ -21,7 +21,7 @@ test: ## run every test against real throwaway servers (race detector on), then 
 test-memory: ## peak memory of a 100,000-command script in run and pgbench -r (without the race detector, which multiplies memory)
 	$(GO) test -count=1 -run '^TestLongScriptMemoryIsBounded$$' -v ./internal/cli/
 
-test-drills: ## run every drill's quick version and check its expected findings (about 12 minutes)
+test-drills: ## run every drill's quick version and check its expected findings (about 16 minutes, MariaDB's openchat and stock-mariadb included)
 	FIREDRILL_DRILL_TESTS=1 $(GO) test -p 1 -count=1 -timeout 30m -run '^(TestDrillQuick|TestMultixactShapeOnTheTimeline)$$' -v ./internal/cli/ ./runner/
 
 test-short: ## run the tests without the race detector

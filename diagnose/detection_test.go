@@ -87,6 +87,7 @@ var detectionCases = []struct {
 	{missingIndex{}, "journal", "", "feed", 2},
 	{connectionSaturation{}, "poolsmall", "", "api", 2},
 	{commitBound{}, "commit", "", "updates", 3},
+	{checkpointPressure{}, "checkpoints", "", "ingest", 3},
 }
 
 func TestDetectionSpeed(t *testing.T) {

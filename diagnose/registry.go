@@ -15,5 +15,6 @@ func Rules() []Rule {
 		connectionSaturation{},
 		commitBound{},
 		failingTransactions{},
+		checkpointPressure{},
 	}
 }

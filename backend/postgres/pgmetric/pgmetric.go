@@ -28,6 +28,10 @@ const (
 // Sources lists every PostgreSQL source, for checks that a name is known.
 var Sources = []string{Activity, XminHorizon, Locks, Database, Databases, SLRU, UserTables, Statements, WAL, Explain, Settings}
 
+// Evidence lists the sources read once, after the load (Evidenced):
+// their samples lie past the run's timeline, and say nothing of when.
+var Evidence = []string{Explain}
+
 // Series is how findings and reports name one sampled series: "source:key".
 func Series(source, key string) string { return source + ":" + key }
 

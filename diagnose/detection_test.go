@@ -88,6 +88,8 @@ var detectionCases = []struct {
 	{connectionSaturation{}, "poolsmall", "", "api", 2},
 	{commitBound{}, "commit", "", "updates", 3},
 	{checkpointPressure{}, "checkpoints", "", "ingest", 3},
+	{tempSpill{}, "tempspill", "", "report", 4},
+	{idleBlocker{}, "idleblock", "forgotten-tx", "", 3},
 }
 
 func TestDetectionSpeed(t *testing.T) {

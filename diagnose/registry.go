@@ -16,5 +16,7 @@ func Rules() []Rule {
 		commitBound{},
 		failingTransactions{},
 		checkpointPressure{},
+		tempSpill{},
+		idleBlocker{},
 	}
 }

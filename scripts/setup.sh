@@ -11,6 +11,9 @@ have_pg_server() {
 have_pg_server || need+=(postgresql postgresql-contrib)
 command -v pgbench >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || need+=(postgresql-contrib)
 command -v useradd >/dev/null 2>&1 || need+=(passwd)
+# The slow disk of disk_pressure (mode: slow) is a small C library
+# firedrill compiles at run time (internal/slowdisk).
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 # The HTML report's tests render it in headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 

@@ -79,6 +79,7 @@ var detectionCases = []struct {
 	seconds   float64
 }{
 	{multixactSLRUThrash{}, "multixact-broken", "long-tx", "", 13},
+	{multixactSLRUThrash{}, "mxfunc", "long-tx", "", 16},
 	{xminHorizonHeld{}, "multixact-broken", "long-tx", "", 15},
 	{subtransactionOverflow{}, "subtrans", "long-tx", "", 12},
 	{generatorLimited{}, "generator-limited", "", "flood", 6},

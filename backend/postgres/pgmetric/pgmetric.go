@@ -23,14 +23,16 @@ const (
 	WAL         = "wal"                 // WAL, checkpoints and the background writer
 	Explain     = "explain"             // plans captured at the end of a run; detail []ExplainedStatement
 	Settings    = "pg_settings"         // the server's settings when they change; detail name → setting
+	Functions   = "pg_proc"             // bodies of the functions the scripts call, read at the end of a run; detail []Function
+	ForeignKeys = "foreign_keys"        // the database's foreign keys, read at the end of a run; detail []ForeignKey
 )
 
 // Sources lists every PostgreSQL source, for checks that a name is known.
-var Sources = []string{Activity, XminHorizon, Locks, Database, Databases, SLRU, UserTables, Statements, WAL, Explain, Settings}
+var Sources = []string{Activity, XminHorizon, Locks, Database, Databases, SLRU, UserTables, Statements, WAL, Explain, Settings, Functions, ForeignKeys}
 
 // Evidence lists the sources read once, after the load (Evidenced):
 // their samples lie past the run's timeline, and say nothing of when.
-var Evidence = []string{Explain}
+var Evidence = []string{Explain, Functions, ForeignKeys}
 
 // Series is how findings and reports name one sampled series: "source:key".
 func Series(source, key string) string { return source + ":" + key }
@@ -112,6 +114,16 @@ const (
 	ExplainStatements = "statements" // statements whose plan was asked for
 	ExplainPlans      = "plans"      // plans obtained
 	ExplainSeqScans   = "seq_scans"  // sequential scans in those plans
+)
+
+// Value keys of Functions.
+const (
+	FunctionsRead = "functions" // functions whose bodies were read
+)
+
+// Value keys of ForeignKeys.
+const (
+	ForeignKeysRead = "foreign_keys" // foreign keys read
 )
 
 // The SLRU caches, by the names PostgreSQL 13–16 give them (the sampler

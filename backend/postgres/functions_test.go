@@ -1,0 +1,140 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	pginstance "github.com/firedrill/firedrill/instance/postgres"
+)
+
+func TestCalledNames(t *testing.T) {
+	t.Parallel()
+	names := map[string]bool{}
+	calledNames(names, "SELECT app.Transfer(:a, :b), count(*) FROM t WHERE id IN (1, 2)")
+	for _, want := range []string{"transfer", "count"} {
+		if !names[want] {
+			t.Errorf("%q not among %v", want, names)
+		}
+	}
+	if names["app"] || names["t"] {
+		t.Errorf("names %v: a schema or a table is not called", names)
+	}
+}
+
+// TestCaptureFunctions reads, on a real server, the body of the function
+// a script calls and of the one that function calls, and leaves out
+// functions nobody calls, the system's and an extension's.
+func TestCaptureFunctions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inst, err := pginstance.Start(ctx, pginstance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	conn, err := pgx.Connect(ctx, inst.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		"CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+		"CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL)",
+		"CREATE TABLE transfers (id bigserial PRIMARY KEY, account_id int NOT NULL REFERENCES accounts (id), amount bigint)",
+		`CREATE FUNCTION log_change(p_id int) RETURNS void LANGUAGE sql AS $$ SELECT 1 $$`,
+		`CREATE FUNCTION bump(p_id int, p_delta int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM 1 FROM accounts WHERE id = p_id FOR UPDATE;
+	BEGIN
+		UPDATE accounts SET balance = balance + p_delta WHERE id = p_id;
+		PERFORM log_change(p_id);
+	EXCEPTION WHEN serialization_failure THEN
+		RAISE NOTICE 'retry';
+	END;
+END $$`,
+		`CREATE FUNCTION unused() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	names := map[string]bool{}
+	calledNames(names, "SELECT bump(:id, :delta);")
+	calledNames(names, "SELECT pg_stat_statements_reset();") // an extension's: left out
+	smp, err := CaptureFunctions(ctx, inst.ConnString(), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.Source != pgmetric.Functions || smp.Values[pgmetric.FunctionsRead] != 2 {
+		t.Fatalf("sample %s %v, want 2 functions", smp.Source, smp.Values)
+	}
+	var fns []pgmetric.Function
+	if err := json.Unmarshal(smp.Detail, &fns); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]pgmetric.Function{}
+	for _, f := range fns {
+		got[f.Name] = f
+	}
+	bump, ok := got["bump"]
+	if !ok || bump.Language != "plpgsql" || bump.Schema != "public" || bump.Args != "p_id integer, p_delta integer" ||
+		!strings.Contains(bump.Body, "EXCEPTION WHEN serialization_failure") {
+		t.Errorf("bump: %+v", bump)
+	}
+	if f, ok := got["log_change"]; !ok || f.Language != "sql" {
+		t.Errorf("log_change, called by bump: %+v (found %v)", f, got)
+	}
+	if _, ok := got["unused"]; ok {
+		t.Error("unused was read, though nothing calls it")
+	}
+}
+
+// TestCaptureForeignKeys reads a foreign key on a real server, with its
+// columns on both sides.
+func TestCaptureForeignKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inst, err := pginstance.Start(ctx, pginstance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	conn, err := pgx.Connect(ctx, inst.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		"CREATE TABLE customers (region int, id int, PRIMARY KEY (region, id))",
+		"CREATE TABLE orders (id bigserial PRIMARY KEY, region int, customer int, FOREIGN KEY (region, customer) REFERENCES customers (region, id))",
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	smp, err := CaptureForeignKeys(ctx, inst.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fks []pgmetric.ForeignKey
+	if err := json.Unmarshal(smp.Detail, &fks); err != nil || len(fks) != 1 || smp.Values[pgmetric.ForeignKeysRead] != 1 {
+		t.Fatalf("got %v %s (%v), want one foreign key", smp.Values, smp.Detail, err)
+	}
+	fk := fks[0]
+	if fk.Table != "orders" || fk.RefTable != "customers" || strings.Join(fk.Columns, ",") != "region,customer" ||
+		strings.Join(fk.RefColumns, ",") != "region,id" || fk.Schema != "public" {
+		t.Errorf("foreign key %+v", fk)
+	}
+}

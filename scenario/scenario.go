@@ -94,6 +94,16 @@ type Setup struct {
 	// created and put first on search_path); default "firedrill". "public"
 	// opts out.
 	Schema string
+	// Keys preloads string keys before the load (Redis): Count keys
+	// firedrill:key:1 … firedrill:key:<Count> of Size bytes each.
+	Keys KeysSetup
+}
+
+// KeysSetup is setup.keys: how many keys to preload, and how big.
+type KeysSetup struct {
+	Pos   Pos
+	Count int
+	Size  int64 // bytes per value; default 100
 }
 
 // SQLSource is SQL read from a file or given inline.

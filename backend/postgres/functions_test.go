@@ -11,6 +11,8 @@ import (
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	pginstance "github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
 )
 
 func TestCalledNames(t *testing.T) {
@@ -136,5 +138,69 @@ func TestCaptureForeignKeys(t *testing.T) {
 	if fk.Table != "orders" || fk.RefTable != "customers" || strings.Join(fk.Columns, ",") != "region,customer" ||
 		strings.Join(fk.RefColumns, ",") != "region,id" || fk.Schema != "public" {
 		t.Errorf("foreign key %+v", fk)
+	}
+}
+
+// TestEvidenceReadsTheScriptsFunctions: the functions a workload's script
+// calls, as the target saw it in Workload, come back from Evidence with
+// their bodies, beside the plans and the foreign keys.
+func TestEvidenceReadsTheScriptsFunctions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inst, err := pginstance.Start(ctx, pginstance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	conn, err := pgx.Connect(ctx, inst.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		"CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
+		"CREATE TABLE accounts (id int PRIMARY KEY, balance bigint NOT NULL)",
+		`CREATE FUNCTION credit(p_id int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE accounts SET balance = balance + 1 WHERE id = p_id;
+EXCEPTION WHEN others THEN NULL;
+END $$`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	sc, err := script.Parse("credit.sql", []byte("\\set id random(1, 10)\nSELECT credit(:id);\n"), script.NewSymbols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &target{connString: inst.ConnString()}
+	if _, err := tg.Workload(&scenario.Workload{Name: "w"}, []*script.Script{sc}, "firedrill:w"); err != nil {
+		t.Fatal(err)
+	}
+	samples, err := tg.Evidence(ctx)
+	if err != nil {
+		t.Logf("evidence: %v (the plans need statements; the functions do not)", err)
+	}
+	var fns []pgmetric.Function
+	sources := map[string]bool{}
+	for _, s := range samples {
+		sources[s.Source] = true
+		if s.Source == pgmetric.Functions {
+			if err := json.Unmarshal(s.Detail, &fns); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, want := range []string{pgmetric.Explain, pgmetric.Functions, pgmetric.ForeignKeys} {
+		if !sources[want] {
+			t.Errorf("no %s sample among %v", want, sources)
+		}
+	}
+	if len(fns) != 1 || fns[0].Name != "credit" || !strings.Contains(fns[0].Body, "EXCEPTION WHEN others") {
+		t.Errorf("functions %+v, want credit's body", fns)
 	}
 }

@@ -37,22 +37,12 @@ func (checkpointPressure) Inputs() Inputs {
 	return Inputs{AnyOf: []string{pgmetric.WAL}, Also: []string{pgmetric.Settings}}
 }
 
-// Value keys of the WAL source the rule reads.
-const (
-	walBytesPerS       = "wal_bytes_per_s"
-	walCheckpointsReq  = "checkpoints_req"
-	walCheckpointsTime = "checkpoints_timed"
-	walBuffersCkpt     = "buffers_checkpoint"
-	walFPIPerS         = "wal_fpi_per_s"
-)
-
 // Defaults of the settings the rule reads, as PostgreSQL ships them.
 const (
 	defaultCheckpointWarningS = 30
 	defaultCheckpointTimeoutS = 300
 	defaultCompletionTarget   = 0.9
 	defaultMaxWALBytes        = 1 << 30
-	walBlockBytes             = 8192
 )
 
 // checkpointStretch is a run of requested checkpoints each less than
@@ -78,7 +68,7 @@ func (s checkpointStretch) interval(tick float64) float64 { return s.span(tick) 
 
 func (r checkpointPressure) Check(run *timeline.Run) []Finding {
 	tick := Tick(run)
-	req := run.Series(pgmetric.WAL, walCheckpointsReq)
+	req := run.Series(pgmetric.WAL, pgmetric.CheckpointsReq)
 	var stretches []checkpointStretch
 	var cur *checkpointStretch
 	for _, p := range req {
@@ -155,14 +145,14 @@ func (checkpointPressure) measure(run *timeline.Run, s *checkpointStretch, tick 
 		if smp.T < from || smp.T > to || smp.Error != "" {
 			continue
 		}
-		rate := smp.Values[walBytesPerS]
+		rate := smp.Values[pgmetric.WALBytesPerS]
 		s.WALBytes += rate * tick
 		if rate > s.PeakRate {
 			s.PeakRate, s.PeakT = rate, smp.T
 		}
-		s.Timed += smp.Values[walCheckpointsTime]
-		s.Buffers += smp.Values[walBuffersCkpt]
-		fpi += smp.Values[walFPIPerS]
+		s.Timed += smp.Values[pgmetric.CheckpointsTimed]
+		s.Buffers += smp.Values[pgmetric.BuffersCheckpoint]
+		fpi += smp.Values[pgmetric.WALFPIPerS]
 		n++
 	}
 	if n > 0 {
@@ -185,21 +175,21 @@ func (r checkpointPressure) finding(run *timeline.Run, s checkpointStretch, trig
 		formatSeconds(s.span(tick)), humanBytes(rate), maxWAL)
 	timedShare := s.Timed / (s.Timed + s.Requested)
 	f.Evidence = append(f.Evidence,
-		Evidence{Series: pgmetric.Series(pgmetric.WAL, walCheckpointsReq), T: s.To, Value: s.Requested,
+		Evidence{Series: pgmetric.Series(pgmetric.WAL, pgmetric.CheckpointsReq), T: s.To, Value: s.Requested,
 			Text: fmt.Sprintf("%.0f checkpoints requested between %.0f s and %.0f s, one every %s; %.0f timed (%s of all: "+
 				"fewer than half timed is the too-many-checkpoints-requested alert)", s.Requested, s.From-tick, s.To,
 				formatSeconds(interval), s.Timed, formatPct(timedShare))},
-		Evidence{Series: pgmetric.Series(pgmetric.WAL, walBytesPerS), T: s.PeakT, Value: rate,
+		Evidence{Series: pgmetric.Series(pgmetric.WAL, pgmetric.WALBytesPerS), T: s.PeakT, Value: rate,
 			Text: fmt.Sprintf("%s of WAL written over the stretch, %s/s on average (peak %s/s at %.0f s): a checkpoint is "+
 				"requested after every %s (max_wal_size %s ÷ (1 + checkpoint_completion_target %.2g))",
 				humanBytes(s.WALBytes), humanBytes(rate), humanBytes(s.PeakRate), s.PeakT, humanBytes(trigger), maxWAL, cct)})
 	if s.Buffers > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.WAL, walBuffersCkpt), T: s.To, Value: s.Buffers,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.WAL, pgmetric.BuffersCheckpoint), T: s.To, Value: s.Buffers,
 			Text: fmt.Sprintf("checkpoints wrote %s buffers (%s) to the data files over the stretch",
-				formatCount(s.Buffers), humanBytes(s.Buffers*walBlockBytes))})
+				formatCount(s.Buffers), humanBytes(s.Buffers*pgBlockBytes))})
 	}
 	if s.FPIPerS > 0 {
-		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.WAL, walFPIPerS), T: s.To, Value: s.FPIPerS,
+		f.Evidence = append(f.Evidence, Evidence{Series: pgmetric.Series(pgmetric.WAL, pgmetric.WALFPIPerS), T: s.To, Value: s.FPIPerS,
 			Text: fmt.Sprintf("%s full-page images/s on average: the first change to each page after a checkpoint logs the whole 8 kB page",
 				formatRate(s.FPIPerS))})
 	}

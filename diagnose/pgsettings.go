@@ -10,6 +10,10 @@ import (
 	"github.com/firedrill/firedrill/timeline"
 )
 
+// pgBlockBytes is PostgreSQL's block size (BLCKSZ), the unit of
+// buffers and temp_blks_written.
+const pgBlockBytes = 8192
+
 // settingAt is a server setting as it stood at t seconds: the last
 // pg_settings snapshot (taken when a settings event changed something)
 // at or before t, else the run's settings at its start; def if neither

@@ -39,8 +39,6 @@ const (
 	tempSpillWindow  = 5       // samples in the rolling window
 	tempSpillTicks   = 3       // of which this many saw temporary files
 	tempSpillMinRate = 1 << 20 // bytes/s over the window
-	tempBytesKey     = "temp_bytes"
-	tempFilesKey     = pgmetric.TempFiles
 )
 
 // spillStretch is a stretch of samples that kept writing temporary files.
@@ -71,11 +69,11 @@ func (tempSpill) stretch(run *timeline.Run) (spillStretch, bool) {
 		if s.Error != "" {
 			continue
 		}
-		files, ok := s.Values[tempFilesKey]
+		files, ok := s.Values[pgmetric.TempFiles]
 		if !ok {
 			continue
 		}
-		pts = append(pts, pt{s.T, files, s.Values[tempBytesKey]})
+		pts = append(pts, pt{s.T, files, s.Values[pgmetric.TempBytes]})
 	}
 	start := -1
 	for i := range pts {
@@ -133,7 +131,7 @@ func (s spiller) perCall() float64 {
 	if s.calls <= 0 {
 		return 0
 	}
-	return s.tempBlocks * walBlockBytes / s.calls
+	return s.tempBlocks * pgBlockBytes / s.calls
 }
 
 // spillers are the statements that wrote temporary blocks over
@@ -189,10 +187,10 @@ func (r tempSpill) finding(run *timeline.Run, s spillStretch) Finding {
 	workMem := settingAt(run, "work_mem", s.From, "4MB")
 	f := Finding{Severity: Warning, Start: s.From, End: s.To}
 	f.Evidence = append(f.Evidence,
-		Evidence{Series: pgmetric.Series(pgmetric.Database, tempFilesKey), T: s.To, Value: s.Files,
+		Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.TempFiles), T: s.To, Value: s.Files,
 			Text: fmt.Sprintf("%s temporary files created between %.0f s and %.0f s (%s/s)", formatCount(s.Files), s.From, s.To,
 				formatRate(s.Files/math.Max(span, tick)))},
-		Evidence{Series: pgmetric.Series(pgmetric.Database, tempBytesKey), T: s.PeakT, Value: rate,
+		Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.TempBytes), T: s.PeakT, Value: rate,
 			Text: fmt.Sprintf("%s written to temporary files, %s/s on average (peak %s in the interval ending at %.0f s); work_mem is %s",
 				humanBytes(s.Bytes), humanBytes(rate), humanBytes(s.PeakBytes), s.PeakT, workMem)})
 	sps := spillers(run, s.From, s.To)

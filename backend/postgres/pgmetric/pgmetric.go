@@ -98,6 +98,7 @@ const (
 	Deadlocks                    = "deadlocks"       // in the interval
 	DeadlocksTotal               = "deadlocks_total" // since the statistics reset
 	TempFiles                    = "temp_files"
+	TempBytes                    = "temp_bytes"
 	NumBackends                  = "numbackends"
 	MaxConnections               = "max_connections"
 	SuperuserReservedConnections = "superuser_reserved_connections"
@@ -105,8 +106,13 @@ const (
 
 // Value keys of WAL read outside the sampler.
 const (
-	WALSyncPerS   = "wal_sync_per_s"
-	WALSyncTimeMS = "wal_sync_time_ms"
+	WALSyncPerS       = "wal_sync_per_s"
+	WALSyncTimeMS     = "wal_sync_time_ms"
+	WALBytesPerS      = "wal_bytes_per_s"
+	WALFPIPerS        = "wal_fpi_per_s"
+	CheckpointsReq    = "checkpoints_req"
+	CheckpointsTimed  = "checkpoints_timed"
+	BuffersCheckpoint = "buffers_checkpoint"
 )
 
 // Value keys of Explain.

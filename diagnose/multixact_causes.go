@@ -123,7 +123,7 @@ func multixactCauses(run *timeline.Run, patterns []lockSavepointWrite) []mxCause
 				}
 			}
 			for _, f := range callsIn(c.Text, fns) {
-				call := fmt.Sprintf("%s, called at %s", fnName(f.Fn), c.where())
+				call := fmt.Sprintf("%s (called at %s)", fnName(f.Fn), c.where())
 				fnSeries := "function:" + fnName(f.Fn)
 				if l, w, table, ok := f.lockThenSubxactWrite(); ok {
 					add(causeException+f.Fn.Name, exceptionCause(ws.Workload, call, fnSeries, f, &l, nil, w, table))

@@ -176,7 +176,7 @@ END`}
 		remedy   string
 	}{
 		{"as recorded: the lock and the EXCEPTION block in the function", nil, nil, nil,
-			[]string{"function bump(), called at bump.sql:4 locks pgbench_accounts rows FOR UPDATE (line 3)", "EXCEPTION block (line 5)"},
+			[]string{"function bump() (called at bump.sql:4) locks pgbench_accounts rows FOR UPDATE (line 3)", "EXCEPTION block (line 5)"},
 			"In bump(), take the row lock inside the BEGIN … EXCEPTION block"},
 		{"the script locks, the function's EXCEPTION block updates",
 			[]string{"BEGIN;", "SELECT abalance FROM pgbench_accounts WHERE aid = :aid FOR UPDATE;", "SELECT bump(:aid, :delta);", "COMMIT;"},

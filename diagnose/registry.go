@@ -18,5 +18,9 @@ func Rules() []Rule {
 		checkpointPressure{},
 		tempSpill{},
 		idleBlocker{},
+		aofFsyncStall{},
+		redisForkStall{},
+		redisSlowCommands{},
+		redisClientSaturation{},
 	}
 }

@@ -145,6 +145,11 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		return tg, nil
 	}
 	settings := map[string]string{}
+	// Redis admits 10000 clients by default; a run of more (plus
+	// firedrill's own sessions) gets room for them.
+	if spec.Connections+64 > 10000 {
+		settings["maxclients"] = strconv.Itoa(spec.Connections + 64)
+	}
 	for k, v := range sc.Target.Settings {
 		settings[k] = v
 	}

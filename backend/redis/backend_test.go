@@ -210,7 +210,7 @@ func TestEmbeddedServer(t *testing.T) {
 	t.Parallel()
 	sc := parse(t, "target: {kind: redis, settings: {appendonly: \"yes\", appendfsync: always}}\n"+
 		"setup: {keys: {count: 10}}\n")
-	tg, err := New().Open(t.Context(), backend.Spec{Scenario: sc})
+	tg, err := New().Open(t.Context(), backend.Spec{Scenario: sc, Connections: 12000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,8 @@ func TestEmbeddedServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"appendonly": "yes", "appendfsync": "always", "latency-monitor-threshold": "10", "save": ""} {
+	for name, want := range map[string]string{"appendonly": "yes", "appendfsync": "always", "latency-monitor-threshold": "10", "save": "",
+		"maxclients": "12064"} {
 		if got, ok := settings[name]; !ok || got != want {
 			t.Errorf("setting %s = %q (%v), want %q", name, got, ok, want)
 		}

@@ -82,6 +82,7 @@ var detectionCases = []struct {
 	{multixactSLRUThrash{}, "mxfunc", "long-tx", "", 16},
 	{xminHorizonHeld{}, "multixact-broken", "long-tx", "", 15},
 	{subtransactionOverflow{}, "subtrans", "long-tx", "", 12},
+	{subtransactionOverflow{}, "subfunc", "long-tx", "", 13},
 	{generatorLimited{}, "generator-limited", "", "flood", 6},
 	{deadlock{}, "stock-deadlock", "", "cart", 2},
 	{lockContention{}, "hotrow", "", "orders", 2},

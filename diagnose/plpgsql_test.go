@@ -277,3 +277,20 @@ END`}
 		})
 	}
 }
+
+// TestSubtransactionNamesTheFunctionOnItsRecording: on subfunc, recorded
+// with the savepoints inside fill()'s EXCEPTION block, the finding names
+// the function, its block's line and the loop.
+func TestSubtransactionNamesTheFunctionOnItsRecording(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(subtransactionOverflow{}, openRecording(t, "subfunc"))
+	if len(fs) != 1 || fs[0].Severity == Info {
+		t.Fatalf("got %d findings (%+v), want one warning", len(fs), fs)
+	}
+	if want := "fill.sql:3 calls fill(), whose BEGIN … EXCEPTION block (line 5) writes inside a subtransaction: one per loop iteration"; !strings.Contains(fs[0].Headline, want) {
+		t.Errorf("headline lacks %q: %s", want, fs[0].Headline)
+	}
+	if fs[0].Workload != "deep" {
+		t.Errorf("workload %q, want deep", fs[0].Workload)
+	}
+}

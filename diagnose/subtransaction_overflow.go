@@ -219,8 +219,12 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_slru:Subtrans.hit_rate", T: th.Worst.T, Value: th.Worst.HitRate,
 			Text: fmt.Sprintf("Subtrans hit rate %s at worst (%d s pooled)", formatPct(th.Worst.HitRate), slruWindowS)})
 	case sig.Misses != nil:
-		signs = append(signs, fmt.Sprintf("they outgrew its cache: %s → %s blocks/s read from disk (hit rate %s)",
-			formatRate(sig.BaseReads), formatRate(sig.Misses.Reads), formatPct(sig.Misses.HitRate)))
+		who := "they" // the lookups just named
+		if sig.Surge == nil {
+			who = "pg_subtrans lookups"
+		}
+		signs = append(signs, fmt.Sprintf("%s outgrew its cache: %s → %s blocks/s read from disk (hit rate %s)",
+			who, formatRate(sig.BaseReads), formatRate(sig.Misses.Reads), formatPct(sig.Misses.HitRate)))
 	}
 	if sig.Misses != nil {
 		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_slru:Subtrans.blks_read_per_s", T: sig.Misses.T, Value: sig.Misses.Reads,

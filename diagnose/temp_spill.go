@@ -15,14 +15,17 @@ import (
 // spill to temporary files on every call: each call then writes (and
 // reads back) its rows on disk instead of sorting them in memory.
 //
-// Thresholds: pg_stat_database's temp_files/temp_bytes (what
-// postgres_exporter exports and pganalyze charts as "temporary files")
-// must show spills in at least tempSpillTicks of tempSpillWindow
-// consecutive samples at tempSpillMinRate or more — a query that spills
-// on every call, not one CREATE INDEX or one report. PostgreSQL's own
-// log_temp_files = 0 would log every one of those files. The statement
-// comes from pg_stat_statements' temp_blks_written, and the remedy's
-// work_mem from the measured spill per call.
+// Thresholds: the field treats any temporary file as worth a look —
+// PostgreSQL logs each one with log_temp_files = 0 (the CIS benchmark's
+// setting), RDS Performance Insights charts pg_stat_database's temp_files
+// and temp_bytes and ranks statements by temporary blocks written per
+// call, and postgres_exporter exports both counters. Under a load test a
+// one-off spill (a CREATE INDEX, one report) is not the problem; the rule
+// warns when spills keep coming: temporary files in at least
+// tempSpillTicks of tempSpillWindow consecutive samples at
+// tempSpillMinRate or more. The statement comes from pg_stat_statements'
+// temp_blks_written, and the remedy's work_mem from its measured spill
+// per call.
 type tempSpill struct{}
 
 var _ Rule = tempSpill{}
@@ -243,6 +246,7 @@ func (r tempSpill) finding(run *timeline.Run, s spillStretch) Finding {
 		"https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-DATABASE-VIEW",
 		"https://www.postgresql.org/docs/current/pgstatstatements.html",
 		"https://www.postgresql.org/docs/current/runtime-config-logging.html#GUC-LOG-TEMP-FILES",
+		"https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/PostgreSQL.ManagingTempFiles.Example.html",
 	}
 	return f
 }

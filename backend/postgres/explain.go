@@ -475,11 +475,15 @@ func (tg *target) Evidence(ctx context.Context) ([]timeline.Sample, error) {
 	}
 	smp, err := captureExplains(ctx, tg.connString, explainTop, searchPath)
 	samples := []timeline.Sample{smp}
+	schema := "" // an embedded server is firedrill's: all of it
+	if tg.confined() {
+		schema = tg.schema // a given server: only firedrill's schema
+	}
 	if len(tg.called) > 0 {
-		fns, ferr := captureFunctions(ctx, tg.connString, tg.called, searchPath)
+		fns, ferr := captureFunctions(ctx, tg.connString, tg.called, searchPath, schema)
 		samples = append(samples, fns)
 		err = errors.Join(err, ferr)
 	}
-	fks, ferr := CaptureForeignKeys(ctx, tg.connString)
+	fks, ferr := CaptureForeignKeys(ctx, tg.connString, schema)
 	return append(samples, fks), errors.Join(err, ferr)
 }

@@ -57,6 +57,7 @@ JOIN pg_language l ON l.oid = p.prolang
 WHERE p.proname = ANY($1)
 	AND l.lanname IN ('plpgsql', 'sql')
 	AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'
+	AND ($3 = '' OR n.nspname = $3)
 	AND NOT EXISTS (SELECT 1 FROM pg_depend d
 		WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
 ORDER BY 1, 2, 3`
@@ -69,10 +70,12 @@ ORDER BY 1, 2, 3`
 // Functions are matched by name only: an overloaded name brings every
 // overload.
 func CaptureFunctions(ctx context.Context, connString string, names map[string]bool) (timeline.Sample, error) {
-	return captureFunctions(ctx, connString, names, "")
+	return captureFunctions(ctx, connString, names, "", "")
 }
 
-func captureFunctions(ctx context.Context, connString string, names map[string]bool, searchPath string) (timeline.Sample, error) {
+// captureFunctions is CaptureFunctions with the workloads' search_path,
+// reading only schema's functions unless schema is "".
+func captureFunctions(ctx context.Context, connString string, names map[string]bool, searchPath, schema string) (timeline.Sample, error) {
 	smp := timeline.Sample{Source: FunctionsSource}
 	t0 := time.Now()
 	defer func() { smp.Duration = float64(time.Since(t0).Microseconds()) / 1000 }()
@@ -111,7 +114,7 @@ func captureFunctions(ctx context.Context, connString string, names map[string]b
 			break
 		}
 		slices.Sort(ask)
-		fns, err := readFunctions(ctx, conn, ask)
+		fns, err := readFunctions(ctx, conn, ask, schema)
 		if err != nil {
 			return fail(err)
 		}
@@ -135,11 +138,11 @@ func captureFunctions(ctx context.Context, connString string, names map[string]b
 	return smp, nil
 }
 
-// readFunctions reads the functions named names.
-func readFunctions(ctx context.Context, conn *pgx.Conn, names []string) ([]pgmetric.Function, error) {
+// readFunctions reads the functions named names (in schema, unless "").
+func readFunctions(ctx context.Context, conn *pgx.Conn, names []string, schema string) ([]pgmetric.Function, error) {
 	ctx, cancel := context.WithTimeout(ctx, explainStatementTimeout)
 	defer cancel()
-	rows, err := conn.Query(ctx, functionsSQL, names, pgmetric.FunctionBodyMax)
+	rows, err := conn.Query(ctx, functionsSQL, names, pgmetric.FunctionBodyMax, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -180,13 +183,15 @@ FROM pg_constraint c
 JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
 JOIN pg_class r ON r.oid = c.confrelid JOIN pg_namespace rn ON rn.oid = r.relnamespace
 WHERE c.contype = 'f' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+	AND ($2 = '' OR n.nspname = $2)
 ORDER BY 2, 3, 1
 LIMIT $1`
 
-// CaptureForeignKeys reads the foreign keys of the user's tables: what
-// makes an INSERT lock a row of another table (FOR KEY SHARE), a cause of
-// MultiXacts the scripts do not show.
-func CaptureForeignKeys(ctx context.Context, connString string) (timeline.Sample, error) {
+// CaptureForeignKeys reads the foreign keys of the user's tables (of
+// schema alone unless it is ""): what makes an INSERT lock a row of
+// another table (FOR KEY SHARE), a cause of MultiXacts the scripts do not
+// show.
+func CaptureForeignKeys(ctx context.Context, connString, schema string) (timeline.Sample, error) {
 	smp := timeline.Sample{Source: ForeignKeysSource}
 	t0 := time.Now()
 	defer func() { smp.Duration = float64(time.Since(t0).Microseconds()) / 1000 }()
@@ -208,7 +213,7 @@ func CaptureForeignKeys(ctx context.Context, connString string) (timeline.Sample
 	defer conn.Close(context.WithoutCancel(ctx))
 	qctx, cancel := context.WithTimeout(ctx, explainStatementTimeout)
 	defer cancel()
-	rows, err := conn.Query(qctx, foreignKeysSQL, maxForeignKeys)
+	rows, err := conn.Query(qctx, foreignKeysSQL, maxForeignKeys, schema)
 	if err != nil {
 		return fail(err)
 	}

@@ -72,6 +72,11 @@ END $$`,
 	names := map[string]bool{}
 	calledNames(names, "SELECT bump(:id, :delta);")
 	calledNames(names, "SELECT pg_stat_statements_reset();") // an extension's: left out
+	// On a given server only firedrill's schema is read: public's are not.
+	confined, err := captureFunctions(ctx, inst.ConnString(), names, "", "firedrill")
+	if err != nil || confined.Values[pgmetric.FunctionsRead] != 0 {
+		t.Errorf("functions of schema firedrill: %v, %v; want none", confined.Values, err)
+	}
 	smp, err := CaptureFunctions(ctx, inst.ConnString(), names)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +131,11 @@ func TestCaptureForeignKeys(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	smp, err := CaptureForeignKeys(ctx, inst.ConnString())
+	other, err := CaptureForeignKeys(ctx, inst.ConnString(), "firedrill")
+	if err != nil || other.Values[pgmetric.ForeignKeysRead] != 0 {
+		t.Errorf("foreign keys of schema firedrill: %v, %v; want none", other.Values, err)
+	}
+	smp, err := CaptureForeignKeys(ctx, inst.ConnString(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,13 +46,12 @@ type idleHead struct {
 	First, Last       float64 // lock samples in which it was seen so
 	Samples           int
 	MaxBehind         int     // sessions waiting on it, directly or not, at most
-	MaxBehindT        float64 //
+	MaxBehindT        float64 // when
 	MaxWaitS          float64 // longest wait of a direct waiter
 	Relations         map[string]bool
 	WaitedQueries     map[string]int
-	run               int // consecutive qualifying samples, current
-	bestRun           int
-	qualifiedAt       float64
+	run               int // consecutive qualifying samples up to now
+	bestRun           int // the longest such run
 }
 
 func (r idleBlocker) Check(run *timeline.Run) []Finding {
@@ -105,9 +104,6 @@ func (r idleBlocker) Check(run *timeline.Run) []Finding {
 			}
 			if h.run > h.bestRun {
 				h.bestRun = h.run
-			}
-			if h.run == idleBlockerSamples && h.qualifiedAt == 0 {
-				h.qualifiedAt = s.T
 			}
 		}
 	}

@@ -46,12 +46,11 @@ const (
 
 // spillStretch is a stretch of samples that kept writing temporary files.
 type spillStretch struct {
-	From, To   float64
-	Files      float64
-	Bytes      float64
-	PeakBytes  float64 // in one interval
-	PeakT      float64
-	DetectedAt float64 // when the window first qualified
+	From, To  float64
+	Files     float64
+	Bytes     float64
+	PeakBytes float64 // in one interval
+	PeakT     float64
 }
 
 func (r tempSpill) Check(run *timeline.Run) []Finding {
@@ -111,7 +110,7 @@ func (tempSpill) stretch(run *timeline.Run) (spillStretch, bool) {
 			quiet++
 		}
 	}
-	s := spillStretch{From: math.Max(0, pts[from].t-tick), To: pts[to].t, DetectedAt: pts[start].t}
+	s := spillStretch{From: math.Max(0, pts[from].t-tick), To: pts[to].t}
 	for _, p := range pts[from : to+1] {
 		s.Files += p.files
 		s.Bytes += p.bytes

@@ -458,16 +458,27 @@ func TestKilledSessionsOnTheLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		killer := connect(t, mdbtarget.ModeSimple)
+		killed := make(chan int, 1)
 		go func() {
-			time.Sleep(700 * time.Millisecond)
-			vars := script.NewVars(script.NewSymbols())
-			// Every session running the workload's statement, in one go.
-			_ = execScript(killer, "SELECT GROUP_CONCAT(ID) AS ids FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(0.02)%' \\gset\n", vars)
-			ids, _ := vars.Text(vars.Symbols().Ref("ids"))
-			for _, id := range strings.Split(ids, ",") {
-				if id != "" {
-					_ = execScript(killer, "KILL "+id+";", nil)
+			n := 0
+			defer func() { killed <- n }()
+			time.Sleep(500 * time.Millisecond)
+			// Every session running the workload's statement, once some
+			// are found.
+			for range 50 {
+				vars := script.NewVars(script.NewSymbols())
+				_ = execScript(killer, "SELECT GROUP_CONCAT(ID) AS ids FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(0.02)%' \\gset\n", vars)
+				ids, _ := vars.Text(vars.Symbols().Ref("ids"))
+				if ids == "" {
+					time.Sleep(10 * time.Millisecond)
+					continue
 				}
+				for _, id := range strings.Split(ids, ",") {
+					if execScript(killer, "KILL "+id+";", nil) == nil {
+						n++
+					}
+				}
+				return
 			}
 		}()
 		res, err := engine.Run(context.Background(), target, engine.Config{
@@ -484,8 +495,8 @@ func TestKilledSessionsOnTheLoop(t *testing.T) {
 			}
 			lost += e.Count
 		}
-		if lost == 0 {
-			t.Fatal("no lost connection counted after KILL")
+		if n := <-killed; lost == 0 {
+			t.Fatalf("no lost connection counted after %d sessions were killed", n)
 		}
 		if res.Totals.Total.Count < 20 {
 			t.Errorf("%d transactions in 2 s: the clients did not go on after reconnecting", res.Totals.Total.Count)

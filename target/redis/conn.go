@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -27,6 +28,8 @@ type conn struct {
 	rpos, rend int
 	wbuf       []byte
 	arg        []byte // an argument with variables, rendered
+	// literal holds the encoding of each command without variables.
+	literal map[*script.RedisCommand][]byte
 	// fresh says a request was just sent, so its answer is almost never
 	// there yet: wait for the socket before reading rather than spend a
 	// read on EAGAIN.
@@ -151,10 +154,15 @@ func (c *conn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) e
 
 // encode appends the command to wbuf.
 func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
+	if enc, ok := c.literal[rc]; ok {
+		c.wbuf = append(c.wbuf, enc...)
+		c.queued++
+		c.track(rc.Name)
+		return nil
+	}
 	start := len(c.wbuf)
-	b := append(c.wbuf, '*')
-	b = strconv.AppendInt(b, int64(len(rc.Args)), 10)
-	b = append(b, '\r', '\n')
+	b := appendLength(append(c.wbuf, '*'), len(rc.Args))
+	literal := true
 	for i := range rc.Args {
 		a := &rc.Args[i]
 		val := a.Literal
@@ -166,16 +174,37 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 				return fmt.Errorf("undefined variable %q in argument %d", vars.Symbols().Name(unset), i+1)
 			}
 			val = unsafe.String(unsafe.SliceData(c.arg), len(c.arg))
+			literal = false
 		}
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(val)), 10)
-		b = append(b, '\r', '\n')
+		b = appendLength(append(b, '$'), len(val))
 		b = append(b, val...)
 		b = append(b, '\r', '\n')
 	}
 	c.wbuf = b
 	c.queued++
-	switch rc.Name {
+	if literal {
+		// A command without variables is sent as the same bytes every
+		// time: keep them.
+		if c.literal == nil {
+			c.literal = make(map[*script.RedisCommand][]byte)
+		}
+		c.literal[rc] = slices.Clone(b[start:])
+	}
+	c.track(rc.Name)
+	return nil
+}
+
+// appendLength appends a RESP length and its CRLF.
+func appendLength(b []byte, n int) []byte {
+	if n < 10 {
+		return append(b, byte('0'+n), '\r', '\n')
+	}
+	return append(strconv.AppendInt(b, int64(n), 10), '\r', '\n')
+}
+
+// track follows the commands that open and close transactions.
+func (c *conn) track(name string) {
+	switch name {
 	case "MULTI":
 		c.multi = true
 	case "EXEC", "DISCARD":
@@ -185,7 +214,6 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 	case "UNWATCH":
 		c.watching = false
 	}
-	return nil
 }
 
 // flush writes wbuf.

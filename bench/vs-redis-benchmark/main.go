@@ -312,4 +312,3 @@ func loadAverage() string {
 	}
 	return "unknown"
 }
-

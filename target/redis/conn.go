@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -28,8 +27,12 @@ type conn struct {
 	rpos, rend int
 	wbuf       []byte
 	arg        []byte // an argument with variables, rendered
-	// literal holds the encoding of each command without variables.
-	literal map[*script.RedisCommand][]byte
+	// literal caches the encoding of commands without variables, in
+	// slots chosen by the command's address.
+	literal [64]struct {
+		rc  *script.RedisCommand
+		enc []byte
+	}
 	// fresh says a request was just sent, so its answer is almost never
 	// there yet: wait for the socket before reading rather than spend a
 	// read on EAGAIN.
@@ -154,8 +157,10 @@ func (c *conn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) e
 
 // encode appends the command to wbuf.
 func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
-	if enc, ok := c.literal[rc]; ok {
-		c.wbuf = append(c.wbuf, enc...)
+	p := uintptr(unsafe.Pointer(rc))
+	cached := &c.literal[(p>>6^p>>12)%uintptr(len(c.literal))]
+	if cached.rc == rc {
+		c.wbuf = append(c.wbuf, cached.enc...)
 		c.queued++
 		c.track(rc.Name)
 		return nil
@@ -184,11 +189,10 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 	c.queued++
 	if literal {
 		// A command without variables is sent as the same bytes every
-		// time: keep them.
-		if c.literal == nil {
-			c.literal = make(map[*script.RedisCommand][]byte)
-		}
-		c.literal[rc] = slices.Clone(b[start:])
+		// time: keep them (a slot's buffer is reused, so that commands
+		// sharing a slot cost encoding, not allocation).
+		cached.rc = rc
+		cached.enc = append(cached.enc[:0], b[start:]...)
 	}
 	c.track(rc.Name)
 	return nil

@@ -5,12 +5,16 @@ package all
 
 import (
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/mariadb"
 	"github.com/firedrill/firedrill/backend/postgres"
+	"github.com/firedrill/firedrill/backend/redis"
 )
 
 // Registry returns every backend firedrill is built with.
 func Registry() *backend.Registry {
 	return backend.NewRegistry(
 		postgres.New(),
+		mariadb.New(),
+		redis.New(),
 	)
 }

@@ -23,13 +23,14 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
+	"github.com/firedrill/firedrill/backend/redis/redisevent"
 	"github.com/firedrill/firedrill/event"
 	redisinstance "github.com/firedrill/firedrill/instance/redis"
 	"github.com/firedrill/firedrill/scenario"
@@ -85,12 +86,31 @@ func (Backend) Password(dsn string) string {
 }
 
 // Preflight refuses, before anything runs, a URL firedrill cannot use
-// (rediss://, a bad database number).
+// (rediss://, a bad database number) and, on a given server, events that
+// reach past firedrill's keys (a command event's FLUSHDB or CONFIG SET, a
+// terminate by type) unless --allow-outside-schema; workloads' scripts are
+// checked when their targets are made (Workload).
 func (Backend) Preflight(spec backend.Spec) error {
-	if dsn := givenDSN(spec); dsn != "" {
-		if _, err := redisconn.ParseURL(dsn); err != nil {
-			return fmt.Errorf("--dsn: %w", err)
+	dsn := givenDSN(spec)
+	if dsn == "" {
+		return nil
+	}
+	if _, err := redisconn.ParseURL(dsn); err != nil {
+		return fmt.Errorf("--dsn: %w", err)
+	}
+	if spec.AllowOutsideSchema {
+		return nil
+	}
+	sc := spec.Scenario
+	var problems []string
+	for _, ev := range sc.Events {
+		for _, what := range redisevent.Outside(ev) {
+			problems = append(problems, fmt.Sprintf("%s:%d:%d: event %s: %s", sc.File, ev.Pos.Line, ev.Pos.Col, event.Name(ev), what))
 		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("on a given server these events would reach past firedrill's keys (pass --allow-outside-schema to run them):\n  %s",
+			strings.Join(problems, "\n  "))
 	}
 	return nil
 }
@@ -184,9 +204,6 @@ func (tg *target) Close(frozen bool) error {
 	}
 	return tg.restoreSettings(context.Background(), "after the run", wait)
 }
-
-// errNotBuilt says the Redis target is not in this build yet.
-var errNotBuilt = errors.New("the Redis load target (target/redis) is not built yet")
 
 // logfTo prints progress lines to w.
 func logfTo(w io.Writer) func(string, ...any) {

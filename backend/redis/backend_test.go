@@ -14,6 +14,7 @@ import (
 	"github.com/firedrill/firedrill/event"
 	redisinstance "github.com/firedrill/firedrill/instance/redis"
 	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
 )
 
 // parse loads a scenario body (the name and a workload are added) with
@@ -268,5 +269,41 @@ func TestPasswordIsFoundWhereverTheURLHasIt(t *testing.T) {
 		if got := New().Password(dsn); got != want {
 			t.Errorf("Password(%s) = %q, want %q", dsn, got, want)
 		}
+	}
+}
+
+// On a given server, commands that reach past firedrill's keys are
+// refused before anything runs (command events) or before the load
+// (scripts), each at its place; --allow-outside-schema lets them through,
+// and the embedded server takes them all.
+func TestServerWideCommandsAreRefusedOnAGivenServer(t *testing.T) {
+	t.Parallel()
+	sc := parse(t, "events:\n  - {kind: command, at: 1s, command: [\"SET firedrill:a 1\", \"CONFIG SET save ''\"]}\n  - {kind: command, at: 2s, command: FLUSHALL}\n")
+	const dsn = "redis://127.0.0.1:1/0"
+	err := New().Preflight(backend.Spec{Scenario: sc, DSN: dsn})
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:5:5: event command-1: CONFIG SET") || !strings.Contains(err.Error(), "t.yaml:6:5: event command-2: FLUSHALL") {
+		t.Errorf("Preflight: %v", err)
+	}
+	if err := New().Preflight(backend.Spec{Scenario: sc, DSN: dsn, AllowOutsideSchema: true}); err != nil {
+		t.Errorf("Preflight with --allow-outside-schema: %v", err)
+	}
+	if err := New().Preflight(backend.Spec{Scenario: sc}); err != nil {
+		t.Errorf("Preflight on the embedded server: %v", err)
+	}
+
+	src := "SET firedrill:k 1\n\\set db 3\nSELECT :db\nCONFIG GET save\nflushdb\n"
+	s, err := script.ParseDialect("w.redis", []byte(src), script.NewSymbols(), script.Redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := &target{spec: backend.Spec{Scenario: sc, DSN: dsn}, conn: redisconn.Config{Network: "tcp", Addr: "127.0.0.1:1"}}
+	_, err = given.Workload(&scenario.Workload{Name: "w"}, []*script.Script{s}, "firedrill:w")
+	if err == nil || !strings.Contains(err.Error(), "w.redis:3:1: SELECT reaches past") || !strings.Contains(err.Error(), "w.redis:5:1: FLUSHDB") ||
+		strings.Contains(err.Error(), "CONFIG") {
+		t.Errorf("Workload: %v", err)
+	}
+	given.spec.AllowOutsideSchema = true
+	if _, err := given.Workload(&scenario.Workload{Name: "w"}, []*script.Script{s}, "firedrill:w"); err != nil {
+		t.Errorf("Workload with --allow-outside-schema: %v", err)
 	}
 }

@@ -60,10 +60,13 @@ func (tg *target) restoreSettings(ctx context.Context, when string, wait time.Du
 	for _, r := range restored {
 		tg.logf("restored %s %s", when, r)
 	}
-	if err != nil {
+	switch {
+	case err == nil:
+		return nil
+	case len(restored) > 0 || when == "after the run":
 		return fmt.Errorf("%s: %w (run `firedrill restore --dsn …` once the server answers)", when, err)
 	}
-	return nil
+	return fmt.Errorf("%s: %w", when, err)
 }
 
 // EventEnv gives events the server: firedrill's sessions' way there, and

@@ -22,7 +22,7 @@ import (
 
 // kinds are Redis's kinds of event, in the order messages list them: a
 // new kind is a new file and one entry here.
-var kinds = []event.Kind{settingsKind, restartKind, terminateKind}
+var kinds = []event.Kind{settingsKind, commandKind, restartKind, terminateKind}
 
 // Kinds are Redis's kinds of event, for the backend to offer.
 func Kinds() []event.Kind { return slices.Clone(kinds) }

@@ -34,6 +34,18 @@ func TestDecode(t *testing.T) {
 		{"terminate replicas", "{kind: terminate, at: 1s, type: replica}", nil, "unknown client type"},
 		{"terminate both", "{kind: terminate, at: 1s, type: normal, workload: oltp}", nil, "exactly one of workload or type"},
 		{"terminate no such workload", "{kind: terminate, at: 1s, workload: olap}", nil, `no workload "olap"`},
+		{"command", `{kind: command, at: 1s, command: "SET firedrill:k 'a b'"}`,
+			commandConfig{Commands: [][]string{{"SET", "firedrill:k", "a b"}}}, ""},
+		{"commands", `{kind: command, at: 1s, command: ["BGREWRITEAOF", "HSET firedrill:h f \"x\\ny\""]}`,
+			commandConfig{Commands: [][]string{{"BGREWRITEAOF"}, {"HSET", "firedrill:h", "f", "x\ny"}}}, ""},
+		// Keys such as chat:42:members need no escape; :name is a variable.
+		{"literal colons", `{kind: command, at: 1s, command: "INCR chat:42:members"}`,
+			commandConfig{Commands: [][]string{{"INCR", "chat:42:members"}}}, ""},
+		{"a variable", `{kind: command, at: 1s, command: "GET user::id"}`, nil, "uses a :variable"},
+		{"a meta-command", `{kind: command, at: 1s, command: "\\sleep 1"}`, nil, "not one Redis command"},
+		{"unclosed quote", `{kind: command, at: 1s, command: "SET k \"v"}`, nil, ":9:38: command event \"command-1\": command: column"},
+		{"two lines", "{kind: command, at: 1s, command: \"PING\\nPING\"}", nil, "own item"},
+		{"no command", "{kind: command, at: 1s}", nil, "needs command"},
 	}
 	build := func(ev scenario.Event) error { _, err := event.New(kinds, ev); return err }
 	for _, c := range tests {
@@ -261,5 +273,39 @@ func TestParseClientList(t *testing.T) {
 	got := ParseClientList(text)
 	if len(got) != 2 || got[0]["name"] != "firedrill:oltp" || got[0]["id"] != "3" || got[1]["name"] != "" || got[1]["id"] != "4" {
 		t.Errorf("ParseClientList: %v", got)
+	}
+}
+
+// command runs its commands in order, says what each replied, and stops
+// at an error reply; on a given server it refuses server-wide commands.
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	inst := startRedis(t)
+	conn := redisconn.Config{Network: "unix", Addr: inst.Socket()}
+	env := &event.Env{Backend: &Target{Conn: conn}}
+	outcome, detail, err := build(t, `{kind: command, at: 1s, command: ["SET firedrill:n 41", "INCR firedrill:n", "GET firedrill:none"]}`).Run(t.Context(), env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventtest.MustContain(t, "outcome", outcome, "SET firedrill:n 41 → OK in ", "INCR firedrill:n → 42 in ", "GET firedrill:none → (nil) in ")
+	if n := len(detail["commands"].([]map[string]any)); n != 3 {
+		t.Errorf("detail has %d commands", n)
+	}
+	_, _, err = build(t, `{kind: command, at: 1s, command: ["LPUSH firedrill:n x", "PING"]}`).Run(t.Context(), env, nil)
+	if err == nil || !strings.Contains(err.Error(), "command 1 (LPUSH firedrill:n x) failed") || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Errorf("an error reply: %v", err)
+	}
+	given := &event.Env{Backend: &Target{Conn: conn, Given: true}}
+	flush := build(t, `{kind: command, at: 1s, command: ["SET firedrill:n 1", "FLUSHDB"]}`)
+	if _, _, err := flush.Run(t.Context(), given, nil); err == nil || !strings.Contains(err.Error(), "FLUSHDB reaches past") {
+		t.Errorf("FLUSHDB on a given server: %v", err)
+	}
+	c := dial(t, inst, "test")
+	if got := do(t, c, "GET", "firedrill:n").Text(); got != "42" {
+		t.Errorf("a refused event ran a command: firedrill:n = %q", got)
+	}
+	allowed := &event.Env{Backend: &Target{Conn: conn, Given: true, AllowOutside: true}}
+	if _, _, err := flush.Run(t.Context(), allowed, nil); err != nil {
+		t.Errorf("FLUSHDB with --allow-outside-schema: %v", err)
 	}
 }

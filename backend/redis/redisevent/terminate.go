@@ -22,7 +22,7 @@ var terminateKind = event.Kind{
 	EventKind: scenario.EventKind{
 		Name:    "terminate",
 		Keys:    []string{"workload", "type"},
-		Example: "{kind: terminate, at: 40s, workload: cache}",
+		Example: "{kind: terminate, at: 40s, workload: oltp}",
 		Decode:  decodeTerminate,
 	},
 	Build: event.BuildWith(newTerminate),
@@ -76,10 +76,12 @@ func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
 
 // Check refuses killing clients by type on a given server: they would be
 // the application's.
+// Before the run (no target yet) the backend's Preflight does it
+// (Outside).
 func (e *terminateEvent) Check(env *event.Env) error {
-	t, err := targetOf(env)
-	if err != nil {
-		return errorf("terminate", e.name, err)
+	t, ok := env.Backend.(*Target)
+	if !ok || t == nil {
+		return nil
 	}
 	if e.typ != "" && t.Given && !t.AllowOutside {
 		return errorf("terminate", e.name, fmt.Errorf("on a given server, type: %s would kill the application's clients too; "+
@@ -98,6 +100,9 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 		return "", nil, event.Cancelled(ctx, errorf("terminate", e.name, err))
 	}
 	defer c.Close()
+	if _, err := targetOf(env); err != nil {
+		return "", nil, errorf("terminate", e.name, err)
+	}
 	typ, want := e.typ, ""
 	if e.workload != "" {
 		typ = "normal"

@@ -521,3 +521,50 @@ func TestPreparedOncePerText(t *testing.T) {
 		t.Errorf("Com_stmt_prepare = %s, want 2", got)
 	}
 }
+
+// TestDeadlocksRetried: deadlocks in a run are retried and counted as
+// pgbench counts PostgreSQL's, under their code.
+func TestDeadlocksRetried(t *testing.T) {
+	src := `\set a random(1, 2)
+\set b 3 - :a
+BEGIN;
+UPDATE locked SET v = v + 1 WHERE id = :a;
+SELECT SLEEP(0.005);
+UPDATE locked SET v = v + 1 WHERE id = :b;
+COMMIT;
+`
+	forEachMode(t, func(t *testing.T, mode string) {
+		syms := script.NewSymbols()
+		s, err := script.ParseDialect("deadlock.sql", []byte(src), syms, script.MySQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := baseConfig()
+		cfg.Mode = mode
+		target, err := mdbtarget.NewTarget(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := engine.Run(context.Background(), target, engine.Config{
+			Scripts: []*script.Script{s}, Symbols: syms, Clients: 4, Threads: 1,
+			Duration: 2 * time.Second, MaxTries: 100, ContinueOnError: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tot := res.Totals.Total
+		if tot.Retries == 0 || tot.Count == 0 {
+			t.Fatalf("%d transactions, %d retries: want deadlocks retried", tot.Count, tot.Retries)
+		}
+		for _, e := range res.Errors {
+			if e.Code != "40001/1213" {
+				t.Errorf("error %s (%s); want only deadlocks", e.Code, e.Message)
+			}
+		}
+		// Only a transaction being retried when the run ended may fail
+		// for good, as in pgbench.
+		if tot.Failures() > 4 {
+			t.Errorf("%d transactions failed for good with 100 tries", tot.Failures())
+		}
+	})
+}

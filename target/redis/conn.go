@@ -69,14 +69,16 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 	defer func() { c.p = p }()
 	c.wbuf = append(c.wbuf[:0], cmds...)
 	c.queued = n
+	// The session is not open until the server answered: failing here is
+	// failing to connect.
 	if err := c.flush(); err != nil {
-		return err
+		return c.connectError()
 	}
 	var first error
 	for c.owed > 0 {
 		reply, err := c.readReply()
 		if err != nil {
-			return err
+			return c.connectError()
 		}
 		if isError(reply) && first == nil {
 			msg := errorText(reply)
@@ -84,6 +86,11 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 		}
 	}
 	return first
+}
+
+// connectError is the error of a session that broke during its setup.
+func (c *conn) connectError() error {
+	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", c.addr, c.broken)}
 }
 
 func (c *conn) fail(err error) error {

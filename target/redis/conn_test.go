@@ -3,6 +3,7 @@ package redistarget
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -258,6 +259,27 @@ func TestConnectionSetup(t *testing.T) {
 	if code(err) != "NOAUTH" {
 		t.Errorf("no password: %q %v", code(err), err)
 	}
+	// A server that accepts but never answers: the handshake gives up at
+	// the connect timeout, as a failure to connect.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	start := time.Now()
+	err = connectAs(Config{Addr: l.Addr().String(), AppName: "x", ConnectTimeout: 300 * time.Millisecond})
+	if code(err) != engine.CodeConnect || !strings.Contains(err.Error(), "timed out") || time.Since(start) > 3*time.Second {
+		t.Errorf("silent server: %q %v after %v", code(err), err, time.Since(start))
+	}
 	// Nothing listening: a connect error naming the address.
 	err = connectAs(Config{Network: "unix", Addr: srv.Dir() + "/none.sock"})
 	if code(err) != engine.CodeConnect || !strings.Contains(err.Error(), "none.sock") {
@@ -370,7 +392,13 @@ func TestServerStateErrors(t *testing.T) {
 	srv.do(t, "CONFIG", "SET", "maxmemory", "0")
 
 	done := make(chan string, 1)
-	go func() { done <- srv.do(t, "EVAL", "while true do end", "0") }()
+	go func() {
+		reply, err := srv.try("EVAL", "while true do end", "0")
+		if err != nil {
+			reply = err.Error()
+		}
+		done <- reply
+	}()
 	time.Sleep(300 * time.Millisecond)
 	err = s.run("PING\n")
 	if code(err) != "BUSY" {

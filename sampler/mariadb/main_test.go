@@ -153,8 +153,11 @@ func sample(t *testing.T, smp sampler.Sampler) (map[string]float64, any) {
 	return values, detail
 }
 
-// sampleUntil samples every 50 ms until done accepts a sample, and fails
-// the test with the last sample after 10 s.
+// sampleUntil samples every 200 ms until done accepts a sample, and fails
+// the test with the last sample after 10 s. InnoDB refreshes its
+// information_schema snapshot only when it was not read for 100 ms, so
+// faster polling (of this test and the parallel ones) would keep reading
+// a stale one.
 func sampleUntil(t *testing.T, smp sampler.Sampler, done func(values map[string]float64, detail any) bool) (map[string]float64, any) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -166,7 +169,7 @@ func sampleUntil(t *testing.T, smp sampler.Sampler, done func(values map[string]
 		if time.Now().After(deadline) {
 			t.Fatalf("sampler %s: condition not met in 10 s; last values %v, detail %+v", smp.Name(), values, detail)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -908,7 +908,9 @@ func worseSeverity(fc FindingChange) string {
 func compareNotes(a, b *timeline.Run) []string {
 	var notes []string
 	ma, mb := &a.Manifest, &b.Manifest
-	if ma.Target.ServerVersion != mb.Target.ServerVersion {
+	if pa, pb := ma.Target.ProductName(), mb.Target.ProductName(); pa != pb {
+		notes = append(notes, fmt.Sprintf("server differs: %s %s → %s %s", pa, ma.Target.ServerVersion, pb, mb.Target.ServerVersion))
+	} else if ma.Target.ServerVersion != mb.Target.ServerVersion {
 		notes = append(notes, fmt.Sprintf("server version differs: %s → %s", ma.Target.ServerVersion, mb.Target.ServerVersion))
 	}
 	if ma.Target.Embedded != mb.Target.Embedded || (!ma.Target.Embedded && ma.Target.Address != mb.Target.Address) {

@@ -41,6 +41,9 @@ import (
 // Kind is the backend's name in scenarios and run.json.
 const Kind = "redis"
 
+// product names the server in reports (timeline.Target.Product).
+const product = "Redis"
+
 // errorCodes is what Redis calls the first word of its error replies.
 const errorCodes = "error prefix"
 
@@ -138,7 +141,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
 		}
 		tg.conn = cfg
-		tg.info = timeline.Target{Kind: Kind, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes}
+		tg.info = timeline.Target{Kind: Kind, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes, Product: product}
 		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
 			return nil, err
 		}
@@ -160,7 +163,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	}
 	tg.inst = inst
 	tg.conn = redisconn.Config{Network: "unix", Addr: inst.Socket(), Password: inst.Password()}
-	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.Addr(), Database: "0",
+	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.Addr(), Database: "0",
 		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
 }

@@ -59,7 +59,7 @@ func TestDrillUsage(t *testing.T) {
 	if code := Main(env, []string{"drill", "--help"}); code != 0 {
 		t.Fatalf("--help: exit %d", code)
 	}
-	for _, want := range []string{"broken", "fixed", "--quick", "time scale", "runs/<time>-drill-<name>", "99", "--variant", "fresh throwaway PostgreSQL"} {
+	for _, want := range []string{"broken", "fixed", "--quick", "time scale", "runs/<time>-drill-<name>", "99", "--variant", "fresh throwaway server"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help does not mention %q", want)
 		}

@@ -385,3 +385,48 @@ func TestCompareHTMLInBrowser(t *testing.T) {
 	t.Logf("rendered in %d ms: %s; screenshot %s", st.MS, chartStates(st),
 		screenshot(t, chromium, file, filepath.Join(dir, "compare.png"), 1400, 1600))
 }
+
+// TestHTMLInBrowserKinds: a run of another kind than PostgreSQL draws
+// that kind's database charts, with data, and none of PostgreSQL's (whose
+// sources such a run never has). The runs are recorded ones
+// (diagnose/testdata), made by firedrill on its throwaway servers.
+func TestHTMLInBrowserKinds(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium(t)
+	tests := []struct {
+		run  string
+		want []string // the kind's charts, each drawn with data
+	}{
+		{"aof-broken", []string{"redis-ops", "redis-aof", "redis-latency", "redis-clients", "redis-memory"}},
+	}
+	postgresOnly := []string{"aas", "connections", "slru", "horizon"}
+	for _, test := range tests {
+		t.Run(test.run, func(t *testing.T) {
+			run, err := timeline.Open(filepath.Join("..", "diagnose", "testdata", test.run))
+			if err != nil {
+				t.Fatal(err)
+			}
+			findings := diagnose.Diagnose(run)
+			dir := artifactDir(t)
+			file := writeReport(t, run, findings, dir)
+			dom := dumpDOM(t, chromium, file, 2*time.Minute)
+			st := checkSelftest(t, dom, nil) // every chart drawn: none says "no data"
+			ids := map[string]bool{}
+			for _, c := range st.Charts {
+				ids[c.ID] = true
+			}
+			for _, id := range test.want {
+				if !ids[id] {
+					t.Errorf("no chart %s; charts: %s", id, chartStates(st))
+				}
+			}
+			for _, id := range postgresOnly {
+				if ids[id] {
+					t.Errorf("PostgreSQL's chart %s on a %s run", id, run.Manifest.Target.Kind)
+				}
+			}
+			t.Logf("rendered in %d ms: %s; screenshot %s", st.MS, chartStates(st),
+				screenshot(t, chromium, file, filepath.Join(dir, "full-page.png"), 1400, 3000))
+		})
+	}
+}

@@ -106,6 +106,10 @@ func (t Target) ProductName() string {
 		return t.Product
 	case t.Kind == "" || t.Kind == "postgres":
 		return "PostgreSQL"
+	case t.Kind == "redis": // runs recorded before the backend filled Product in
+		return "Redis"
+	case t.Kind == "mariadb":
+		return "MariaDB"
 	}
 	return t.Kind
 }

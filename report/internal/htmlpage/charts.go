@@ -170,13 +170,20 @@ func buildCharts(run *timeline.Run, duration float64) chartData {
 	}
 	wl := workloadColumns(&d, run)
 
+	if postgresKind(run.Manifest.Target) {
+		d.Charts = append(d.Charts,
+			throughputChart(&d, wl, run),
+			aasChart(&d, &src),
+			latencyChart(wl, run),
+			connectionsChart(&d, &src, wl),
+			slruChart(&d, &src),
+			horizonChart(&d, &src),
+		)
+	} else {
+		d.Charts = append(d.Charts, throughputChart(&d, wl, run), latencyChart(wl, run))
+		d.Charts = append(d.Charts, declaredCharts(&d, &src, kindCharts[run.Manifest.Target.Kind])...)
+	}
 	d.Charts = append(d.Charts,
-		throughputChart(&d, wl, run),
-		aasChart(&d, &src),
-		latencyChart(wl, run),
-		connectionsChart(&d, &src, wl),
-		slruChart(&d, &src),
-		horizonChart(&d, &src),
 		hostCPUChart(&d, &src),
 		hostDiskChart(&d, &src),
 		firedrillChart(&d, &src),

@@ -36,7 +36,7 @@ const Kind = "mariadb"
 
 // errorCodes is what the target's error codes are: SQLSTATE and the
 // server's error number ("40001/1213").
-const errorCodes = "SQLSTATE/error"
+const errorCodes = "SQLSTATE/number"
 
 // settingsSource is the timeline source of the settings snapshots.
 const settingsSource = "mariadb_variables"
@@ -158,7 +158,8 @@ type target struct {
 	outsideBefore map[string]string
 
 	dbOnce sync.Once
-	db     *sql.DB // settings and confinement queries, in database
+	db     *sql.DB // setup and settings queries, in database
+	dbErr  error
 }
 
 var (
@@ -177,18 +178,17 @@ func (tg *target) config(database string) *mysql.Config {
 }
 
 // handle is the target's own connection pool, in its database.
-func (tg *target) handle() *sql.DB {
+func (tg *target) handle() (*sql.DB, error) {
 	tg.dbOnce.Do(func() {
 		connector, err := mysql.NewConnector(tg.config(tg.database))
 		if err != nil {
-			// The config came from parseDSN or the instance, which
-			// checked it: this cannot fail, but an error must not be lost.
-			panic(fmt.Sprintf("mariadb backend: connection settings: %v", err))
+			tg.dbErr = fmt.Errorf("connection settings: %w", err)
+			return
 		}
 		tg.db = sql.OpenDB(connector)
 		tg.db.SetMaxOpenConns(2)
 	})
-	return tg.db
+	return tg.db, tg.dbErr
 }
 
 // Workload makes the engine's target of one workload: the MySQL protocol
@@ -216,7 +216,11 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 // Settings reads the server's global variables (SHOW GLOBAL VARIABLES),
 // and notes the server's version for Info.
 func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
-	rows, err := tg.handle().QueryContext(ctx, "SHOW GLOBAL VARIABLES")
+	db, err := tg.handle()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
 	if err != nil {
 		return nil, fmt.Errorf("read the server's variables: %w", err)
 	}

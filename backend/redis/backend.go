@@ -41,7 +41,7 @@ import (
 // Kind is the backend's name in scenarios and run.json.
 const Kind = "redis"
 
-// product names the server in reports (timeline.Target.Product).
+// product is the server's name for people (reports).
 const product = "Redis"
 
 // errorCodes is what Redis calls the first word of its error replies.
@@ -141,7 +141,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
 		}
 		tg.conn = cfg
-		tg.info = timeline.Target{Kind: Kind, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes, Product: product}
+		tg.info = timeline.Target{Kind: Kind, Product: product, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes}
 		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
 			return nil, err
 		}

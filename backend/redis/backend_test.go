@@ -216,7 +216,7 @@ func TestEmbeddedServer(t *testing.T) {
 	}
 	defer tg.Close(false)
 	info := tg.Info()
-	if !info.Embedded || info.ServerVersion == "" || info.DataDir == "" || info.Address == "" {
+	if !info.Embedded || info.ServerVersion == "" || info.DataDir == "" || info.Address == "" || info.ProductName() != "Redis" {
 		t.Errorf("Info %+v", info)
 	}
 	if err := tg.Setup(t.Context()); err != nil {

@@ -430,3 +430,39 @@ func TestHTMLInBrowserKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareHTMLInBrowserRedis: the compare page of the aof drill's
+// recorded broken and fixed runs overlays Redis's load (commands per
+// second), not PostgreSQL's active sessions, and draws every chart.
+func TestCompareHTMLInBrowserRedis(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium(t)
+	a, fa := openCompareFixture(t, "../diagnose/testdata/aof-broken")
+	b, fb := openCompareFixture(t, "../diagnose/testdata/aof-fixed")
+	var text bytes.Buffer
+	if err := WriteCompare(&text, Compare(a, b, fa, fb)); err != nil {
+		t.Fatal(err)
+	}
+	dir := artifactDir(t)
+	var page bytes.Buffer
+	if err := WriteCompareHTML(&page, a, b, CompareSide{Label: "broken", Dir: "aof-broken"}, CompareSide{Label: "fixed", Dir: "aof-fixed"}, text.String()); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "compare.html")
+	if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := dumpDOM(t, chromium, file, 2*time.Minute)
+	st := checkSelftest(t, dom, nil)
+	ids := map[string]bool{}
+	for _, c := range st.Charts {
+		ids[c.ID] = true
+	}
+	if !ids["load"] || ids["aas"] {
+		t.Errorf("charts %s: want Redis's load, not PostgreSQL's active sessions", chartStates(st))
+	}
+	if !strings.Contains(dom, "Redis 7.0.15") {
+		t.Error("the page does not name the server Redis")
+	}
+	t.Logf("rendered in %d ms: %s", st.MS, chartStates(st))
+}

@@ -66,3 +66,11 @@ var redisCharts = []dbChart{
 		},
 	},
 }
+
+// redisLoad is what the compare page overlays of two Redis runs.
+var redisLoad = compareLoad{
+	Title:  "Commands processed per second",
+	Help:   "Commands the server processed per second (INFO's total_commands_processed over each interval); each run from its own start.",
+	Axis:   axisSpec{Label: "commands/s", Unit: "rate", Min: ptr(0)},
+	Source: rm.Info, Key: rm.OpsPerS,
+}

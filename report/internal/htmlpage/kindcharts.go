@@ -19,6 +19,20 @@ var kindCharts = map[string][]dbChart{
 	"redis": redisCharts,
 }
 
+// compareLoad is, per kind, the one series the compare page overlays as
+// the database's load (PostgreSQL's is its average active sessions).
+type compareLoad struct {
+	Title, Help string
+	Axis        axisSpec
+	Source, Key string
+}
+
+// compareLoads are the compare page's load series of the kinds in
+// kindCharts.
+var compareLoads = map[string]compareLoad{
+	"redis": redisLoad,
+}
+
 // postgresKind says whether a run's database charts are PostgreSQL's:
 // its kind, or no kind at all (runs recorded before kinds existed).
 func postgresKind(t timeline.Target) bool { return t.Kind == "" || t.Kind == "postgres" }

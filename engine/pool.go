@@ -33,10 +33,14 @@ func newConnPool(size int, target Target) *connPool {
 }
 
 // fill opens every slot's connection, as a pool with minimum-idle equal to
-// its size does (HikariCP's recommended setting).
-func (p *connPool) fill(ctx context.Context) error {
+// its size does (HikariCP's recommended setting). A slot whose connection
+// retryLater says to leave is connected by its first borrower.
+func (p *connPool) fill(ctx context.Context, retryLater func(error) bool) error {
 	for i, s := range p.all {
 		c, err := p.target.Connect(ctx, -1-i)
+		if err != nil && retryLater(err) {
+			continue
+		}
 		if err != nil {
 			p.close()
 			return err

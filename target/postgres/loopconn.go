@@ -31,16 +31,12 @@ var _ engine.LoopTarget = (*Target)(nil)
 func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller) (engine.Conn, error) {
 	pg, err := t.ConnectRaw(ctx)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			return nil, &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
-		}
-		return nil, &engine.DBError{Code: engine.CodeConnect, Err: err}
+		return nil, connectError(err)
 	}
 	h, err := pg.Hijack()
 	if err != nil {
 		pg.Close(ctx)
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: err}
+		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: err}
 	}
 	sc, ok := h.Conn.(syscall.Conn)
 	if !ok || h.TLSConfig != nil {
@@ -63,12 +59,12 @@ func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller)
 		fd = int(r)
 	}); err != nil || dupErr != nil {
 		h.Conn.Close()
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("dup socket: %v%v", err, dupErr)}
+		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: fmt.Errorf("dup socket: %v%v", err, dupErr)}
 	}
 	h.Conn.Close() // the duplicate keeps the session open
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: err}
+		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: err}
 	}
 	c := &loopConn{
 		fd: fd, p: p, mode: t.mode, txStatus: h.TxStatus,
@@ -126,7 +122,7 @@ func (c *loopConn) fail(err error) error {
 	if c.broken == nil {
 		c.broken = err
 	}
-	return &engine.DBError{Code: engine.CodeConnection, Err: err}
+	return &engine.DBError{Code: engine.CodeConnection, Fault: engine.Lost, Err: err}
 }
 
 // fill reads more of the server's messages into rbuf.
@@ -280,7 +276,7 @@ func (c *loopConn) sendSync() {
 
 func (c *loopConn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) error {
 	if c.broken != nil {
-		return &engine.DBError{Code: engine.CodeConnection, Err: c.broken}
+		return &engine.DBError{Code: engine.CodeConnection, Fault: engine.Lost, Err: c.broken}
 	}
 	switch cmd.Kind {
 	case script.KindSQL:

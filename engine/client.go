@@ -47,7 +47,10 @@ type client struct {
 	// connFails counts the attempts in a row to open a session that
 	// failed, for the reconnect backoff; waiting says the client counts
 	// in run.unconnected; refused that it counted in run.refusedClients.
+	// retrySlot is a pool slot whose connection the client failed to
+	// open: it keeps the slot out of the pool during the slot's backoff.
 	connFails        int
+	retrySlot        *poolSlot
 	waiting, refused bool
 	jitter           *rand.Rand // spreads reconnect retries
 }
@@ -185,8 +188,11 @@ func (c *client) loop(ctx context.Context) {
 			c.dropConn()
 			return
 		}
-		if c.connFails > 0 && r.pool != nil { // the pool's slot could not be reconnected
-			if !c.reconnectPause(ctx) {
+		if s := c.retrySlot; s != nil { // the pool's slot could not be reconnected
+			c.retrySlot = nil
+			ok := c.reconnectPause(ctx, s.connFails)
+			r.pool.release(s, false)
+			if !ok {
 				return
 			}
 		}
@@ -268,7 +274,7 @@ func (c *client) connectLate(ctx context.Context) bool {
 		c.record(&out, now, now, now)
 		c.codes = out.codes
 		c.connectFailed(out.fault)
-		c.reconnectPause(ctx)
+		c.reconnectPause(ctx, c.connFails)
 		return false
 	}
 	c.connected()
@@ -311,12 +317,12 @@ func (c *client) setWaiting(w bool) {
 	}
 }
 
-// reconnectDelay is the pause before the next attempt after connFails
+// reconnectDelay is the pause before the next attempt after fails
 // failed ones in a row: reconnectMin doubled per failure up to
 // reconnectMax, its second half random ("equal jitter").
-func (c *client) reconnectDelay() time.Duration {
+func (c *client) reconnectDelay(fails int) time.Duration {
 	d := reconnectMax
-	if n := c.connFails - 1; n < 10 {
+	if n := fails - 1; n < 10 {
 		d = min(reconnectMin<<max(n, 0), reconnectMax)
 	}
 	if c.jitter == nil {
@@ -326,10 +332,11 @@ func (c *client) reconnectDelay() time.Duration {
 }
 
 // reconnectPause waits reconnectDelay; false if the run stopped meanwhile.
-func (c *client) reconnectPause(ctx context.Context) bool {
-	d := c.reconnectDelay()
-	c.r.reconnectUS.Add(int64(d / time.Microsecond))
-	return c.sleep(ctx, d)
+func (c *client) reconnectPause(ctx context.Context, fails int) bool {
+	t0 := c.r.nowUS()
+	ok := c.sleep(ctx, c.reconnectDelay(fails))
+	c.r.reconnectUS.Add(c.r.nowUS() - t0) // as slept: the run's end cuts the last pause short
+	return ok
 }
 
 // connect opens the client's session, on its event loop if it has one.
@@ -466,18 +473,22 @@ func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 	if slot.conn == nil {
 		conn, err := c.connect(ctx)
 		if err != nil {
-			r.pool.release(slot, false)
 			if ctx.Err() != nil {
+				r.pool.release(slot, false)
 				return false, false
 			}
 			out.failure, out.failedCmd, out.fault = Other, -1, connectFault(err)
 			out.codes = append(out.codes, r.noteConnectError(err, out.script))
-			c.connectFailed(out.fault) // the client backs off after recording it
+			c.connectFailed(out.fault)
+			// The slot backs off as a pool retries a connection it could
+			// not open: out of the pool until its next try (loop).
+			slot.connFails++
+			c.retrySlot = slot
 			return true, true
 		}
+		slot.connFails = 0
 		r.pool.setConn(slot, conn)
 	}
-	c.connFails = 0
 	c.slot = slot
 	c.connMu.Lock()
 	c.conn = slot.conn

@@ -20,6 +20,9 @@ type connPool struct {
 
 type poolSlot struct {
 	conn Conn
+	// connFails counts the failed attempts in a row to open its
+	// connection, for the backoff (under the borrower's ownership).
+	connFails int
 }
 
 func newConnPool(size int, target Target) *connPool {

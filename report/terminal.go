@@ -141,6 +141,10 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 			for _, e := range ws.Errors {
 				fmt.Fprintf(w, "  %s: %d × %s %s (first at %.1f s)\n", ws.Name, e.Count, e.Code, firstLine(e.Message), e.First)
 			}
+			if ws.RefusedClients > 0 {
+				fmt.Fprintf(w, "  %s: %d clients could not open a connection at least once; they retried with backoff (%.1f s waited in all)\n",
+					ws.Name, ws.RefusedClients, ws.ReconnectWait)
+			}
 		}
 	}
 	writeOutages(w, run)

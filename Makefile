@@ -34,6 +34,8 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzBackendMessages$$' -fuzztime=$${FUZZTIME:-60s} ./target/postgres/
 	$(GO) test -run='^$$' -fuzz='^FuzzConfinementEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./target/postgres/
 	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$${FUZZTIME:-60s} ./internal/secret/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseRedis$$' -fuzztime=$${FUZZTIME:-60s} ./script/
+	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=$${FUZZTIME:-60s} ./target/redis/
 
 bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench

@@ -184,6 +184,20 @@ type Commander interface {
 	Commands(env *clikit.Env) []*cobra.Command
 }
 
+// Dialected is a backend whose scripts are not in PostgreSQL's SQL: the
+// dialect its workloads' scripts are read in (script.MySQL, script.Redis).
+type Dialected interface {
+	Dialect() script.Dialect
+}
+
+// DialectOf is b's script dialect: its own, else PostgreSQL's SQL.
+func DialectOf(b Backend) script.Dialect {
+	if d, ok := b.(Dialected); ok {
+		return d.Dialect()
+	}
+	return script.PostgreSQL
+}
+
 // Passworder is a backend whose driver may send a password that is not
 // written in the connection string (a passfile, a service file, its
 // environment), so that firedrill can mask it in everything it writes.
@@ -200,9 +214,10 @@ type Registry struct {
 }
 
 // NewRegistry registers backends; a kind registered twice panics, as that
-// is a programming error, and so does a kind of event offered twice
-// (scenarios decode events by kind before their backend is known, so a
-// kind's name means one thing for every backend).
+// is a programming error, and so does a backend offering a kind of event
+// twice (its own, or one of event's neutral kinds). Two backends may each
+// have a kind of the same name (sql): a scenario's events are decoded with
+// the kinds of its target's backend.
 func NewRegistry(backends ...Backend) *Registry {
 	r := &Registry{byKind: map[string]Backend{}}
 	for _, b := range backends {
@@ -210,34 +225,73 @@ func NewRegistry(backends ...Backend) *Registry {
 			panic("backend: kind registered twice: " + b.Kind())
 		}
 		r.byKind[b.Kind()] = b
-	}
-	seen := map[string]bool{}
-	for _, k := range r.EventKinds() {
-		if seen[k.Name] {
-			panic("backend: event kind offered twice: " + k.Name)
+		seen := map[string]bool{}
+		for _, k := range EventKindsOf(b) {
+			if seen[k.Name] {
+				panic("backend: " + b.Kind() + " offers the event kind " + k.Name + " twice")
+			}
+			seen[k.Name] = true
 		}
-		seen[k.Name] = true
 	}
 	return r
 }
 
 // EventKinds lists every kind of event firedrill has: each backend's own
-// in kind order, then the neutral ones (the order messages list them).
+// in kind order, then the neutral ones (the order messages list them). A
+// name two backends share is listed once, the first backend's.
 func (r *Registry) EventKinds() []event.Kind {
 	var out []event.Kind
+	seen := map[string]bool{}
 	for _, b := range r.Backends() {
 		if ek, ok := b.(EventKinds); ok {
-			out = append(out, ek.EventKinds()...)
+			for _, k := range ek.EventKinds() {
+				if !seen[k.Name] {
+					seen[k.Name] = true
+					out = append(out, k)
+				}
+			}
 		}
 	}
 	return append(out, event.Kinds()...)
 }
 
-// ScenarioOptions are the options to load scenarios with: every kind of
-// event firedrill has decodes, and the run's backend refuses those its
-// targets cannot have (CheckEventKinds) once it is known.
+// ScenarioOptions are the options to load scenarios with: a scenario's
+// events decode with the kinds of its target's backend (target.kind, else
+// its target.dsn's URL scheme, else postgres) and its scripts with that
+// backend's dialect. A scenario of an unknown kind decodes with every
+// kind firedrill has, and Resolve then refuses the kind.
 func (r *Registry) ScenarioOptions() scenario.Options {
-	return event.ScenarioOptions(r.EventKinds())
+	opts := event.ScenarioOptions(r.EventKinds())
+	opts.ForKind = func(kind string) (scenario.KindOptions, bool) {
+		b, ok := r.byKind[kind]
+		if !ok {
+			return scenario.KindOptions{}, false
+		}
+		return scenario.KindOptions{
+			EventKinds: event.ScenarioOptions(EventKindsOf(b)).EventKinds,
+			Dialect:    DialectOf(b),
+		}, true
+	}
+	opts.KindOfDSN = func(dsn string) (string, bool) {
+		scheme, ok := urlScheme(dsn)
+		if !ok {
+			return "", false
+		}
+		kind := r.kindOfScheme(scheme)
+		return kind, kind != ""
+	}
+	return opts
+}
+
+// ScenarioOptionsFor are ScenarioOptions for a run given a server (--dsn;
+// "" for none): a scenario naming no kind takes the kind of the DSN's URL
+// scheme.
+func (r *Registry) ScenarioOptionsFor(dsn string) scenario.Options {
+	opts := r.ScenarioOptions()
+	if dsn != "" {
+		opts.Kind, _ = opts.KindOfDSN(dsn)
+	}
+	return opts
 }
 
 // CheckEventKinds refuses, at each one's position, the events of sc whose

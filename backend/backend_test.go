@@ -3,11 +3,14 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
 )
 
 // fake is a backend for the registry's own logic; it opens nothing.
@@ -107,8 +110,8 @@ func TestRegistryForDSN(t *testing.T) {
 	}
 }
 
-// A kind of event offered by two backends would decode one way for both:
-// a programming error.
+// A backend offering a kind of event twice (here one of the neutral
+// kinds) is a programming error.
 func TestRegistryRefusesAnEventKindTwice(t *testing.T) {
 	t.Parallel()
 	defer func() {
@@ -127,3 +130,62 @@ type evented struct {
 }
 
 func (e evented) EventKinds() []event.Kind { return e.kinds }
+
+// sqlKind is a kind named sql that takes one key of its own, as the
+// PostgreSQL and MariaDB backends each have one.
+func sqlKind(key string) event.Kind {
+	return event.Kind{EventKind: scenario.EventKind{
+		Name: "sql", Keys: []string{key},
+		Decode: func(d *scenario.EventDecoder) (any, time.Duration) {
+			var v string
+			d.Key(key, func(val scenario.Value) { v, _ = val.Str() })
+			return key + "=" + v, 0
+		},
+	}}
+}
+
+// Two backends may each have a kind of event of the same name: a
+// scenario's events decode with its target's backend's kinds, chosen by
+// target.kind, the --dsn's scheme or target.dsn's, and its scripts are
+// read in that backend's dialect.
+func TestScenarioEventsDecodeWithTheirTargetsKinds(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry(
+		evented{fake{kind: "postgres", schemes: []string{"postgres"}}, []event.Kind{sqlKind("query")}},
+		dialected{evented{fake{kind: "mariadb", schemes: []string{"mysql"}}, []event.Kind{sqlKind("statement")}}, script.MySQL},
+	)
+	const body = "name: s\nduration: 5s\nworkloads: [{name: w, clients: 1, scripts: [{inline: 'SELECT 1;'}]}]\nevents: [{name: e, kind: sql, at: 1s, %s: x}]\n"
+	for _, tt := range []struct {
+		target, dsn, key, want string
+		dialect                script.Dialect
+	}{
+		{"", "", "query", "query=x", script.PostgreSQL},
+		{"target: {kind: mariadb}\n", "", "statement", "statement=x", script.MySQL},
+		{"", "mysql://u@127.0.0.1/db", "statement", "statement=x", script.MySQL},
+		{"target: {dsn: 'mysql://u@127.0.0.1/db'}\n", "", "statement", "statement=x", script.MySQL},
+		{"target: {kind: postgres}\n", "", "query", "query=x", script.PostgreSQL},
+	} {
+		src := tt.target + fmt.Sprintf(body, tt.key)
+		sc, err := scenario.Parse("s.yaml", []byte(src), r.ScenarioOptionsFor(tt.dsn))
+		if err != nil {
+			t.Errorf("%q with --dsn %q: %v", src, tt.dsn, err)
+			continue
+		}
+		if got := sc.Events[0].Config; got != tt.want || sc.Dialect != tt.dialect {
+			t.Errorf("%q with --dsn %q: config %v, dialect %v; want %v, %v", src, tt.dsn, got, sc.Dialect, tt.want, tt.dialect)
+		}
+	}
+	// The other backend's key is unknown to the target's kind.
+	src := "target: {kind: mariadb}\n" + fmt.Sprintf(body, "query")
+	if _, err := scenario.Parse("s.yaml", []byte(src), r.ScenarioOptions()); err == nil || !strings.Contains(err.Error(), "query") {
+		t.Errorf("a mariadb scenario's sql event with postgres's key: %v, want an error naming query", err)
+	}
+}
+
+// dialected is a fake backend whose scripts are in a dialect of its own.
+type dialected struct {
+	evented
+	d script.Dialect
+}
+
+func (d dialected) Dialect() script.Dialect { return d.d }

@@ -62,22 +62,45 @@ func createUnlinked(dir string) (*os.File, error) {
 var diskPressureKind = Kind{
 	EventKind: scenario.EventKind{
 		Name:    "disk_pressure",
-		Keys:    []string{"size", "duration", "rate", "path"},
+		Keys:    []string{"size", "duration", "rate", "path", "mode", "fsync_delay"},
 		Example: "{kind: disk_pressure, at: 10s, size: 512MB, duration: 30s}",
 		Decode:  decodeDiskPressure,
 	},
 	Build: BuildWith(newDiskPressure),
 }
 
+// Modes of disk_pressure: what the event does to the server's disk.
+const (
+	// modeWrite competes for the disk by writing a file: what a backup
+	// copy does, on whatever disk the machine has.
+	modeWrite = "write"
+	// modeSlow writes the file too, and makes the embedded server's disk
+	// behave as a busy device for as long as the event runs: every sync
+	// takes FsyncDelay and writes to the syncing file wait for it
+	// (internal/slowdisk). On a disk that absorbs the copy without
+	// delaying anyone (this machine's, INCIDENTS.md §5) it is the only
+	// way to see what a busy disk does to the server.
+	modeSlow = "slow"
+)
+
+// defaultFsyncDelay is a slow disk's sync latency when the scenario gives
+// none: just above the 2 s Redis waits for an AOF fsync before it writes
+// anyway and blocks, so that Redis stalls a few hundred ms about every 2 to
+// 3 s, as in the seed.
+const defaultFsyncDelay = 2300 * time.Millisecond
+
 // diskPressureConfig is what a disk_pressure event takes: write and fsync
 // Size bytes at Rate bytes/s (0 = as fast as the disk goes) into a file
 // under Path (default: beside the embedded server's data directory, on its
-// filesystem), for Duration if one is given, then remove it.
+// filesystem), for Duration if one is given, then remove it; in Mode slow
+// also make the server's syncs take FsyncDelay meanwhile.
 type diskPressureConfig struct {
-	Size     int64
-	Duration time.Duration
-	Rate     int64
-	Path     string
+	Size       int64
+	Duration   time.Duration
+	Rate       int64
+	Path       string
+	Mode       string // modeWrite or modeSlow ("" = modeWrite)
+	FsyncDelay time.Duration
 }
 
 func decodeDiskPressure(d *scenario.EventDecoder) (any, time.Duration) {
@@ -99,7 +122,32 @@ func decodeDiskPressure(d *scenario.EventDecoder) (any, time.Duration) {
 			c.Path = path
 		}
 	})
+	d.Key("mode", func(v scenario.Value) {
+		if mode, ok := v.Str(); ok {
+			if mode != modeWrite && mode != modeSlow {
+				v.Hintf("mode: write (the default) competes for the disk; mode: slow also makes the embedded server's syncs slow",
+					"%s: unknown mode %s", d.What(), v.Quote())
+				return
+			}
+			c.Mode = mode
+		}
+	})
+	d.Key("fsync_delay", func(v scenario.Value) {
+		if delay, ok := v.Duration(); ok {
+			if delay <= 0 {
+				v.Errorf("%s: fsync_delay must be above 0", d.What())
+				return
+			}
+			c.FsyncDelay = delay
+		}
+	})
 	d.Need("size")
+	if d.Has("fsync_delay") && c.Mode != modeSlow && (!d.Has("mode") || d.Good("mode")) {
+		d.Hintf("add mode: slow", "%s: fsync_delay is the slow disk's; it needs mode: slow", d.What())
+	}
+	if c.Mode == modeSlow && c.FsyncDelay == 0 {
+		c.FsyncDelay = defaultFsyncDelay
+	}
 	if !d.Has("path") {
 		what := d.What()
 		d.Later(func(s *scenario.Scenario) {
@@ -119,11 +167,13 @@ func decodeDiskPressure(d *scenario.EventDecoder) (any, time.Duration) {
 // from the start until then: the disk stays busy and the space stays
 // taken for the whole duration, but the file never grows beyond Size.
 type diskPressure struct {
-	name     string
-	size     int64
-	rate     int64 // bytes/s; 0 = as fast as the disk goes
-	duration time.Duration
-	path     string
+	name       string
+	size       int64
+	rate       int64 // bytes/s; 0 = as fast as the disk goes
+	duration   time.Duration
+	path       string
+	slow       bool          // mode slow
+	fsyncDelay time.Duration // the slow disk's sync latency
 }
 
 var (
@@ -133,11 +183,13 @@ var (
 
 func newDiskPressure(spec scenario.Event, c diskPressureConfig) Event {
 	return &diskPressure{
-		name:     Name(spec),
-		size:     c.Size,
-		rate:     c.Rate,
-		duration: c.Duration,
-		path:     c.Path,
+		name:       Name(spec),
+		size:       c.Size,
+		rate:       c.Rate,
+		duration:   c.Duration,
+		path:       c.Path,
+		slow:       c.Mode == modeSlow,
+		fsyncDelay: c.FsyncDelay,
 	}
 }
 
@@ -214,6 +266,26 @@ func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outc
 	rand.NewChaCha8([32]byte{}).Read(chunk)
 
 	detail = map[string]any{"dir": dir, "size": d.size, "rate": d.rate}
+	slowNote := ""
+	if d.slow {
+		detail["mode"] = modeSlow
+		if env.SlowDisk == "" {
+			slowNote = "; no slow disk: only a server firedrill starts with its slow-disk library can have one " +
+				"(a --dsn server's process cannot load it), so only the file was written"
+			detail["slow_disk"] = "unavailable"
+		} else {
+			if err := env.SlowDisk.On(d.fsyncDelay); err != nil {
+				return "", detail, fmt.Errorf("disk_pressure %s: %w", d.name, err)
+			}
+			defer func() {
+				if offErr := env.SlowDisk.Off(); offErr != nil {
+					err = errors.Join(err, fmt.Errorf("disk_pressure %s: %w", d.name, offErr))
+				}
+			}()
+			detail["fsync_delay_ms"] = d.fsyncDelay.Milliseconds()
+			slowNote = fmt.Sprintf("; slow disk: every fsync of the server took %s more", Took(d.fsyncDelay))
+		}
+	}
 	Notify(started, maps.Clone(detail))
 	begin := time.Now()
 	var stop time.Time
@@ -241,6 +313,7 @@ func (d *diskPressure) Run(ctx context.Context, env *Env, started Started) (outc
 	case stoppedEarly:
 		fmt.Fprintf(&text, "; the duration ended before %s", formatBytes(d.size))
 	}
+	text.WriteString(slowNote)
 	return text.String(), detail, nil
 }
 
@@ -308,6 +381,19 @@ func (d *diskPressure) write(ctx context.Context, file *os.File, chunk []byte, b
 		}
 	}
 	return stats, stats.written < d.size, nil
+}
+
+// WantsSlowDisk says whether a scenario's events need the embedded
+// server's slow disk (a disk_pressure event in mode slow), so that its
+// backend starts the server with the slow-disk library (internal/slowdisk)
+// and gives events its control in Env.SlowDisk.
+func WantsSlowDisk(events []scenario.Event) bool {
+	for _, spec := range events {
+		if c, ok := spec.Config.(diskPressureConfig); ok && spec.Kind == diskPressureKind.Name && c.Mode == modeSlow {
+			return true
+		}
+	}
+	return false
 }
 
 // sameFilesystem reports whether two paths are on the same filesystem.

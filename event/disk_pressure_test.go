@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/internal/slowdisk"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -245,5 +246,95 @@ func TestDiskPressureKilled(t *testing.T) {
 	_ = cmd.Wait()
 	if names := dirEntries(t, dir); len(names) != 0 {
 		t.Errorf("after SIGKILL, left behind: %v", names)
+	}
+}
+
+// The slow mode switches the server's slow disk on while it runs (the
+// control file holds the delay) and off when it ends or is cancelled; the
+// library's effect on a real server is proven in internal/slowdisk.
+func TestDiskPressureSlow(t *testing.T) {
+	t.Parallel()
+
+	slowEvent := func(dir string, duration time.Duration) Event {
+		return mustNew(t, scenario.Event{Name: "dp", Kind: "disk_pressure", Config: diskPressureConfig{Size: 1 << 20, Rate: 1 << 20,
+			Duration: duration, Path: dir, Mode: modeSlow, FsyncDelay: 2500 * time.Millisecond}})
+	}
+
+	t.Run("on while it runs, off after", func(t *testing.T) {
+		t.Parallel()
+		dir, dataDir := t.TempDir(), t.TempDir()
+		control := slowdisk.ControlIn(dataDir)
+		var during string
+		outcome, detail, err := slowEvent(dir, 300*time.Millisecond).Run(t.Context(), &Env{SlowDisk: control}, func(map[string]any) {
+			text, err := os.ReadFile(string(control))
+			if err != nil {
+				t.Errorf("at start, the slow disk is not on: %v", err)
+			}
+			during = string(text)
+		})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		t.Logf("outcome: %s", outcome)
+		if during != "fsync_delay_us=2500000\n" {
+			t.Errorf("the control file held %q while the event ran", during)
+		}
+		if _, err := os.Stat(string(control)); !os.IsNotExist(err) {
+			t.Errorf("the slow disk is still on after the event: %v", err)
+		}
+		if detail["fsync_delay_ms"] != int64(2500) || detail["mode"] != "slow" {
+			t.Errorf("detail = %v", detail)
+		}
+		mustContain(t, "outcome", outcome, "; slow disk: every fsync of the server took 2.5 s more")
+		if names := dirEntries(t, dataDir); len(names) != 0 {
+			t.Errorf("left in the data directory: %v", names)
+		}
+	})
+
+	t.Run("off after a cancel", func(t *testing.T) {
+		t.Parallel()
+		dir, dataDir := t.TempDir(), t.TempDir()
+		control := slowdisk.ControlIn(dataDir)
+		ctx, cancel := context.WithCancel(t.Context())
+		started, done := runAsync(ctx, slowEvent(dir, time.Minute), &Env{SlowDisk: control})
+		waitStarted(t, started, done)
+		if _, err := os.Stat(string(control)); err != nil {
+			t.Errorf("the slow disk is not on: %v", err)
+		}
+		cancel()
+		if result := waitDone(t, done, 15*time.Second); !errors.Is(result.Err, context.Canceled) {
+			t.Errorf("Run after cancel: %v, want context.Canceled", result.Err)
+		}
+		if names := dirEntries(t, dataDir); len(names) != 0 {
+			t.Errorf("left in the data directory: %v", names)
+		}
+	})
+
+	// A server firedrill did not start cannot load the library: the
+	// event writes its file as in mode write and says so.
+	t.Run("no slow disk on a server without the library", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		outcome, detail, err := slowEvent(dir, 0).Run(t.Context(), &Env{ConnString: "redis://elsewhere:6379"}, nil)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if detail["bytes"] != int64(1<<20) || detail["slow_disk"] != "unavailable" {
+			t.Errorf("detail = %v", detail)
+		}
+		mustContain(t, "outcome", outcome, "; no slow disk: only a server firedrill starts with its slow-disk library can have one")
+	})
+}
+
+func TestWantsSlowDisk(t *testing.T) {
+	t.Parallel()
+	slow := scenario.Event{Kind: "disk_pressure", Config: diskPressureConfig{Size: 1, Mode: modeSlow}}
+	write := scenario.Event{Kind: "disk_pressure", Config: diskPressureConfig{Size: 1}}
+	shell := scenario.Event{Kind: "shell", Config: shellConfig{Command: "true"}}
+	if WantsSlowDisk([]scenario.Event{write, shell}) {
+		t.Error("WantsSlowDisk without a slow disk_pressure event")
+	}
+	if !WantsSlowDisk([]scenario.Event{shell, slow}) {
+		t.Error("not WantsSlowDisk with a slow disk_pressure event")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/internal/slowdisk"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -32,6 +33,10 @@ type Env struct {
 	Restart    func(ctx context.Context) error // restarts the server; nil when the target is not embedded
 	DataDir    string                          // embedded server's data directory ("" when not embedded)
 	AllowShell bool                            // --allow-shell: shell events may run
+	// SlowDisk switches the embedded server's slow disk on and off (the
+	// slow mode of disk_pressure); "" when the server was not started
+	// with the slow-disk library (WantsSlowDisk tells a backend to).
+	SlowDisk slowdisk.Control
 	// AppName gives the tag of a workload's sessions (the runner uses
 	// "firedrill:"+workload); nil means that convention.
 	AppName func(workload string) string

@@ -42,6 +42,15 @@ func TestDecode(t *testing.T) {
 		{"negative rate", "{kind: disk_pressure, at: 1s, size: 1, rate: -1MB/s}", nil, "rate: "},
 		{"disk pressure", "{kind: disk_pressure, at: 1s, size: 1GiB, rate: 1.5MB/s, duration: 2s, path: /tmp}",
 			diskPressureConfig{Size: 1 << 30, Rate: 1500000, Duration: 2 * time.Second, Path: "/tmp"}, ""},
+		{"slow disk", "{kind: disk_pressure, at: 1s, size: 8MB, duration: 20s, mode: slow, fsync_delay: 2.5s}",
+			diskPressureConfig{Size: 8000000, Duration: 20 * time.Second, Mode: "slow", FsyncDelay: 2500 * time.Millisecond}, ""},
+		// The default delay is just above Redis's 2 s wait for an fsync.
+		{"slow disk, default delay", "{kind: disk_pressure, at: 1s, size: 8MB, mode: slow}",
+			diskPressureConfig{Size: 8000000, Mode: "slow", FsyncDelay: defaultFsyncDelay}, ""},
+		{"write mode", "{kind: disk_pressure, at: 1s, size: 8MB, mode: write}", diskPressureConfig{Size: 8000000, Mode: "write"}, ""},
+		{"unknown mode", "{kind: disk_pressure, at: 1s, size: 8MB, mode: sluggish}", nil, `unknown mode "sluggish"`},
+		{"fsync_delay without slow mode", "{kind: disk_pressure, at: 1s, size: 8MB, fsync_delay: 3s}", nil, "fsync_delay is the slow disk's; it needs mode: slow"},
+		{"zero fsync_delay", "{kind: disk_pressure, at: 1s, size: 8MB, mode: slow, fsync_delay: 0s}", nil, "fsync_delay must be above 0"},
 		{"blank command", `{kind: shell, at: 1s, command: "  "}`, nil, "command: empty"},
 		{"command", "{kind: shell, at: 1s, command: sync}", shellConfig{Command: "sync"}, ""},
 	}

@@ -41,7 +41,7 @@ func loadScripts(sc *scenario.Scenario, w *scenario.Workload, syms *script.Symbo
 			path := sc.Resolve(src.File)
 			text, err = os.ReadFile(path)
 			if err == nil {
-				s, err = script.Parse(path, text, syms)
+				s, err = script.ParseDialect(path, text, syms, sc.Dialect)
 			}
 			if name == "" {
 				name = filepath.Base(src.File)
@@ -51,7 +51,7 @@ func loadScripts(sc *scenario.Scenario, w *scenario.Workload, syms *script.Symbo
 			if name == "" {
 				name = fmt.Sprintf("inline-%d", i+1)
 			}
-			s, err = script.Parse(fmt.Sprintf("%s:%d:%d", sc.File, src.Pos.Line, src.Pos.Col), text, syms)
+			s, err = script.ParseDialect(fmt.Sprintf("%s:%d:%d", sc.File, src.Pos.Line, src.Pos.Col), text, syms, sc.Dialect)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("workload %s: %w", w.Name, err)

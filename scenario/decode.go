@@ -433,8 +433,10 @@ func (d *decoder) stringMap(n *yaml.Node, key string, checkName func(string) (ms
 // settingName vets a server or session setting's name: it is spliced into
 // SET and ALTER SYSTEM, so only a setting's shape is allowed.
 func settingName(name string) (msg, hint string) {
-	if !validName(strings.ToLower(name), "_.") || strings.HasPrefix(name, ".") {
-		return fmt.Sprintf("%q is not a setting name", name), "settings are names such as statement_timeout or auto_explain.log_min_duration"
+	// '-' for Redis's directives (maxmemory-policy); each backend checks
+	// its own names again.
+	if !validName(strings.ToLower(name), "_.-") || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "-") {
+		return fmt.Sprintf("%q is not a setting name", name), "settings are names such as statement_timeout, auto_explain.log_min_duration or maxmemory-policy"
 	}
 	return "", ""
 }

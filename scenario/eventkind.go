@@ -6,15 +6,58 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/firedrill/firedrill/script"
 )
 
 // Options are what Load and Parse need from their caller: the kinds of
 // event the scenario may use. The scenario package knows the keys every
 // event has (name, kind, at); each kind decodes the rest itself.
 type Options struct {
-	// EventKinds are the kinds of event, in the order messages list them
-	// (backend.Registry.ScenarioOptions gives every kind firedrill has).
+	// EventKinds are the kinds of event, in the order messages list them,
+	// when ForKind is nil or does not know the scenario's kind.
 	EventKinds []EventKind
+	// ForKind gives what depends on the kind of database: the kinds of
+	// event a target of that kind takes and its scripts' dialect
+	// (backend.Registry.ScenarioOptions). The target is decoded first, so
+	// that two kinds of database may each have an event kind of the same
+	// name (sql, settings).
+	ForKind func(kind string) (KindOptions, bool)
+	// Kind is the kind of database when the scenario names none
+	// (target.kind): the caller may know it from a --dsn URL's scheme.
+	Kind string
+	// KindOfDSN, when set, tells the kind of database of the scenario's
+	// own target.dsn by its URL scheme, for a scenario that names no kind
+	// and is not given one.
+	KindOfDSN func(dsn string) (string, bool)
+}
+
+// KindOptions are what one kind of database brings to a scenario.
+type KindOptions struct {
+	EventKinds []EventKind
+	Dialect    script.Dialect
+}
+
+// kindOptions are the options of the scenario's kind of database: its
+// target.kind, else the caller's, else its target.dsn's, else
+// DefaultKind.
+func (o Options) kindOptions(t Target) KindOptions {
+	kind := t.Kind
+	if kind == "" {
+		kind = o.Kind
+	}
+	if kind == "" && o.KindOfDSN != nil && t.DSN != "" {
+		kind, _ = o.KindOfDSN(t.DSN)
+	}
+	if kind == "" {
+		kind = DefaultKind
+	}
+	if o.ForKind != nil {
+		if ko, ok := o.ForKind(kind); ok {
+			return ko
+		}
+	}
+	return KindOptions{EventKinds: o.EventKinds}
 }
 
 // EventKind is one kind of event as a scenario writes it: a new kind is a

@@ -59,7 +59,7 @@ func Parse(filename string, data []byte, opts Options) (*Scenario, error) {
 	s := &Scenario{File: filename, Source: data}
 	root := d.document(data)
 	if root != nil {
-		l := &loader{decoder: d, s: s, kinds: opts.EventKinds, scripts: make(map[string]bool)}
+		l := &loader{decoder: d, s: s, opts: opts, scripts: make(map[string]bool)}
 		l.scenario(root)
 	}
 	if len(d.errs) > 0 {
@@ -158,7 +158,8 @@ func (d *decoder) yamlError(err error) {
 type loader struct {
 	*decoder
 	s     *Scenario
-	kinds []EventKind // the caller's (Options.EventKinds)
+	opts  Options     // the caller's
+	kinds []EventKind // the event kinds of the scenario's target
 	later []func()
 	// durationSet says whether duration was given; if not, defaults
 	// computes it.
@@ -183,7 +184,7 @@ const (
 // checks that needed all of it.
 func (l *loader) scenario(root *yaml.Node) {
 	s := l.s
-	var thresholds *yaml.Node
+	var thresholds, events *yaml.Node
 	present := l.fieldsExt(root, "the scenario", []field{
 		{"name", func(v *yaml.Node) { s.Name, _ = l.name(v, "name", scenarioNameChars) }},
 		{"description", func(v *yaml.Node) { s.Description, _ = l.str(v, "description") }},
@@ -208,12 +209,19 @@ func (l *loader) scenario(root *yaml.Node) {
 			}
 		}},
 		{"workloads", l.workloads},
-		{"events", l.events},
+		// Events decode once the target's kind is known (their kinds
+		// are the kind's).
+		{"events", func(v *yaml.Node) { events = v }},
 		{"thresholds", func(v *yaml.Node) { thresholds = v }},
 		{"abort_on_failure", l.abortOnFailure},
 	}, true)
 	if present == nil {
 		return
+	}
+	ko := l.opts.kindOptions(s.Target)
+	l.kinds, s.Dialect = ko.EventKinds, ko.Dialect
+	if events != nil {
+		l.events(events)
 	}
 	l.require(root, present, "name", "the scenario", "as in name: my-scenario")
 	if l.require(root, present, "workloads", "the scenario", "a scenario runs at least one workload") {
@@ -386,6 +394,29 @@ func (l *loader) setup(v *yaml.Node) {
 				if src, ok := l.sqlSource(item); ok {
 					st.SQL = append(st.SQL, src)
 				}
+			}
+		}},
+		{"keys", func(v *yaml.Node) {
+			l.kindKey("setup.keys", v)
+			st.Keys = KeysSetup{Pos: pos(v), Size: 100}
+			present := l.fields(v, "setup.keys", []field{
+				{"count", func(v *yaml.Node) {
+					if n, ok := l.integer(v, "count", 1, 100_000_000); ok {
+						st.Keys.Count = int(n)
+					}
+				}},
+				{"size", func(v *yaml.Node) {
+					if n, ok := l.size(v, "size"); ok {
+						if n < 1 || n > 512<<20 {
+							l.errorf(v, "setup.keys: size must be from 1 byte to 512MB")
+							return
+						}
+						st.Keys.Size = n
+					}
+				}},
+			})
+			if present != nil && !set(present, "count") {
+				l.hintf(v, "as in keys: {count: 100000, size: 100}", "setup.keys needs count")
 			}
 		}},
 		{"schema", func(v *yaml.Node) {

@@ -1,6 +1,10 @@
 package scenario
 
-import "time"
+import (
+	"time"
+
+	"github.com/firedrill/firedrill/script"
+)
 
 // Scenario is a decoded scenario file. After Load every defaulted field
 // holds its default, so that its users need not know the defaults.
@@ -33,6 +37,10 @@ type Scenario struct {
 	// database (setup.pgbench, workloads.mode …), with their places, for
 	// the target's backend to accept or refuse.
 	KindKeys []KeyUse
+	// Dialect is the language of the workloads' scripts: the dialect of
+	// the target's kind of database (Options.ForKind), PostgreSQL's SQL
+	// by default.
+	Dialect script.Dialect
 }
 
 // KeyUse is one use of a key in the file.
@@ -86,6 +94,16 @@ type Setup struct {
 	// created and put first on search_path); default "firedrill". "public"
 	// opts out.
 	Schema string
+	// Keys preloads string keys before the load (Redis): Count keys
+	// firedrill:key:1 … firedrill:key:<Count> of Size bytes each.
+	Keys KeysSetup
+}
+
+// KeysSetup is setup.keys: how many keys to preload, and how big.
+type KeysSetup struct {
+	Pos   Pos
+	Count int
+	Size  int64 // bytes per value; default 100
 }
 
 // SQLSource is SQL read from a file or given inline.

@@ -38,11 +38,11 @@ func (s *Scenario) parseScript(src ScriptSource, syms *script.Symbols) (*script.
 		if data, err = readRegular(path); err != nil {
 			return nil, fmt.Errorf("script %q: %w", src.Name, err)
 		}
-		sc, err = script.Parse(path, data, syms)
+		sc, err = script.ParseDialect(path, data, syms, s.Dialect)
 	case src.Builtin != "":
 		sc, err = script.Builtin(src.Builtin, syms)
 	default:
-		sc, err = script.Parse(src.Name, []byte(src.Inline), syms)
+		sc, err = script.ParseDialect(src.Name, []byte(src.Inline), syms, s.Dialect)
 	}
 	if err != nil {
 		return nil, err

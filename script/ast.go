@@ -41,9 +41,10 @@ const (
 	KindStartPipeline             // \startpipeline
 	KindSyncPipeline              // \syncpipeline
 	KindEndPipeline               // \endpipeline
+	KindRedis                     // one Redis command line (Command.Redis), in the Redis dialect
 )
 
-var kindNames = [...]string{"sql", "set", "sleep", "if", "elif", "else", "endif", "shell", "setshell", "startpipeline", "syncpipeline", "endpipeline"}
+var kindNames = [...]string{"sql", "set", "sleep", "if", "elif", "else", "endif", "shell", "setshell", "startpipeline", "syncpipeline", "endpipeline", "redis"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -75,6 +76,8 @@ type Command struct {
 
 	// SQL is set for KindSQL.
 	SQL *SQL
+	// Redis is set for KindRedis.
+	Redis *RedisCommand
 
 	// Var is the target of KindSet and KindSetShell.
 	Var VarRef
@@ -174,4 +177,30 @@ type Value struct {
 	Type ValueType
 	Int  int64   // TypeInt; TypeBool uses 0 / 1
 	Dbl  float64 // TypeDouble
+}
+
+// RedisCommand is one command line of a Redis script, its :variables
+// resolved at parse time so that sending it needs no parsing.
+type RedisCommand struct {
+	// Args are the command's arguments, the command's name first.
+	Args []RedisArg
+	// Name is the command's name in upper case when it is written
+	// literally ("SET", "MULTI"), else empty: what a target needs to know
+	// about a command (does it open a transaction?) without reading its
+	// arguments.
+	Name string
+	// Gset lists the variables a following \gset stores the reply in: one
+	// for a single value, or one per element of an array reply. Nil
+	// without \gset.
+	Gset []VarRef
+}
+
+// RedisArg is one argument of a Redis command: literal text, or pieces of
+// literal text and variables to be joined when the command is sent.
+type RedisArg struct {
+	// Literal is the whole argument when Parts is nil.
+	Literal string
+	// Parts are the argument's pieces in order (Arg.Var set for a
+	// variable), when it refers to at least one variable.
+	Parts []Arg
 }

@@ -40,6 +40,10 @@ func ParseDialect(file string, src []byte, syms *Symbols, d Dialect) (*Script, e
 	switch d {
 	case PostgreSQL:
 		return Parse(file, src, syms)
+	case MySQL:
+		return parseMySQL(file, src, syms)
+	case Redis:
+		return parseRedis(file, src, syms)
 	}
 	return nil, &Error{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: fmt.Sprintf("scripts in the %s dialect cannot be read yet", d)}
 }

@@ -65,11 +65,17 @@ const (
 // names the script in errors and becomes its Name; variables are added to
 // syms. Errors are *Error values naming file:line:col.
 func Parse(file string, src []byte, syms *Symbols) (*Script, error) {
+	return parseIn(file, src, syms, PostgreSQL)
+}
+
+// parseIn reads a script whose SQL commands are lexed as the dialect
+// lexes them.
+func parseIn(file string, src []byte, syms *Symbols, d Dialect) (*Script, error) {
 	p := &parser{
 		file:  file,
 		src:   src,
 		syms:  syms,
-		lexer: sqlLexer{src: src},
+		lexer: sqlLexer{src: src, mysql: d == MySQL},
 	}
 	for i, c := range src {
 		if c == '\n' {
@@ -129,6 +135,9 @@ func (p *parser) parse() error {
 // nothing but whitespace and comments.
 func (p *parser) addSQL(chunk sqlChunk) {
 	skip := skipSQLComments(chunk.text)
+	if p.lexer.mysql {
+		skip = skipMySQLComments(chunk.text)
+	}
 	if skip < 0 {
 		return
 	}

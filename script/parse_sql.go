@@ -36,6 +36,8 @@ type sqlLexer struct {
 	// from the first letters of the statement's first identifiers.
 	identCount int
 	idents     [4]byte
+	// mysql lexes as MySQL does (scanMySQL).
+	mysql bool
 }
 
 // sqlChunk is the text one scan collected: what psqlscan would have put in
@@ -50,6 +52,9 @@ type sqlChunk struct {
 // semicolon, a backslash or the end of the script. The semicolon is part of
 // the text; the backslash is consumed but not.
 func (lx *sqlLexer) scan() (sqlChunk, scanStop) {
+	if lx.mysql {
+		return lx.scanMySQL()
+	}
 	s, n := lx.src, len(lx.src)
 	chunk := sqlChunk{start: -1}
 	emit := func(from, to int) {

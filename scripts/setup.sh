@@ -11,6 +11,13 @@ have_pg_server() {
 have_pg_server || need+=(postgresql postgresql-contrib)
 command -v pgbench >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || need+=(postgresql-contrib)
 command -v useradd >/dev/null 2>&1 || need+=(passwd)
+# The slow disk of disk_pressure (mode: slow) is a small C library
+# firedrill compiles at run time (internal/slowdisk).
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+# Redis: firedrill starts its own throwaway redis-server (instance/redis);
+# redis-tools brings redis-cli and redis-benchmark (bench/vs-redis-benchmark).
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 # The HTML report's tests render it in headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
@@ -19,11 +26,34 @@ if [ ${#need[@]} -gt 0 ]; then
 	SUDO=""
 	[ "$(id -u)" -ne 0 ] && SUDO="sudo"
 	$SUDO apt-get update -qq
+	# Database server packages (redis-server, mariadb-server) start their
+	# service on the standard port when installed: firedrill never uses it,
+	# and one already running there must be left alone. A policy-rc.d that
+	# answers 101 ("action forbidden") keeps invoke-rc.d from starting
+	# anything during the install; what was there before is put back.
+	policy=/usr/sbin/policy-rc.d
+	policy_saved=""
+	if [ -e "$policy" ]; then
+		policy_saved=$(mktemp)
+		$SUDO cp -p "$policy" "$policy_saved"
+	fi
+	restore_policy() {
+		if [ -n "$policy_saved" ]; then
+			$SUDO cp -p "$policy_saved" "$policy" && $SUDO rm -f "$policy_saved"
+		else
+			$SUDO rm -f "$policy"
+		fi
+	}
+	trap restore_policy EXIT
+	printf '#!/bin/sh\n# firedrill setup: start no service while packages install\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+	$SUDO chmod 755 "$policy"
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
-	# Debian's package starts a cluster on 5432; firedrill never uses it
-	# and leaves it alone.
+	restore_policy
+	trap - EXIT
+	# Debian's postgresql package creates a cluster on 5432 (not started
+	# here); firedrill never uses it and leaves it alone.
 else
-	echo "setup: PostgreSQL server binaries, pgbench and chromium present"
+	echo "setup: PostgreSQL server binaries, pgbench, Redis and chromium present"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -6,11 +6,13 @@ package all
 import (
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/postgres"
+	"github.com/firedrill/firedrill/backend/redis"
 )
 
 // Registry returns every backend firedrill is built with.
 func Registry() *backend.Registry {
 	return backend.NewRegistry(
 		postgres.New(),
+		redis.New(),
 	)
 }

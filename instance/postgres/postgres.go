@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/firedrill/firedrill/instance/serverproc"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -66,11 +67,11 @@ type Instance struct {
 
 	stopping     chan struct{} // closed when Stop begins, to abort a start in progress
 	stoppingOnce sync.Once
-	current      atomic.Pointer[childProcess] // the server for PID, which must not wait for mu (Restart holds it for seconds)
+	current      atomic.Pointer[serverproc.Process] // the server for PID, which must not wait for mu (Restart holds it for seconds)
 
 	mu       sync.Mutex // guards the fields below, and serialises Restart and Stop
 	settings map[string]string
-	server   *childProcess // nil while the server is down
+	server   *serverproc.Process // nil while the server is down
 	stopped  bool
 	stopErr  error
 }
@@ -90,11 +91,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if inst.version, err = serverVersion(ctx, binDir); err != nil {
 		return nil, err
 	}
-	if inst.runAs, err = serverCredential(ctx, inst.say); err != nil {
+	if inst.runAs, err = serverproc.Credential(ctx, "PostgreSQL", inst.say); err != nil {
 		return nil, err
 	}
 	tempRoot := os.TempDir()
-	if err := reapStale(tempRoot, inst.say); err != nil {
+	if err := reaper().ReapStale(tempRoot, inst.say); err != nil {
 		// Someone else's leftovers must not stop this run; say so and go on.
 		inst.say("warning: %v", err)
 	}
@@ -115,20 +116,15 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 
 // create fills the fresh instance directory and starts the server.
 func (i *Instance) create(ctx context.Context) error {
-	if err := writeOwnerFile(i.dir); err != nil {
+	if err := serverproc.WriteOwnerFile(i.dir); err != nil {
 		return err
 	}
 	if socket := filepath.Join(i.dir, ".s.PGSQL.65535"); len(socket) > maxSocketPath {
 		return fmt.Errorf("unix socket path %s is longer than %d bytes; set TMPDIR to a shorter directory such as /tmp",
 			socket, maxSocketPath)
 	}
-	if i.runAs != nil {
-		if err := checkReachable(i.dir, i.runAs); err != nil {
-			return err
-		}
-		if err := os.Chown(i.dir, int(i.runAs.Uid), int(i.runAs.Gid)); err != nil {
-			return fmt.Errorf("hand %s to user %s: %w", i.dir, serverOSUser, err)
-		}
+	if err := serverproc.HandOver(i.dir, i.runAs); err != nil {
+		return err
 	}
 	if err := i.initdb(ctx); err != nil {
 		return err
@@ -139,7 +135,7 @@ func (i *Instance) create(ctx context.Context) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := serverproc.FreePort()
 		if err != nil {
 			return err
 		}
@@ -172,21 +168,21 @@ func (i *Instance) initdb(ctx context.Context) error {
 	cmd.Dir = i.dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = serverProcAttr(i.runAs, syscall.SIGKILL)
-	process, err := spawn(cmd)
+	cmd.SysProcAttr = serverproc.ProcAttr(i.runAs, syscall.SIGKILL)
+	process, err := serverproc.Spawn(cmd)
 	if err != nil {
 		return fmt.Errorf("initdb in %s: %w", i.dataDir, err)
 	}
 	select {
-	case <-process.exited:
-		err = process.err
+	case <-process.Exited():
+		err = process.Err()
 	case <-ctx.Done():
-		process.killGroup()
-		<-process.exited
+		process.KillGroup()
+		<-process.Exited()
 		err = ctx.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("initdb in %s: %w\n%s", i.dataDir, err, logTail(i.logPath, 0))
+		return fmt.Errorf("initdb in %s: %w\n%s", i.dataDir, err, serverproc.LogTail(i.logPath, 0))
 	}
 	return nil
 }
@@ -213,15 +209,15 @@ func (i *Instance) launch(ctx context.Context, settings map[string]string) error
 	cmd.Dir = i.dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = serverProcAttr(i.runAs, syscall.SIGQUIT)
-	server, err := spawn(cmd)
+	cmd.SysProcAttr = serverproc.ProcAttr(i.runAs, syscall.SIGQUIT)
+	server, err := serverproc.Spawn(cmd)
 	logFile.Close() // the child has its own copy
 	if err != nil {
 		return fmt.Errorf("start postgres in %s: %w", i.dataDir, err)
 	}
 	if err := i.waitReady(ctx, server); err != nil {
-		shutdownErr := server.shutdown()
-		tail := logTail(i.logPath, logStart)
+		shutdownErr := server.Stop(shutdownSteps()...)
+		tail := serverproc.LogTail(i.logPath, logStart)
 		err = fmt.Errorf("start postgres in %s on port %d: %w\n%s", i.dataDir, i.port, err, tail)
 		if strings.Contains(tail, "Address already in use") {
 			err = fmt.Errorf("%w: %w", errPortInUse, err)
@@ -235,7 +231,7 @@ func (i *Instance) launch(ctx context.Context, settings map[string]string) error
 
 // waitReady connects until the server accepts a connection, the server
 // exits, Stop is called, ctx ends or readyWait passes.
-func (i *Instance) waitReady(ctx context.Context, server *childProcess) error {
+func (i *Instance) waitReady(ctx context.Context, server *serverproc.Process) error {
 	ctx, cancel := context.WithTimeout(ctx, readyWait)
 	defer cancel()
 	probe := i.ConnString() + " application_name=firedrill-ready-probe connect_timeout=5"
@@ -250,8 +246,8 @@ func (i *Instance) waitReady(ctx context.Context, server *childProcess) error {
 		}
 		lastErr = err
 		select {
-		case <-server.exited:
-			return fmt.Errorf("server exited during startup (%v)", server.err)
+		case <-server.Exited():
+			return fmt.Errorf("server exited during startup (%v)", server.Err())
 		case <-i.stopping:
 			return errors.New("stopped while starting")
 		case <-ctx.Done():
@@ -278,7 +274,7 @@ func (i *Instance) Restart(ctx context.Context, settings map[string]string) erro
 	if i.server != nil {
 		i.say("restarting PostgreSQL on %s…", i.TCPAddr())
 		i.current.Store(nil)
-		err := i.server.shutdown()
+		err := i.server.Stop(shutdownSteps()...)
 		i.server = nil
 		if err != nil {
 			return fmt.Errorf("restart postgres in %s: %w", i.dataDir, err)
@@ -306,10 +302,10 @@ func (i *Instance) Stop() error {
 	}
 	i.stopped = true
 	var errs []error
-	wasRunning := i.server != nil && i.server.running()
+	wasRunning := i.server != nil && i.server.Running()
 	if i.server != nil {
 		i.current.Store(nil)
-		if err := i.server.shutdown(); err != nil {
+		if err := i.server.Stop(shutdownSteps()...); err != nil {
 			errs = append(errs, fmt.Errorf("stop postgres in %s: %w", i.dataDir, err))
 		}
 		i.server = nil
@@ -365,8 +361,8 @@ func (i *Instance) Version() string { return i.version }
 
 // PID is the postmaster's process id, for host samplers; 0 while the server is down or has died.
 func (i *Instance) PID() int {
-	if server := i.current.Load(); server != nil && server.running() {
-		return server.pid
+	if server := i.current.Load(); server != nil && server.Running() {
+		return server.PID()
 	}
 	return 0
 }
@@ -383,7 +379,7 @@ func (i *Instance) runsAsNote() string {
 	if i.runAs == nil {
 		return ""
 	}
-	return ", running as user " + serverOSUser
+	return ", running as user " + serverproc.OSUser
 }
 
 // managed returns the settings the instance decides itself.
@@ -500,19 +496,4 @@ func quoteConnValue(value string) string {
 	}
 	value = strings.ReplaceAll(value, `\`, `\\`)
 	return "'" + strings.ReplaceAll(value, "'", `\'`) + "'"
-}
-
-// freePort asks the kernel for a free loopback port. Another process may
-// take it before the server binds it; launch reports that as errPortInUse
-// and the caller tries another.
-func freePort() (int, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
-	}
-	port := listener.Addr().(*net.TCPAddr).Port
-	if err := listener.Close(); err != nil {
-		return 0, fmt.Errorf("release probe port %d: %w", port, err)
-	}
-	return port, nil
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/instance/serverproc"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -103,7 +104,7 @@ func processesIn(dir string) []int {
 			continue
 		}
 		cwd, err := os.Readlink(filepath.Join("/proc", entry.Name(), "cwd"))
-		if err != nil || processState(pid) == 'Z' {
+		if err != nil || serverproc.State(pid) == 'Z' {
 			continue
 		}
 		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || strings.HasPrefix(cwd, dir+" ") {
@@ -179,10 +180,10 @@ func TestStartConnectStop(t *testing.T) {
 	if !strings.HasPrefix(serverVersion, inst.Version()) {
 		t.Errorf("server_version %q does not start with Version() %q", serverVersion, inst.Version())
 	}
-	if inst.PID() == 0 || !isPostmasterOf(inst.PID(), inst.DataDir()) {
+	if inst.PID() == 0 || !serverproc.IsServerIn(inst.PID(), inst.DataDir(), "postgres") {
 		t.Errorf("PID() = %d, not the postmaster of %s", inst.PID(), inst.DataDir())
 	}
-	if owner, err := os.ReadFile(filepath.Join(dir, ownerFileName)); err != nil ||
+	if owner, err := os.ReadFile(filepath.Join(dir, serverproc.OwnerFileName)); err != nil ||
 		!strings.HasPrefix(string(owner), strconv.Itoa(os.Getpid())+" ") {
 		t.Errorf("owner file = %q, %v; want our pid %d first", owner, err, os.Getpid())
 	}
@@ -442,10 +443,8 @@ func TestKilledOwnerIsReaped(t *testing.T) {
 	if dir == "" {
 		t.Fatalf("helper printed no directory (%v)", lines.Err())
 	}
-	dataDir := filepath.Join(dir, dataDirName)
-	postmaster, ok := postmasterPID(dataDir)
-	if !ok || !isPostmasterOf(postmaster, dataDir) {
-		t.Fatalf("no running postmaster for %s (pid %d)", dataDir, postmaster)
+	if postmaster, ok := postmasterPID(dir); !ok {
+		t.Fatalf("no running postmaster in %s (pid %d)", dir, postmaster)
 	}
 
 	if err := child.Process.Kill(); err != nil {

@@ -76,7 +76,7 @@ with status "degraded" and exit code 3.`,
 }
 
 func (o *runOpts) run(env *clikit.Env, path string) error {
-	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+	sc, err := scenario.Load(path, all.Registry().ScenarioOptionsFor(o.dsn))
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -206,7 +206,7 @@ otherwise.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, path := range args {
-				sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+				sc, err := scenario.Load(path, all.Registry().ScenarioOptionsFor(dsn))
 				if err == nil {
 					err = report.CheckThresholdMetrics(sc)
 				}

@@ -1,0 +1,215 @@
+// Package redis is firedrill's Redis backend: a throwaway redis-server
+// (instance/redis) or a given one (--dsn redis://host:port/db), the
+// engine's targets (target/redis), setup (keys to preload), the
+// configuration snapshot, the events' environment and kinds
+// (backend/redis/redisevent), and putting back on a given server what
+// settings events changed.
+//
+// # On a given server
+//
+// Redis has no schemas, so firedrill confines what it can by name: every
+// key it creates itself (setup's keys, the record of settings to restore)
+// is under the prefix "firedrill:" in the URL's database, and nothing else
+// of the server is touched by firedrill's own doing. CONFIG SET by
+// settings events is recorded first (in the key firedrill:settings_restore)
+// and put back at the end of the run, after Ctrl-C, and by the next run or
+// `firedrill restore` after a kill. Commands that reach past keys
+// (FLUSHDB, FLUSHALL, SWAPDB, SHUTDOWN, DEBUG, CONFIG SET/REWRITE …) are
+// refused in setup, in command events and in the workloads' scripts unless
+// --allow-outside-schema is given. What is not confined: the keys a
+// workload's script or a command event names are the script's own — name
+// them firedrill:… to keep off the application's keys.
+package redis
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/redis/redisconn"
+	"github.com/firedrill/firedrill/backend/redis/redisevent"
+	"github.com/firedrill/firedrill/event"
+	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Kind is the backend's name in scenarios and run.json.
+const Kind = "redis"
+
+// errorCodes is what Redis calls the first word of its error replies.
+const errorCodes = "error prefix"
+
+// KeyPrefix is where firedrill keeps the keys it creates on a given server.
+const KeyPrefix = "firedrill:"
+
+// Backend is Redis's backend.Backend.
+type Backend struct{}
+
+var (
+	_ backend.Backend     = Backend{}
+	_ backend.Schemed     = Backend{}
+	_ backend.Keyed       = Backend{}
+	_ backend.Dialected   = Backend{}
+	_ backend.Passworder  = Backend{}
+	_ backend.Preflighter = Backend{}
+)
+
+// New returns the Redis backend.
+func New() Backend { return Backend{} }
+
+// Kind is "redis".
+func (Backend) Kind() string { return Kind }
+
+// Schemes are Redis's URL schemes: rediss (TLS) is taken so that it gets
+// a clear refusal rather than "no backend takes rediss:// URLs".
+func (Backend) Schemes() []string { return []string{"redis", "rediss"} }
+
+// Keys are the kind-specific scenario keys Redis takes.
+func (Backend) Keys() []string { return []string{"target.settings", "setup.keys"} }
+
+// Dialect is Redis's: one command per line between the meta-commands.
+func (Backend) Dialect() script.Dialect { return script.Redis }
+
+// Password is the password of a redis:// URL, wherever in it (userinfo,
+// a lone userinfo, ?password=), so that it is masked too.
+func (Backend) Password(dsn string) string {
+	cfg, err := redisconn.ParseURL(dsn)
+	if err != nil {
+		return ""
+	}
+	return cfg.Password
+}
+
+// Preflight refuses, before anything runs, a URL firedrill cannot use
+// (rediss://, a bad database number) and, on a given server, events that
+// reach past firedrill's keys (a command event's FLUSHDB or CONFIG SET, a
+// terminate by type) unless --allow-outside-schema; workloads' scripts are
+// checked when their targets are made (Workload).
+func (Backend) Preflight(spec backend.Spec) error {
+	dsn := givenDSN(spec)
+	if dsn == "" {
+		return nil
+	}
+	if _, err := redisconn.ParseURL(dsn); err != nil {
+		return fmt.Errorf("--dsn: %w", err)
+	}
+	if spec.AllowOutsideSchema {
+		return nil
+	}
+	sc := spec.Scenario
+	var problems []string
+	for _, ev := range sc.Events {
+		for _, what := range redisevent.Outside(ev) {
+			problems = append(problems, fmt.Sprintf("%s:%d:%d: event %s: %s", sc.File, ev.Pos.Line, ev.Pos.Col, event.Name(ev), what))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("on a given server these events would reach past firedrill's keys (pass --allow-outside-schema to run them):\n  %s",
+			strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// givenDSN is the given server's URL, "" for the embedded one.
+func givenDSN(spec backend.Spec) string {
+	if spec.DSN != "" {
+		return spec.DSN
+	}
+	return spec.Scenario.Target.DSN
+}
+
+// Open starts the embedded server with the scenario's settings, or takes
+// the given one, where settings a killed run left changed are put back
+// first.
+func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
+	sc := spec.Scenario
+	tg := &target{spec: spec, sc: sc, logf: logfTo(spec.Log)}
+	if dsn := givenDSN(spec); dsn != "" {
+		cfg, err := redisconn.ParseURL(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("--dsn: %w", err)
+		}
+		if spec.DSN != "" && len(sc.Target.Settings) > 0 {
+			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
+		}
+		tg.conn = cfg
+		tg.info = timeline.Target{Kind: Kind, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes}
+		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
+			return nil, err
+		}
+		return tg, nil
+	}
+	settings := map[string]string{}
+	for k, v := range sc.Target.Settings {
+		settings[k] = v
+	}
+	inst, err := redisinstance.Start(ctx, redisinstance.Options{Settings: settings, Progress: spec.Log,
+		SlowDisk: event.WantsSlowDisk(sc.Events)})
+	if err != nil {
+		return nil, fmt.Errorf("starting the embedded Redis: %w", err)
+	}
+	tg.inst = inst
+	tg.conn = redisconn.Config{Network: "unix", Addr: inst.Socket(), Password: inst.Password()}
+	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.Addr(), Database: "0",
+		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
+	return tg, nil
+}
+
+// target is one run's Redis.
+type target struct {
+	spec backend.Spec
+	sc   *scenario.Scenario
+	logf func(string, ...any)
+	conn redisconn.Config        // how firedrill's own sessions reach the server
+	inst *redisinstance.Instance // the embedded server; nil for a given one
+	info timeline.Target
+}
+
+var (
+	_ backend.Target     = (*target)(nil)
+	_ backend.Configured = (*target)(nil)
+	_ backend.Eventful   = (*target)(nil)
+)
+
+func (tg *target) Info() timeline.Target { return tg.info }
+
+// given says whether the target is the user's server.
+func (tg *target) given() bool { return tg.inst == nil }
+
+// dial opens a session of firedrill's own, named for the samplers and CLIENT LIST.
+func (tg *target) dial(ctx context.Context, name string) (*redisconn.Conn, error) {
+	cfg := tg.conn
+	cfg.Name = name
+	return redisconn.Dial(ctx, cfg)
+}
+
+// Close stops and removes the embedded server; on a given server it puts
+// back the settings the run changed. A run that found the server frozen
+// gets one short try.
+func (tg *target) Close(frozen bool) error {
+	if tg.inst != nil {
+		if err := tg.inst.Stop(); err != nil {
+			return fmt.Errorf("stopping the embedded Redis: %w", err)
+		}
+		return nil
+	}
+	wait := restoreWait
+	if frozen {
+		wait = frozenRestoreWait
+	}
+	return tg.restoreSettings(context.Background(), "after the run", wait)
+}
+
+// logfTo prints progress lines to w.
+func logfTo(w io.Writer) func(string, ...any) {
+	return func(format string, args ...any) {
+		if w != nil {
+			fmt.Fprintf(w, format+"\n", args...)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/redis/redisconn"
+	"github.com/firedrill/firedrill/backend/redis/redisevent"
+	"github.com/firedrill/firedrill/event"
+)
+
+var (
+	_ backend.EventKinds = Backend{}
+	_ backend.Restorer   = Backend{}
+)
+
+// How long restoring settings on a given server may take; a run that
+// found the server frozen gets one short try.
+const (
+	restoreWait       = 30 * time.Second
+	frozenRestoreWait = 3 * time.Second
+)
+
+// EventKinds are Redis's own kinds of event (settings, restart, terminate).
+func (Backend) EventKinds() []event.Kind { return redisevent.Kinds() }
+
+// Restore puts back the settings that settings events changed with
+// CONFIG SET on the server at dsn and recorded in firedrill:settings_restore
+// (schema is PostgreSQL's notion; Redis's record is in the URL's database).
+func (Backend) Restore(ctx context.Context, dsn, _ string, w io.Writer) error {
+	cfg, err := redisconn.ParseURL(dsn)
+	if err != nil {
+		return fmt.Errorf("restore: --dsn: %w", err)
+	}
+	restored, err := redisevent.RestoreSettings(ctx, cfg)
+	for _, r := range restored {
+		fmt.Fprintf(w, "%s\n", r)
+	}
+	if err != nil {
+		return err
+	}
+	if len(restored) == 0 {
+		fmt.Fprintf(w, "nothing to restore: no setting changed by firedrill is recorded in %s (database %d)\n", redisevent.RestoreKey, cfg.DB)
+	}
+	return nil
+}
+
+// restoreSettings puts back, on a given server, what settings events
+// recorded (a killed run's before this one, this run's after it).
+func (tg *target) restoreSettings(ctx context.Context, when string, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	restored, err := redisevent.RestoreSettings(ctx, tg.conn)
+	for _, r := range restored {
+		tg.logf("restored %s %s", when, r)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case len(restored) > 0 || when == "after the run":
+		return fmt.Errorf("%s: %w (run `firedrill restore --dsn …` once the server answers)", when, err)
+	}
+	return fmt.Errorf("%s: %w", when, err)
+}
+
+// EventEnv gives events the server: firedrill's sessions' way there, and
+// on the embedded server its data directory, slow disk and a restart.
+// Shell events get a redis:// URL of the server in FIREDRILL_CONNSTRING.
+func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
+	env := &event.Env{ConnString: tg.url(), AllowShell: allowShell, AppName: appName,
+		Backend: &redisevent.Target{Conn: tg.conn, Given: tg.given(), AllowOutside: tg.spec.AllowOutsideSchema}}
+	if tg.inst != nil {
+		inst := tg.inst
+		env.DataDir = inst.DataDir()
+		env.SlowDisk = inst.SlowDisk()
+		env.Restart = func(ctx context.Context) error { return inst.Restart(ctx, nil) }
+	}
+	return env
+}
+
+// url is the server's redis:// URL: the given one, or the embedded
+// server's TCP address.
+func (tg *target) url() string {
+	if dsn := givenDSN(tg.spec); dsn != "" {
+		return dsn
+	}
+	u := url.URL{Scheme: "redis", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(tg.inst.Port())), Path: "/0"}
+	return u.String()
+}

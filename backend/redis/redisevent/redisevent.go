@@ -1,0 +1,77 @@
+// Package redisevent holds Redis's kinds of event: change settings
+// (CONFIG SET), run commands, restart the embedded server, kill clients
+// (CLIENT KILL). The Redis backend offers them (backend.EventKinds) beside
+// the neutral kinds of package event (disk_pressure, shell); each kind is
+// one file and one entry in kinds.
+//
+// Every event works in its own connection, named "firedrill-event:<name>"
+// (CLIENT SETNAME) so that samplers, CLIENT LIST and terminate events can
+// tell it from the workloads ("firedrill:<workload>").
+package redisevent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/firedrill/firedrill/backend/redis/redisconn"
+	"github.com/firedrill/firedrill/event"
+)
+
+// kinds are Redis's kinds of event, in the order messages list them: a
+// new kind is a new file and one entry here.
+var kinds = []event.Kind{settingsKind, commandKind, restartKind, terminateKind}
+
+// Kinds are Redis's kinds of event, for the backend to offer.
+func Kinds() []event.Kind { return slices.Clone(kinds) }
+
+// KeyPrefix is where firedrill keeps the keys it creates itself on a
+// given server.
+const KeyPrefix = "firedrill:"
+
+// sessionPrefix names firedrill's own connections that are not a
+// workload's (events, settings, restore); terminate events spare them.
+const sessionPrefix = "firedrill-"
+
+// Target is what the Redis backend puts in event.Env.Backend for its kinds.
+type Target struct {
+	// Conn reaches the server as firedrill's own sessions do.
+	Conn redisconn.Config
+	// Given is set on the user's server: settings events record what
+	// they change so that it is put back, and what would reach past
+	// firedrill's keys is refused unless AllowOutside.
+	Given        bool
+	AllowOutside bool
+}
+
+// targetOf is the Redis target in env.
+func targetOf(env *event.Env) (*Target, error) {
+	if t, ok := env.Backend.(*Target); ok && t != nil {
+		return t, nil
+	}
+	return nil, errors.New("not a Redis target (the event runs only on one)")
+}
+
+// connect opens the event's own connection, named for it.
+func connect(ctx context.Context, env *event.Env, eventName string) (*redisconn.Conn, error) {
+	t, err := targetOf(env)
+	if err != nil {
+		return nil, err
+	}
+	cfg := t.Conn
+	cfg.Name = SessionName(eventName)
+	return redisconn.Dial(ctx, cfg)
+}
+
+// SessionName is the CLIENT SETNAME of an event's connection (a name may
+// hold no spaces).
+func SessionName(eventName string) string {
+	return sessionPrefix + "event:" + strings.Join(strings.Fields(eventName), "_")
+}
+
+// errorf wraps err with the event's kind and name.
+func errorf(kind, name string, err error) error {
+	return fmt.Errorf("%s %s: %w", kind, name, err)
+}

@@ -1,0 +1,128 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/backend/redis/redisconn"
+	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	"github.com/firedrill/firedrill/runner"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// A whole run against a user's server — setup, a workload, a settings, a
+// command and a terminate event — leaves the user's keys and settings as
+// they were, also when the run is cancelled (Ctrl-C) in the middle.
+func TestARunOnAUsersServerLeavesItsKeysAndSettings(t *testing.T) {
+	inst, err := redisinstance.Start(t.Context(), redisinstance.Options{Password: "pw-of-the-user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	c, err := redisconn.Dial(t.Context(), redisconn.Config{Network: "tcp", Addr: inst.Addr(), Password: "pw-of-the-user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, cmd := range [][]string{
+		{"SET", "user:1", "ann"}, {"HSET", "session:9", "id", "9"}, {"RPUSH", "queue", "a", "b"},
+		{"SET", "stock:7", "100"}, {"CONFIG", "SET", "appendfsync", "always"},
+	} {
+		if _, err := c.Do(t.Context(), cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := usersState(t, c)
+	src := `name: users-server
+duration: 3s
+setup: {keys: {count: 100}}
+workloads:
+  - name: app
+    clients: 4
+    scripts:
+      - inline: |
+          \set k random(1, 100)
+          INCR firedrill:hits::k
+          GET firedrill:key::k
+          GET stock:7
+events:
+  - {kind: settings, at: 500ms, settings: {appendfsync: "no", maxmemory-policy: allkeys-lru}}
+  - {kind: command, at: 1s, command: ["SET firedrill:marker 1", "GET user:1"]}
+  - {kind: terminate, at: 1500ms, workload: app}
+`
+	dsn := fmt.Sprintf("redis://:pw-of-the-user@%s/0", inst.Addr())
+	for _, cancelAt := range []time.Duration{0, 1200 * time.Millisecond} {
+		t.Run(fmt.Sprintf("cancelled at %v", cancelAt), func(t *testing.T) {
+			sc, err := scenario.Parse("users.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			if cancelAt > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				time.AfterFunc(cancelAt, cancel)
+			}
+			var log strings.Builder
+			begin := time.Now()
+			res, err := runner.Run(ctx, runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &log})
+			t.Logf("run took %v:\n%s", time.Since(begin), log.String())
+			switch {
+			case cancelAt > 0:
+				if err == nil || !strings.Contains(err.Error(), "interrupted") {
+					t.Errorf("a cancelled run: %v, want it interrupted", err)
+				}
+			case err != nil:
+				t.Fatalf("run: %v", err)
+			case res.Manifest.Status != timeline.StatusCompleted:
+				t.Errorf("status %s", res.Manifest.Status)
+			}
+			if cancelAt == 0 && res.Manifest.Target.Kind != "redis" || res.Manifest.Target.Embedded || strings.Contains(res.Manifest.Target.Address, "pw-of") {
+				t.Errorf("target %+v", res.Manifest.Target)
+			}
+			if after := usersState(t, c); after != before {
+				t.Errorf("the user's server changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			if strings.Contains(log.String(), "pw-of-the-user") {
+				t.Errorf("the log shows the password")
+			}
+		})
+	}
+}
+
+// usersState is every key not under firedrill: with its value (DUMP),
+// and the settings the run changes.
+func usersState(t *testing.T, c *redisconn.Conn) string {
+	t.Helper()
+	keys, err := c.Do(t.Context(), "KEYS", "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, key := range keys.Strings() {
+		if strings.HasPrefix(key, "firedrill:") {
+			continue
+		}
+		dump, err := c.Do(t.Context(), "DUMP", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprintf("%s %q", key, dump.Text()))
+	}
+	for _, name := range []string{"appendfsync", "maxmemory-policy"} {
+		r, err := c.Do(t.Context(), "CONFIG", "GET", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Join(r.Strings(), " = "))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,51 @@
+package mariadb_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
+	mdbtarget "github.com/firedrill/firedrill/target/mariadb"
+)
+
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+// runTests starts the throwaway MariaDB every test shares, runs the tests
+// and stops it before TestMain exits (deferred calls do not run past
+// os.Exit). A fuzzing worker process needs no server.
+func runTests(m *testing.M) int {
+	flag.Parse()
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		return m.Run()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inst, err := mdbinstance.Start(ctx, mdbinstance.Options{Settings: map[string]string{
+		// Throwaway data: durability only slows the tests down.
+		"innodb_flush_log_at_trx_commit": "0",
+		"skip_log_bin":                   "",
+	}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting MariaDB for tests: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := inst.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping MariaDB: %v\n", err)
+		}
+	}()
+	server = serverInfo{addr: inst.TCPAddr(), user: inst.User(), password: inst.Password(), db: inst.Database(), socket: inst.Socket()}
+	if err := setupDatabase(); err != nil {
+		fmt.Fprintf(os.Stderr, "creating the test tables: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+func baseConfig() mdbtarget.Config {
+	return mdbtarget.Config{Addr: server.addr, User: server.user, Password: server.password, Database: server.db}
+}

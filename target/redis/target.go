@@ -1,0 +1,204 @@
+// Package redistarget runs the commands of Redis scripts (script.Redis
+// dialect) against a Redis server: RESP2, or RESP3 after HELLO 3, spoken
+// on the raw socket with non-blocking system calls, so that clients run
+// on the engine's event loops without allocating per command.
+package redistarget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/firedrill/firedrill/engine"
+)
+
+// Config says how to reach a Redis server and what each session sets up.
+type Config struct {
+	// Network is "tcp" (default) or "unix"; Addr is host:port or the
+	// socket's path.
+	Network, Addr string
+	// User and Password are sent with AUTH (or HELLO's AUTH) when
+	// Password is set; User defaults to Redis's "default" user.
+	User, Password string
+	// DB is the database number selected at connect (SELECT), when not 0.
+	DB int
+	// AppName is the client name (CLIENT SETNAME), so that sessions can
+	// be told apart in CLIENT LIST; spaces become '-', which Redis
+	// refuses in names.
+	AppName string
+	// RESP3 speaks RESP3 (HELLO 3) instead of RESP2.
+	RESP3 bool
+	// ConnectTimeout bounds opening a session, handshake included
+	// (default 10 s).
+	ConnectTimeout time.Duration
+}
+
+// Target opens client sessions on one Redis server.
+type Target struct {
+	cfg   Config
+	hello []byte // the handshake's commands, sent at once
+	count int    // and how many replies they get
+}
+
+var (
+	_ engine.Target     = (*Target)(nil)
+	_ engine.LoopTarget = (*Target)(nil)
+)
+
+// NewTarget checks cfg and prepares the handshake every session sends.
+func NewTarget(cfg Config) (*Target, error) {
+	switch cfg.Network {
+	case "":
+		cfg.Network = "tcp"
+	case "tcp", "tcp4", "tcp6", "unix":
+	default:
+		return nil, fmt.Errorf("redis target: network %q: use tcp or unix", cfg.Network)
+	}
+	if cfg.Addr == "" {
+		return nil, errors.New("redis target: no address (host:port or a unix socket's path)")
+	}
+	if cfg.DB < 0 {
+		return nil, fmt.Errorf("redis target: database %d: a database number is 0 or more", cfg.DB)
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	t := &Target{cfg: cfg}
+	name := strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '-'
+		}
+		return r
+	}, cfg.AppName)
+	user := cfg.User
+	if user == "" {
+		user = "default"
+	}
+	if cfg.RESP3 {
+		args := []string{"HELLO", "3"}
+		if cfg.Password != "" {
+			args = append(args, "AUTH", user, cfg.Password)
+		}
+		if name != "" {
+			args = append(args, "SETNAME", name)
+		}
+		t.add(args...)
+	} else {
+		if cfg.Password != "" {
+			if cfg.User != "" {
+				t.add("AUTH", user, cfg.Password)
+			} else {
+				t.add("AUTH", cfg.Password)
+			}
+		}
+		if name != "" {
+			t.add("CLIENT", "SETNAME", name)
+		}
+	}
+	if cfg.DB != 0 {
+		t.add("SELECT", strconv.Itoa(cfg.DB))
+	}
+	return t, nil
+}
+
+// add appends one command to the handshake.
+func (t *Target) add(args ...string) {
+	t.hello = appendCommand(t.hello, args...)
+	t.count++
+}
+
+// appendCommand encodes a command as a RESP array of bulk strings.
+func appendCommand(b []byte, args ...string) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range args {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+// Addr names the server in messages: host:port or the socket's path.
+func (t *Target) Addr() string { return t.cfg.Addr }
+
+// Connect opens a client's session that blocks in poll(2) when it waits
+// (a goroutine per client: runs with an application pool).
+func (t *Target) Connect(ctx context.Context, clientID int) (engine.Conn, error) {
+	return t.ConnectLoop(ctx, clientID, blocking{})
+}
+
+// ConnectLoop opens a client's session whose waits go through p.
+func (t *Target) ConnectLoop(ctx context.Context, _ int, p engine.Poller) (engine.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.ConnectTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, t.cfg.Network, t.cfg.Addr)
+	if err != nil {
+		return nil, &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", t.cfg.Addr, err)}
+	}
+	fd, err := rawFD(nc)
+	if err != nil {
+		return nil, &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("redis at %s: %w", t.cfg.Addr, err)}
+	}
+	c := newConn(fd, p, t.cfg.Addr)
+	if t.count > 0 {
+		deadline, _ := ctx.Deadline()
+		if err := c.handshake(t.hello, t.count, deadline); err != nil {
+			c.closeFD()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// rawFD takes a non-blocking duplicate of the connection's socket and
+// closes the connection, so that the session owns its descriptor outside
+// Go's netpoller.
+func rawFD(nc net.Conn) (int, error) {
+	defer nc.Close()
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("%T has no socket", nc)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var dupErr error
+	if err := raw.Control(func(f uintptr) {
+		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
+		if errno != 0 {
+			dupErr = errno
+			return
+		}
+		fd = int(r)
+	}); err != nil {
+		return -1, fmt.Errorf("dup socket: %w", err)
+	}
+	if dupErr != nil {
+		return -1, fmt.Errorf("dup socket: %w", dupErr)
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return -1, fmt.Errorf("socket non-blocking: %w", err)
+	}
+	return fd, nil
+}
+
+// blocking is the Poller of sessions outside an event loop: it waits in
+// poll(2). Interrupt shuts the socket down, which ends the wait.
+type blocking struct{}
+
+func (blocking) WaitRead(fd int) error  { return poll(fd, 0x1) }
+func (blocking) WaitWrite(fd int) error { return poll(fd, 0x4) }
+func (blocking) Forget(int)             {}

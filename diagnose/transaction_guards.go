@@ -89,7 +89,17 @@ func (r transactionGuards) Check(run *timeline.Run) []Finding {
 }
 
 func (r transactionGuards) finding(run *timeline.Run, list []unguarded, serverStatementKnown bool) Finding {
-	f := Finding{Rule: r.ID(), Severity: Info, Start: 0, End: RunEnd(run)}
+	// The whole run as the summary and the intervals say, not the last
+	// sample: the samples taken after the load move with when they ran,
+	// and the rule reads no sampler.
+	end := 0.0
+	if run.Summary != nil {
+		end = run.Summary.Duration
+	}
+	for _, iv := range run.Intervals {
+		end = max(end, iv.End)
+	}
+	f := Finding{Rule: r.ID(), Severity: Info, Start: 0, End: end}
 	if len(list) == 1 {
 		f.Workload = list[0].Workload
 	}

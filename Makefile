@@ -36,9 +36,12 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$${FUZZTIME:-60s} ./internal/secret/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRedis$$' -fuzztime=$${FUZZTIME:-60s} ./script/
 	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=$${FUZZTIME:-60s} ./target/redis/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseMySQL$$' -fuzztime=$${FUZZTIME:-60s} ./script/
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeResponse$$' -fuzztime=$${FUZZTIME:-60s} ./target/mariadb/
 
 bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench
+	$(GO) run ./bench/vs-sysbench
 	$(GO) run ./bench/sampler-overhead
 
 demo: build ## a real 4-minute multixact scenario on a throwaway PostgreSQL: timeline, findings, run directory

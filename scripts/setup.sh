@@ -18,6 +18,12 @@ command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc li
 # redis-tools brings redis-cli and redis-benchmark (bench/vs-redis-benchmark).
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
+# MariaDB: firedrill starts its own throwaway mariadbd (instance/mariadb),
+# which Debian keeps in /usr/sbin; mariadb-client brings the mariadb tool.
+# Debian's own MariaDB service is not started (policy-rc.d below), and one
+# already running on 3306 is left alone.
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 # The HTML report's tests render it in headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
@@ -53,7 +59,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	# Debian's postgresql package creates a cluster on 5432 (not started
 	# here); firedrill never uses it and leaves it alone.
 else
-	echo "setup: PostgreSQL server binaries, pgbench, Redis and chromium present"
+	echo "setup: PostgreSQL server binaries, pgbench, Redis, MariaDB and chromium present"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -5,6 +5,7 @@ package all
 
 import (
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/mariadb"
 	"github.com/firedrill/firedrill/backend/postgres"
 	"github.com/firedrill/firedrill/backend/redis"
 )
@@ -13,6 +14,7 @@ import (
 func Registry() *backend.Registry {
 	return backend.NewRegistry(
 		postgres.New(),
+		mariadb.New(),
 		redis.New(),
 	)
 }

@@ -96,6 +96,7 @@ func checkEventKinds(t *testing.T, backendKind string, kinds []event.Kind) {
 	want := map[string][]string{
 		"postgres": {"hold_transaction", "sql", "settings", "terminate", "disk_pressure", "shell"},
 		"redis":    {"settings", "command", "restart", "terminate", "disk_pressure", "shell"},
+		"mariadb":  {"hold_transaction", "sql", "settings", "terminate", "restart", "disk_pressure", "shell"},
 	}[backendKind]
 	if got := event.KindNames(kinds); want != nil && !slices.Equal(got, want) {
 		t.Errorf("kinds %v, want %v (messages list them in this order)", got, want)

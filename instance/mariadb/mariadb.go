@@ -397,6 +397,20 @@ func (i *Instance) Restart(ctx context.Context, settings map[string]string) erro
 	return nil
 }
 
+// Keep adds settings to the options the server starts with, without
+// restarting it: what a run changed with SET GLOBAL then survives a later
+// Restart, as it would in a my.cnf edited alongside.
+func (i *Instance) Keep(settings map[string]string) error {
+	settings, err := normalizeSettings(settings)
+	if err != nil {
+		return fmt.Errorf("keep settings of mariadbd in %s: %w", i.dataDir, err)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	maps.Copy(i.settings, settings)
+	return nil
+}
+
 // Stop stops the server (normal shutdown, then kill) and removes the whole
 // temp dir; idempotent, safe to call from several goroutines: every call
 // returns the first call's result.

@@ -18,9 +18,25 @@ var reaper = serverproc.Reaper{Prefix: dirPrefix, ServerPID: serverIn}
 // the pid in its pid file, if that process really is a redis-server
 // working in the directory's data dir. serverproc.PIDFile cannot tell, as
 // Redis rewrites its command line to "redis-server 127.0.0.1:<port>".
+//
+// A child the server forked (a BGSAVE, an AOF rewrite) outlives a server
+// killed outright until its work is done, writing into the directory: it
+// is found by its working directory, the server's data dir.
 func serverIn(dir string) (int, bool) {
-	pid, ok := pidFromFile(filepath.Join(dir, pidFileName))
-	return pid, ok && isServerOf(pid, filepath.Join(dir, dataDirName))
+	dataDir := filepath.Join(dir, dataDirName)
+	if pid, ok := pidFromFile(filepath.Join(dir, pidFileName)); ok && isServerOf(pid, dataDir) {
+		return pid, true
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && isServerOf(pid, dataDir) {
+			return pid, true
+		}
+	}
+	return 0, false
 }
 
 // pidFromFile reads the pid redis-server wrote to its pid file.

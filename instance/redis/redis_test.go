@@ -483,3 +483,60 @@ func TestReapKillsAServerLeftRunning(t *testing.T) {
 	}
 	waitNoProcessesIn(t, inst.DataDir(), 5*time.Second)
 }
+
+// A process the server forked (a BGSAVE child) that outlived the server
+// in a dead owner's directory is killed by the reaper too, found by its
+// working directory.
+func TestReapKillsAForkedChildLeftBehind(t *testing.T) {
+	root, err := os.MkdirTemp("/tmp", "fdreapchild-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	dir := filepath.Join(root, dirPrefix+"orphan")
+	dataDir := filepath.Join(dir, dataDirName)
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, serverproc.OwnerFileName), []byte(strconv.Itoa(dead.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in for redis-server's child: a program named redis-… working
+	// in the data directory (the real server leaves its pid file behind).
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep to stand in for a forked child")
+	}
+	program, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	standIn := filepath.Join(root, "redis-rdb-bgsave")
+	if err := os.WriteFile(standIn, program, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(standIn, "300")
+	child.Dir = dataDir
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { child.Wait(); close(exited) }()
+	defer child.Process.Kill()
+	var reported []string
+	if err := reaper.ReapStale(root, func(format string, args ...any) { reported = append(reported, fmt.Sprintf(format, args...)) }); err != nil {
+		t.Fatalf("ReapStale: %v", err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the forked child left behind is still running")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s not removed (%v); reported %v", dir, err, reported)
+	}
+}

@@ -132,10 +132,10 @@ func isPasswordKey(key string) bool {
 	return strings.HasSuffix(k, "password") || strings.HasSuffix(k, "passwd")
 }
 
-// schemeLen is the length of a postgres:// or postgresql:// scheme at
-// text[i:], or 0.
+// schemeLen is the length of a postgres://, postgresql://, mysql:// or
+// mariadb:// scheme at text[i:], or 0.
 func schemeLen(text string, i int) int {
-	for _, scheme := range []string{"postgresql://", "postgres://"} {
+	for _, scheme := range []string{"postgresql://", "postgres://", "mysql://", "mariadb://"} {
 		if len(text)-i >= len(scheme) && strings.EqualFold(text[i:i+len(scheme)], scheme) {
 			return len(scheme)
 		}

@@ -14,6 +14,8 @@ func TestRedactSyntax(t *testing.T) {
 		name, in, want string
 	}{
 		{"URL userinfo", "postgres://app:s3cret@db:5432/stage", "postgres://app:xxxxx@db:5432/stage"},
+		{"MySQL URL userinfo", "mysql://app:s3cret@127.0.0.1:3306/shop", "mysql://app:xxxxx@127.0.0.1:3306/shop"},
+		{"MariaDB URL userinfo", "mariadb://app:s3cret@db/shop", "mariadb://app:xxxxx@db/shop"},
 		{"postgresql scheme, any case", "PostgreSQL://app:s3cret@db/stage", "PostgreSQL://app:xxxxx@db/stage"},
 		{"URL without password keeps the user", "postgres://app@db/stage", "postgres://app@db/stage"},
 		{"URL with an encoded password", "postgres://app:p%40ss%2Fw@db/x", "postgres://app:xxxxx@db/x"},

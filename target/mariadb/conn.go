@@ -362,14 +362,13 @@ func (c *conn) readResultSet(ncol int, q *script.SQL, vars *script.Vars, binaryR
 		match = cached != nil && len(cached.names) == ncol
 	}
 	c.cols = c.cols[:0]
-	var first error
 	for i := range ncol {
 		p, err := c.readPacket()
 		if err != nil {
 			return 0, err
 		}
-		if g == nil && !binaryRows {
-			continue
+		if g == nil {
+			continue // rows that are not stored need no column but their count
 		}
 		name, col, err := parseColumn(p)
 		if err != nil {
@@ -416,7 +415,7 @@ func (c *conn) readResultSet(ncol int, q *script.SQL, vars *script.Vars, binaryR
 		switch h := firstByte(p); {
 		case h == 0xFE && (len(p) < 9 || c.caps&capDeprecateEOF != 0 && len(p) < maxPayload):
 			c.readEnd(p)
-			return rows, first
+			return rows, nil
 		case h == 0xFF:
 			c.status &^= statusMoreResults
 			return rows, c.serverError(parseErr(p, true))

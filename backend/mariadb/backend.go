@@ -1,0 +1,292 @@
+// Package mariadb is firedrill's MariaDB/MySQL backend: a throwaway
+// MariaDB (instance/mariadb) or a given server (--dsn mysql://…) confined
+// to firedrill's own database, the engine's targets (target/mariadb),
+// setup SQL run as the mysql client runs a file, the events' environment
+// (backend/mariadb/mdbevent), the settings snapshot, and putting back on a
+// given server what settings events changed.
+//
+// go-sql-driver/mysql, which setup, settings and events use, reads no
+// password from outside the connection string (no ~/.my.cnf, no
+// MYSQL_PWD): the backend needs no Passworder, and firedrill masks the
+// password written in --dsn.
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/mariadb/mdbevent"
+	"github.com/firedrill/firedrill/event"
+	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
+	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Kind is the backend's name in scenarios and run.json.
+const Kind = "mariadb"
+
+// errorCodes is what the target's error codes are: SQLSTATE and the
+// server's error number ("40001/1213").
+const errorCodes = "SQLSTATE/error"
+
+// settingsSource is the timeline source of the settings snapshots.
+const settingsSource = "mariadb_variables"
+
+// Backend is MariaDB's backend.Backend; it serves MySQL servers given with
+// --dsn too.
+type Backend struct{}
+
+var (
+	_ backend.Backend     = Backend{}
+	_ backend.Schemed     = Backend{}
+	_ backend.Keyed       = Backend{}
+	_ backend.Dialected   = Backend{}
+	_ backend.Preflighter = Backend{}
+	_ backend.EventKinds  = Backend{}
+	_ backend.Restorer    = Backend{}
+)
+
+// New returns the MariaDB backend.
+func New() Backend { return Backend{} }
+
+// Kind is "mariadb".
+func (Backend) Kind() string { return Kind }
+
+// Schemes are the URL schemes of a given server.
+func (Backend) Schemes() []string { return []string{"mysql", "mariadb"} }
+
+// Keys are the kind-specific scenario keys it takes: all but pgbench's
+// tables.
+func (Backend) Keys() []string {
+	return []string{"target.settings", "setup.sql", "setup.schema", "workloads.mode", "workloads.settings"}
+}
+
+// Dialect is MySQL's SQL: the scripts' commands are lexed as the mysql
+// client lexes them.
+func (Backend) Dialect() script.Dialect { return script.MySQL }
+
+// EventKinds are MariaDB's own kinds of event.
+func (Backend) EventKinds() []event.Kind { return mdbevent.Kinds() }
+
+// Open starts the embedded server (max_connections sized for the
+// workloads, the scenario's settings) or takes the given one, whose
+// settings a killed run may have left changed: those are put back first.
+func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
+	sc := spec.Scenario
+	tg := &target{spec: spec, sc: sc, logf: logfTo(spec.Log), redact: spec.Redact}
+	if tg.redact == nil {
+		tg.redact = func(s string) string { return s }
+	}
+	dsn := spec.DSN
+	if dsn == "" {
+		dsn = sc.Target.DSN
+	}
+	if dsn != "" {
+		if spec.DSN != "" && len(sc.Target.Settings) > 0 {
+			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
+		}
+		given, err := parseDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		tg.database = databaseOf(sc)
+		tg.cfg = given.cfg
+		tg.cfg.DBName = ""
+		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes}
+		if err := tg.restoreSettings(ctx, "before the run"); err != nil {
+			return nil, err
+		}
+		return tg, nil
+	}
+	settings := map[string]string{}
+	if spec.Connections+20 > 200 {
+		settings["max_connections"] = fmt.Sprint(spec.Connections + 20)
+	}
+	maps.Copy(settings, sc.Target.Settings)
+	inst, err := mdbinstance.Start(ctx, mdbinstance.Options{Settings: settings, Progress: spec.Log})
+	if err != nil {
+		return nil, fmt.Errorf("starting the embedded MariaDB: %w", err)
+	}
+	tg.inst = inst
+	tg.database = inst.Database()
+	tg.cfg = mysql.NewConfig()
+	tg.cfg.Logger = &mysql.NopLogger{}
+	tg.cfg.Net, tg.cfg.Addr = "tcp", inst.TCPAddr()
+	tg.cfg.User, tg.cfg.Passwd = inst.User(), inst.Password()
+	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.TCPAddr(), Database: inst.Database(),
+		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
+	return tg, nil
+}
+
+// databaseOf is the database firedrill works in on a given server: the
+// scenario's setup.schema, "firedrill" by default.
+func databaseOf(sc *scenario.Scenario) string {
+	if sc.Setup.Schema != "" {
+		return sc.Setup.Schema
+	}
+	return scenario.DefaultSchema
+}
+
+// target is one run's MariaDB or MySQL.
+type target struct {
+	spec   backend.Spec
+	sc     *scenario.Scenario
+	logf   func(string, ...any)
+	redact func(string) string
+	// cfg reaches the server as the run's user, without a database
+	// (connections add it): the embedded server's user, or the URL's.
+	cfg      *mysql.Config
+	inst     *mdbinstance.Instance // the embedded server; nil for a given one
+	database string                // where setup, workloads and events work
+	info     timeline.Target
+	// outsideBefore fingerprints the other databases' tables before
+	// setup, on a given server.
+	outsideBefore map[string]string
+
+	dbOnce sync.Once
+	db     *sql.DB // settings and confinement queries, in database
+}
+
+var (
+	_ backend.Target     = (*target)(nil)
+	_ backend.Configured = (*target)(nil)
+	_ backend.Eventful   = (*target)(nil)
+)
+
+func (tg *target) Info() timeline.Target { return tg.info }
+
+// config is how to reach the server in database ("" for none).
+func (tg *target) config(database string) *mysql.Config {
+	cfg := tg.cfg.Clone()
+	cfg.DBName = database
+	return cfg
+}
+
+// handle is the target's own connection pool, in its database.
+func (tg *target) handle() *sql.DB {
+	tg.dbOnce.Do(func() {
+		connector, err := mysql.NewConnector(tg.config(tg.database))
+		if err != nil {
+			// The config came from parseDSN or the instance, which
+			// checked it: this cannot fail, but an error must not be lost.
+			panic(fmt.Sprintf("mariadb backend: connection settings: %v", err))
+		}
+		tg.db = sql.OpenDB(connector)
+		tg.db.SetMaxOpenConns(2)
+	})
+	return tg.db
+}
+
+// Workload makes the engine's target of one workload: the MySQL protocol
+// (simple text queries or server-side prepared statements), its session
+// variables, in the run's database.
+func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, appName string) (backend.Workload, error) {
+	mode := spec.Mode
+	switch mode {
+	case "", "simple":
+		mode = "simple"
+	case "prepared":
+	default:
+		return backend.Workload{}, fmt.Errorf("workload %s: mode %s: MariaDB's protocol has simple (text queries) and prepared (server-side prepared statements)", spec.Name, mode)
+	}
+	t, err := newWorkloadTarget(workloadConfig{
+		Network: tg.cfg.Net, Addr: tg.cfg.Addr, User: tg.cfg.User, Password: tg.cfg.Passwd,
+		Database: tg.database, Mode: mode, Session: maps.Clone(spec.Settings), AppName: appName,
+	})
+	if err != nil {
+		return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)
+	}
+	return backend.Workload{Target: t, Mode: mode}, nil
+}
+
+// Settings reads the server's global variables (SHOW GLOBAL VARIABLES),
+// and notes the server's version for Info.
+func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
+	rows, err := tg.handle().QueryContext(ctx, "SHOW GLOBAL VARIABLES")
+	if err != nil {
+		return nil, fmt.Errorf("read the server's variables: %w", err)
+	}
+	defer rows.Close()
+	settings := map[string]string{}
+	for rows.Next() {
+		var name string
+		var value sql.NullString
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, fmt.Errorf("read the server's variables: %w", err)
+		}
+		settings[strings.ToLower(name)] = value.String
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the server's variables: %w", err)
+	}
+	if tg.info.ServerVersion == "" {
+		tg.info.ServerVersion = settings["version"]
+	}
+	return settings, nil
+}
+
+// SettingsSource is the source of the snapshots taken after a settings
+// event.
+func (tg *target) SettingsSource() string { return settingsSource }
+
+// EventEnv gives events the server: the run user's connection in the
+// run's database; on the embedded server its data directory and restarts
+// (with options, for static settings); on a given one, firedrill's
+// database, where settings events record what to put back.
+func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
+	cfg := tg.config(tg.database)
+	env := &event.Env{ConnString: cfg.FormatDSN(), AllowShell: allowShell, AppName: appName}
+	mt := &mdbevent.Target{Config: cfg}
+	if tg.inst != nil {
+		inst := tg.inst
+		env.DataDir = inst.DataDir()
+		env.Restart = func(ctx context.Context) error { return inst.Restart(ctx, nil) }
+		mt.Restart = inst.Restart
+		mt.Keep = inst.Keep
+	} else {
+		mt.RestoreDatabase = tg.database
+	}
+	env.Backend = mt
+	return env
+}
+
+// Close stops and removes the embedded server; on a given server it puts
+// back the settings the run changed and says whether anything outside
+// firedrill's database changed. A run that found the server frozen gets
+// one short try.
+func (tg *target) Close(frozen bool) error {
+	if tg.db != nil {
+		defer tg.db.Close()
+	}
+	if tg.inst != nil {
+		if err := tg.inst.Stop(); err != nil {
+			return fmt.Errorf("stopping the embedded server: %w", err)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait(frozen))
+	defer cancel()
+	err := tg.restoreSettings(ctx, "after the run")
+	if !frozen {
+		tg.checkOutsideAfter(ctx)
+	}
+	return err
+}
+
+// logfTo prints progress lines to w.
+func logfTo(w io.Writer) func(string, ...any) {
+	return func(format string, args ...any) {
+		if w != nil {
+			fmt.Fprintf(w, format+"\n", args...)
+		}
+	}
+}

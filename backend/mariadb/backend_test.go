@@ -1,0 +1,310 @@
+package mariadb
+
+import (
+	"database/sql"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/event"
+	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// startServer starts a throwaway MariaDB that stands for a user's server;
+// it is stopped when the test ends.
+func startServer(t *testing.T) *mdbinstance.Instance {
+	t.Helper()
+	inst, err := mdbinstance.Start(t.Context(), mdbinstance.Options{})
+	if err != nil {
+		t.Fatalf("start MariaDB: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("stop MariaDB: %v", err)
+		}
+	})
+	return inst
+}
+
+// dsnOf is inst's --dsn URL, naming database.
+func dsnOf(inst *mdbinstance.Instance, database string) string {
+	u := url.URL{Scheme: "mysql", User: url.UserPassword(inst.User(), inst.Password()), Host: inst.TCPAddr(), Path: "/" + database}
+	return u.String()
+}
+
+// openDB opens inst as its user, in database.
+func openDB(t *testing.T, inst *mdbinstance.Instance, database string) *sql.DB {
+	t.Helper()
+	cfg := mysql.NewConfig()
+	cfg.Net, cfg.Addr, cfg.User, cfg.Passwd, cfg.DBName = "tcp", inst.TCPAddr(), inst.User(), inst.Password(), database
+	cfg.Logger = &mysql.NopLogger{}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// execAll runs statements on db.
+func execAll(t *testing.T, db *sql.DB, statements ...string) {
+	t.Helper()
+	for _, s := range statements {
+		if _, err := db.ExecContext(t.Context(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// value is the first column of the first row of query.
+func value(t *testing.T, db *sql.DB, query string) string {
+	t.Helper()
+	var v sql.NullString
+	if err := db.QueryRowContext(t.Context(), query).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return v.String
+}
+
+// loadScenario writes files (name → content) into a directory and loads
+// scenario.yaml from it for a MariaDB target.
+func loadScenario(t *testing.T, files map[string]string) *scenario.Scenario {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := backend.NewRegistry(New()).ScenarioOptions()
+	opts.Kind = Kind
+	path := filepath.Join(dir, "scenario.yaml")
+	sc, err := scenario.Parse(path, []byte(files["scenario.yaml"]), opts)
+	if err != nil {
+		t.Fatalf("load the scenario: %v", err)
+	}
+	return sc
+}
+
+// runEvents runs the scenario's events, one after another, in the
+// target's environment.
+func runEvents(t *testing.T, tg backend.Target, sc *scenario.Scenario) []string {
+	t.Helper()
+	env := tg.(backend.Eventful).EventEnv(false, nil)
+	var outcomes []string
+	for _, spec := range sc.Events {
+		ev, err := event.New(Backend{}.EventKinds(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outcome, _, err := ev.Run(t.Context(), env, nil)
+		if err != nil {
+			t.Fatalf("event %s: %v", spec.Name, err)
+		}
+		outcomes = append(outcomes, outcome)
+	}
+	return outcomes
+}
+
+const workloadYAML = `
+workloads:
+  - name: oltp
+    clients: 1
+    scripts:
+      - inline: "SELECT 1;"
+`
+
+// A setup statement the server refuses is named at its file:line:col, and
+// nothing is left running after it.
+func TestSetupErrorNamesFileLineCol(t *testing.T) {
+	t.Parallel()
+	sc := loadScenario(t, map[string]string{
+		"scenario.yaml": "name: bad-setup\nduration: 1s\ntarget: {kind: mariadb}\nsetup:\n  sql: [{file: schema.sql}]\n" + workloadYAML,
+		"schema.sql":    "-- the schema\nCREATE TABLE t (id INT PRIMARY KEY);\n\nINSERT INTO t VALUES (1);\nSELECT id\n  FRM t;\n",
+	})
+	tg, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := tg.(*target).inst.Dir()
+	err = tg.Setup(t.Context())
+	if closeErr := tg.Close(false); closeErr != nil {
+		t.Errorf("Close: %v", closeErr)
+	}
+	want := filepath.Join(filepath.Dir(sc.File), "schema.sql") + ":6:7: "
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "1064") {
+		t.Errorf("Setup = %v, want an error at %s…1064", err, want)
+	}
+	if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
+		t.Errorf("the embedded server's %s is still there after Close", dir)
+	}
+}
+
+// A wrong password on a given server names host:port and says what to do.
+func TestWrongPasswordSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t)
+	u := url.URL{Scheme: "mysql", User: url.UserPassword(inst.User(), "wrong-password"), Host: inst.TCPAddr(), Path: "/shop"}
+	sc := loadScenario(t, map[string]string{"scenario.yaml": "name: given\nduration: 1s\n" + workloadYAML})
+	tg, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc, DSN: u.String()})
+	if err == nil {
+		tg.Close(false)
+		t.Fatal("Open with a wrong password succeeded")
+	}
+	for _, want := range []string{inst.TCPAddr(), "1045", "check them in --dsn"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "wrong-password") {
+		t.Errorf("error shows the password: %v", err)
+	}
+}
+
+// On a user's server firedrill works in its own database: the user's
+// tables of the same names and their rows are untouched by setup, and the
+// global variables settings events change are put back by Close.
+func TestGivenServerKeepsToItsDatabase(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t)
+	shop := openDB(t, inst, "")
+	execAll(t, shop, "CREATE DATABASE shop",
+		"CREATE TABLE shop.orders (id INT PRIMARY KEY, qty INT)",
+		"INSERT INTO shop.orders VALUES (1, 10), (2, 20)",
+		"SET GLOBAL innodb_lock_wait_timeout = 50")
+	sc := loadScenario(t, map[string]string{
+		"scenario.yaml": "name: given\nduration: 1s\nsetup:\n  sql: [{file: setup.sql}]\n" + workloadYAML + `
+events:
+  - {kind: settings, at: 0s, settings: {innodb_lock_wait_timeout: 3}}
+  - {kind: sql, at: 0s, sql: "UPDATE orders SET qty = 0"}
+`,
+		"setup.sql": "DROP TABLE IF EXISTS orders;\nCREATE TABLE orders (id INT PRIMARY KEY, qty INT);\nINSERT INTO orders VALUES (1, 1);\n",
+	})
+	if err := (Backend{}).Preflight(backend.Spec{Scenario: sc, DSN: dsnOf(inst, "shop")}); err != nil {
+		t.Fatalf("Preflight: %v", err)
+	}
+	tg, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc, DSN: dsnOf(inst, "shop")})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := tg.Setup(t.Context()); err != nil {
+		tg.Close(false)
+		t.Fatalf("Setup: %v", err)
+	}
+	runEvents(t, tg, sc)
+	if got := value(t, shop, "SELECT @@GLOBAL.innodb_lock_wait_timeout"); got != "3" {
+		t.Errorf("innodb_lock_wait_timeout = %s during the run, want 3", got)
+	}
+	if info := tg.Info(); strings.Contains(info.Address, inst.Password()) || info.Database != "firedrill" {
+		t.Errorf("Info = %+v", info)
+	}
+	if err := tg.Close(false); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := value(t, shop, "SELECT GROUP_CONCAT(id, ':', qty ORDER BY id) FROM shop.orders"); got != "1:10,2:20" {
+		t.Errorf("the user's shop.orders = %s after the run, want 1:10,2:20", got)
+	}
+	if got := value(t, shop, "SELECT GROUP_CONCAT(id, ':', qty) FROM firedrill.orders"); got != "1:0" {
+		t.Errorf("firedrill.orders = %s, want 1:0 (setup and the sql event worked there)", got)
+	}
+	if got := value(t, shop, "SELECT @@GLOBAL.innodb_lock_wait_timeout"); got != "50" {
+		t.Errorf("innodb_lock_wait_timeout = %s after the run, want 50 put back", got)
+	}
+}
+
+// A run killed after a settings event leaves the change recorded; the
+// next run (Open) or firedrill restore puts it back.
+func TestRestoreAfterAKilledRun(t *testing.T) {
+	t.Parallel()
+	inst := startServer(t)
+	db := openDB(t, inst, "")
+	execAll(t, db, "SET GLOBAL max_connections = 180", "SET GLOBAL innodb_lock_wait_timeout = 50")
+	sc := loadScenario(t, map[string]string{"scenario.yaml": "name: given\nduration: 1s\n" + workloadYAML + `
+events:
+  - {kind: settings, at: 0s, settings: {max_connections: 77, innodb_lock_wait_timeout: 4}}
+`})
+	tg, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc, DSN: dsnOf(inst, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEvents(t, tg, sc) // and no Close: the run was killed
+	// Someone changes one of them meanwhile: that one is left alone.
+	execAll(t, db, "SET GLOBAL innodb_lock_wait_timeout = 9")
+	var out strings.Builder
+	if err := (Backend{}).Restore(t.Context(), dsnOf(inst, ""), "firedrill", &out); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if got := value(t, db, "SELECT @@GLOBAL.max_connections"); got != "180" {
+		t.Errorf("max_connections = %s after restore, want 180", got)
+	}
+	if got := value(t, db, "SELECT @@GLOBAL.innodb_lock_wait_timeout"); got != "9" {
+		t.Errorf("innodb_lock_wait_timeout = %s after restore, want 9 (someone else's) left alone", got)
+	}
+	for _, want := range []string{"max_connections: set back to 180", "innodb_lock_wait_timeout: left alone: changed to 9"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("restore said:\n%s\nwant %q", out.String(), want)
+		}
+	}
+	out.Reset()
+	if err := (Backend{}).Restore(t.Context(), dsnOf(inst, ""), "firedrill", &out); err != nil || !strings.Contains(out.String(), "nothing to restore") {
+		t.Errorf("a second restore: %v, %q", err, out.String())
+	}
+}
+
+// SQL that would leave firedrill's database on a given server is refused
+// before anything runs, at its file:line:col.
+func TestConfinementRefusesOtherDatabases(t *testing.T) {
+	t.Parallel()
+	sc := loadScenario(t, map[string]string{
+		"scenario.yaml": "name: given\nduration: 1s\ntarget: {kind: mariadb, dsn: \"mysql://app:pw@127.0.0.1:1/shop\"}\nsetup:\n  sql: [{file: setup.sql}]\n" + workloadYAML,
+		"setup.sql":     "CREATE TABLE t (id INT);\nINSERT INTO t SELECT id FROM shop.orders o WHERE o.id > 1;\nUSE shop;\nSET GLOBAL max_connections = 10;\nSELECT firedrill.t.id FROM firedrill.t;\n",
+	})
+	err := Backend{}.Preflight(backend.Spec{Scenario: sc})
+	if err == nil {
+		t.Fatal("Preflight accepted SQL outside the database")
+	}
+	path := filepath.Join(filepath.Dir(sc.File), "setup.sql")
+	for _, want := range []string{path + ":2:30: names the database shop", path + ":3:1: USE", path + ":4:1: SET"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), ":5:") || strings.Contains(err.Error(), "names the database o") {
+		t.Errorf("error refuses firedrill's own names or an alias:\n%v", err)
+	}
+	if err := (Backend{}).Preflight(backend.Spec{Scenario: sc, AllowOutsideSchema: true}); err != nil {
+		t.Errorf("Preflight with AllowOutsideSchema: %v", err)
+	}
+}
+
+// The embedded server takes the scenario's options, is sized for the run,
+// and records its variables.
+func TestEmbeddedSettings(t *testing.T) {
+	t.Parallel()
+	sc := loadScenario(t, map[string]string{"scenario.yaml": "name: emb\nduration: 1s\ntarget:\n  kind: mariadb\n  settings: {innodb_autoinc_lock_mode: 1, query_cache_type: 1}\n" + workloadYAML})
+	var log strings.Builder
+	tg, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc, Connections: 300, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(false)
+	settings, err := tg.(backend.Configured).Settings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"innodb_autoinc_lock_mode": "1", "query_cache_type": "ON", "max_connections": "320", "innodb_print_all_deadlocks": "ON"} {
+		if settings[name] != want {
+			t.Errorf("%s = %q, want %q", name, settings[name], want)
+		}
+	}
+	if !strings.Contains(log.String(), "starting MariaDB") || tg.Info().ServerVersion == "" || !tg.Info().Embedded {
+		t.Errorf("log %q, info %+v", log.String(), tg.Info())
+	}
+}

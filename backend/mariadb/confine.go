@@ -1,0 +1,285 @@
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/backend/mariadb/mdbevent"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// On a given server (--dsn mysql://… or target.dsn) firedrill keeps to its
+// own database (setup.schema, default "firedrill"): it creates it if
+// missing, setup, workloads and events connect to it, so that unqualified
+// names (a setup file's "DROP TABLE orders") resolve there and never to
+// the user's tables; SQL that names another database or changes the
+// server (USE, CREATE DATABASE, GRANT, SET GLOBAL …) is refused before
+// anything runs; global variables that settings events change are put back
+// at the end, after Ctrl-C, and by the next run after a kill; and the
+// other databases' tables are compared before and after, so that whatever
+// slipped past (dynamic SQL, a stored procedure) is at least said.
+
+// confined reports whether this run must keep to its database: a given
+// server.
+func (tg *target) confined() bool { return tg.inst == nil }
+
+// Preflight refuses, before anything runs, SQL that would reach outside
+// firedrill's database on a given server.
+func (Backend) Preflight(spec backend.Spec) error {
+	sc := spec.Scenario
+	given := spec.DSN != "" || !sc.Target.Embedded()
+	if !given || spec.AllowOutsideSchema {
+		return nil
+	}
+	if problems := ConfinementProblems(sc); len(problems) > 0 {
+		return fmt.Errorf("on a given server this scenario would reach outside the database %s:\n  %s",
+			databaseOf(sc), strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// checkConfinement refuses a run whose SQL would reach outside its
+// database, unless --allow-outside-schema.
+func (tg *target) checkConfinement() error {
+	if tg.spec.AllowOutsideSchema {
+		return nil
+	}
+	if problems := ConfinementProblems(tg.sc); len(problems) > 0 {
+		return fmt.Errorf("refusing to run: on a given server this scenario would reach outside the database %s:\n  %s",
+			tg.database, strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// ConfinementProblems lists every place in sc's setup SQL, workload
+// scripts and event SQL that would reach outside its database on a given
+// server, each as "file:line:col: what (hint)".
+func ConfinementProblems(sc *scenario.Scenario) []string {
+	database := databaseOf(sc)
+	var problems []string
+	report := func(where func(line, col int) string, text string) {
+		for _, e := range escapes(database, text) {
+			problems = append(problems, fmt.Sprintf("%s: %s", where(e.Line, e.Col), e.What))
+		}
+	}
+	inFile := func(path string) func(int, int) string {
+		return func(line, col int) string { return fmt.Sprintf("%s:%d:%d", path, line, col) }
+	}
+	inline := func(pos scenario.Pos, what string) func(int, int) string {
+		return func(line, col int) string {
+			return fmt.Sprintf("%s:%d:%d (%s, its line %d col %d)", sc.File, pos.Line, pos.Col, what, line, col)
+		}
+	}
+	read := func(file string, pos scenario.Pos) (string, bool) {
+		b, err := os.ReadFile(sc.Resolve(file))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s:%d:%d: %v", sc.File, pos.Line, pos.Col, err))
+			return "", false
+		}
+		return string(b), true
+	}
+	for _, src := range sc.Setup.SQL {
+		if src.File != "" {
+			if text, ok := read(src.File, src.Pos); ok {
+				report(inFile(sc.Resolve(src.File)), text)
+			}
+		} else {
+			report(inline(src.Pos, "inline setup SQL"), src.Inline)
+		}
+	}
+	for _, w := range sc.Workloads {
+		for _, src := range w.Scripts {
+			switch {
+			case src.File != "":
+				if text, ok := read(src.File, src.Pos); ok {
+					report(inFile(sc.Resolve(src.File)), text)
+				}
+			case src.Inline != "":
+				report(inline(src.Pos, "inline script of workload "+w.Name), src.Inline)
+			}
+		}
+	}
+	for _, ev := range sc.Events {
+		for i, sql := range mdbevent.Statements(ev) {
+			report(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
+		}
+	}
+	if len(problems) > 0 {
+		problems = append(problems, fmt.Sprintf("(firedrill keeps to the database %s on a given server; leave your tables unqualified, "+
+			"or run with --allow-outside-schema if you mean to change the rest of the server)", database))
+	}
+	return problems
+}
+
+// outsideObjectsSQL fingerprints what lives outside the database ?: each
+// table and view (a rebuild changes its creation time), routine, trigger
+// and database.
+const outsideObjectsSQL = `SELECT CONCAT('table ', TABLE_SCHEMA, '.', TABLE_NAME),
+       CONCAT(TABLE_TYPE, ' ', COALESCE(ENGINE, ''), ' created ', COALESCE(CREATE_TIME, ''))
+FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN (?, 'information_schema', 'performance_schema', 'sys', 'mysql')
+UNION ALL
+SELECT CONCAT(LOWER(ROUTINE_TYPE), ' ', ROUTINE_SCHEMA, '.', ROUTINE_NAME), COALESCE(LAST_ALTERED, '')
+FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA NOT IN (?, 'sys', 'mysql')
+UNION ALL
+SELECT CONCAT('trigger ', TRIGGER_SCHEMA, '.', TRIGGER_NAME), COALESCE(CREATED, '')
+FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA NOT IN (?, 'sys', 'mysql')
+UNION ALL
+SELECT CONCAT('database ', SCHEMA_NAME), DEFAULT_CHARACTER_SET_NAME
+FROM information_schema.SCHEMATA WHERE SCHEMA_NAME <> ?`
+
+// outsideObjects reads the fingerprint of everything outside the database.
+func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error) {
+	db, err := tg.plainHandle()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, outsideObjectsSQL, tg.database, tg.database, tg.database, tg.database)
+	if err != nil {
+		return nil, fmt.Errorf("read the objects outside the database %s: %w", tg.database, connectHintIfNot(err))
+	}
+	defer rows.Close()
+	objects := map[string]string{}
+	for rows.Next() {
+		var name, fingerprint string
+		if err := rows.Scan(&name, &fingerprint); err != nil {
+			return nil, fmt.Errorf("read the objects outside the database %s: %w", tg.database, err)
+		}
+		objects[name] = fingerprint
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the objects outside the database %s: %w", tg.database, err)
+	}
+	return objects, nil
+}
+
+// outsideChanges says what differs between two fingerprints.
+func outsideChanges(before, after map[string]string) []string {
+	var changes []string
+	for name, v := range before {
+		switch w, ok := after[name]; {
+		case !ok:
+			changes = append(changes, "dropped "+name)
+		case w != v:
+			changes = append(changes, "changed "+name+" ("+v+" → "+w+")")
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			changes = append(changes, "created "+name)
+		}
+	}
+	slices.Sort(changes)
+	return changes
+}
+
+// How long restoring settings may take: a few statements; on a server
+// found frozen, one short try.
+const (
+	restoreWait       = 20 * time.Second
+	frozenRestoreWait = 3 * time.Second
+)
+
+// closeWait is how long Close may take on a given server.
+func closeWait(frozen bool) time.Duration {
+	if frozen {
+		return frozenRestoreWait
+	}
+	return restoreWait
+}
+
+// restoreSettings puts back what settings events of this run, or of an
+// earlier one that was killed, changed on the given server. It runs with
+// its own deadline so that it also runs after Ctrl-C.
+func (tg *target) restoreSettings(parent context.Context, when string) error {
+	if !tg.confined() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), restoreWait)
+	defer cancel()
+	restored, err := mdbevent.RestoreSettings(ctx, tg.cfg, tg.database)
+	for _, s := range restored {
+		tg.logf("%s: restored setting %s", when, s)
+	}
+	if err != nil {
+		var hint string
+		if when == "after the run" {
+			hint = "\nThe server keeps settings this run changed; run 'firedrill restore --dsn …' with the same server once it answers"
+		}
+		return fmt.Errorf("%w%s", connectHintIfNot(err), hint)
+	}
+	return nil
+}
+
+// errOutside is returned when setup changed objects outside the database.
+var errOutside = errors.New("setup changed objects outside its database")
+
+// checkOutsideAfter says, at the end of a run on a given server, whether
+// anything outside the database changed while it ran (by this run's
+// dynamic SQL or by another session: the fingerprint cannot tell which).
+func (tg *target) checkOutsideAfter(ctx context.Context) {
+	if !tg.confined() || tg.outsideBefore == nil {
+		return
+	}
+	after, err := tg.outsideObjects(ctx)
+	if err != nil {
+		tg.logf("after the run: %v", err)
+		return
+	}
+	if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
+		tg.logf("warning: objects outside the database %s changed during the run (by this run or by another session): %s",
+			tg.database, strings.Join(changes, "; "))
+	}
+}
+
+// Restore puts back the global variables that settings events changed on
+// the server at dsn and recorded in database's restore table, writing one
+// line per variable.
+func (Backend) Restore(ctx context.Context, dsn, database string, w io.Writer) error {
+	given, err := parseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	restored, err := mdbevent.RestoreSettings(ctx, given.cfg, database)
+	for _, r := range restored {
+		fmt.Fprintf(w, "%s\n", r)
+	}
+	if err != nil {
+		return err
+	}
+	if len(restored) == 0 {
+		fmt.Fprintf(w, "nothing to restore: no setting changed by firedrill is recorded in %s.%s\n", database, mdbevent.RestoreTable)
+	}
+	return nil
+}
+
+// plainHandle is a connection pool on the server without a database.
+func (tg *target) plainHandle() (*sql.DB, error) {
+	connector, err := mysql.NewConnector(tg.config(""))
+	if err != nil {
+		return nil, fmt.Errorf("connection settings: %w", err)
+	}
+	return sql.OpenDB(connector), nil
+}
+
+// connectHintIfNot adds what to do to an error that is a failed
+// connection (refused, wrong password), and leaves others as they are.
+func connectHintIfNot(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if hint := hintFor(err); hint != "" {
+		return fmt.Errorf("%w%s", err, hint)
+	}
+	return err
+}

@@ -1,0 +1,67 @@
+// Package mdbevent holds MariaDB's (and MySQL's) kinds of event: hold a
+// transaction open, run SQL, change global variables (SET GLOBAL, or a
+// restart of the embedded server for those that cannot change while it
+// runs), kill sessions, restart the embedded server. The MariaDB backend
+// offers them (backend.EventKinds) beside the neutral kinds of package
+// event; each kind is one file and one entry in kinds.
+//
+// Every event works in its own session, tagged with the connection
+// attribute program_name "firedrill-event:<name>" (performance_schema's
+// session_connect_attrs shows it), and cleans up after itself: when its
+// context ends it rolls back or kills what it holds before returning.
+package mdbevent
+
+import (
+	"context"
+	"slices"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// kinds are MariaDB's kinds of event, in the order messages list them: a
+// new kind is a new file and one entry here.
+var kinds = []event.Kind{holdTransactionKind, sqlKind, settingsKind, terminateKind, restartKind}
+
+// Kinds are MariaDB's kinds of event, for the backend to offer.
+func Kinds() []event.Kind { return slices.Clone(kinds) }
+
+// Target is what the MariaDB backend puts in event.Env.Backend for its
+// kinds.
+type Target struct {
+	// Config reaches the server as the run's user, in the run's database.
+	Config *mysql.Config
+	// RestoreDatabase is firedrill's database on a given server, where
+	// settings events record what they change so that it can be put back
+	// (RestoreSettings); "" on the embedded server, which is thrown away.
+	RestoreDatabase string
+	// Restart restarts the embedded server with these options added to
+	// those it started with (for variables that cannot change while it
+	// runs); nil on a given server.
+	Restart func(ctx context.Context, settings map[string]string) error
+	// Keep adds options to those the embedded server starts with, without
+	// restarting it, so that what SET GLOBAL changed survives a later
+	// restart; nil on a given server.
+	Keep func(settings map[string]string) error
+}
+
+// targetOf is what env's backend gave MariaDB's kinds, nil when it gave
+// nothing (a test, or another backend's environment).
+func targetOf(env *event.Env) *Target {
+	if t, ok := env.Backend.(*Target); ok {
+		return t
+	}
+	return nil
+}
+
+// Statements lists the SQL an event runs as the scenario wrote it (the
+// statements of sql and hold_transaction events), so that the backend can
+// check, before the run, that it stays in its database; nil for the others.
+func Statements(spec scenario.Event) []string {
+	if s, ok := spec.Config.(interface{ statements() []string }); ok {
+		return s.statements()
+	}
+	return nil
+}

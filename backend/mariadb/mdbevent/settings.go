@@ -1,0 +1,224 @@
+package mdbevent
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// Server error numbers the settings event tells apart.
+const (
+	errReadOnlyVariable = 1238 // ER_INCORRECT_GLOBAL_LOCAL_VAR: "is a read only variable"
+	errSpecificAccess   = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR: SUPER needed
+)
+
+// settingsKind is how a scenario writes a settings event.
+var settingsKind = event.Kind{
+	EventKind: scenario.EventKind{
+		Name:    "settings",
+		Keys:    []string{"settings", "restart"},
+		Example: "{kind: settings, at: 30s, settings: {innodb_lock_wait_timeout: 5}}",
+		Decode:  decodeSettings,
+	},
+	Build: event.BuildWith(newSettings),
+}
+
+// settingsConfig is what a settings event takes.
+type settingsConfig struct {
+	Settings map[string]string // SET GLOBAL each; those that cannot change while the server runs restart it
+	Restart  bool              // restart the embedded server with all of them, whatever their kind
+}
+
+// variableName is what SET GLOBAL takes as a name: it is spliced into the
+// statement.
+var variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
+	var c settingsConfig
+	d.Key("settings", func(v scenario.Value) {
+		c.Settings = v.Settings()
+		if len(c.Settings) == 0 && v.EmptyMapping() {
+			v.Hintf("as in settings: {innodb_lock_wait_timeout: 5}", "%s: settings: empty", d.What())
+		}
+		for _, name := range slices.Sorted(maps.Keys(c.Settings)) {
+			switch {
+			case !variableName.MatchString(name):
+				v.Errorf("settings: %q is not a MariaDB variable name (letters, digits and _)", name)
+			case strings.ContainsRune(c.Settings[name], 0):
+				v.Errorf("settings.%s: the value holds a NUL byte", name)
+			}
+		}
+	})
+	d.Key("restart", func(v scenario.Value) {
+		c.Restart, _ = v.Bool()
+		if c.Restart {
+			what := d.What()
+			d.Later(func(s *scenario.Scenario) {
+				if !s.Target.Embedded() {
+					v.Hintf("firedrill restarts only the server it started; remove dsn or restart", "%s: restart needs the embedded target, and dsn is set", what)
+				}
+			})
+		}
+	})
+	d.Need("settings")
+	return c, 0
+}
+
+// settingsEvent changes global variables with SET GLOBAL; those the server
+// cannot change while it runs (innodb_autoinc_lock_mode,
+// innodb_buffer_pool_instances …) restart the embedded server with them.
+type settingsEvent struct {
+	name     string
+	appName  string
+	settings map[string]string
+	restart  bool
+}
+
+var (
+	_ event.Event           = (*settingsEvent)(nil)
+	_ event.Checker         = (*settingsEvent)(nil)
+	_ event.SettingsChanger = (*settingsEvent)(nil)
+)
+
+// ChangesSettings says yes: the server's settings differ after the event.
+func (e *settingsEvent) ChangesSettings() bool { return true }
+
+func newSettings(spec scenario.Event, c settingsConfig) event.Event {
+	return &settingsEvent{
+		name:     event.Name(spec),
+		appName:  sessionAppName(event.Name(spec)),
+		settings: maps.Clone(c.Settings),
+		restart:  c.Restart,
+	}
+}
+
+// Check refuses restart: true when the server is not firedrill's.
+func (e *settingsEvent) Check(env *event.Env) error {
+	if t := targetOf(env); e.restart && (t == nil || t.Restart == nil) {
+		return fmt.Errorf("settings %s: restart needs the embedded server", e.name)
+	}
+	return nil
+}
+
+// Run sets the variables in name order. On a given server each change is
+// recorded first (in firedrill's database) and put back at the end of the
+// run; a variable that cannot change while the server runs is refused
+// there, since firedrill restarts only its own server. On the embedded
+// server such variables restart it with them, and the others are kept for
+// any later restart.
+func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
+	if err := e.Check(env); err != nil {
+		return "", nil, err
+	}
+	t := targetOf(env)
+	s, err := connect(ctx, env, e.appName)
+	if err != nil {
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+	}
+	defer func() { s.close() }() // s changes after a restart
+
+	names := slices.Sorted(maps.Keys(e.settings))
+	detail := map[string]any{"changed": maps.Clone(e.settings), "restart": e.restart}
+	event.Notify(started, maps.Clone(detail))
+
+	restoreDB := ""
+	if t != nil {
+		restoreDB = t.RestoreDatabase
+	}
+	var static []string
+	if !e.restart {
+		for _, name := range names {
+			if restoreDB != "" {
+				if err := recordOriginal(ctx, s, restoreDB, name); err != nil {
+					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+				}
+			}
+			stmt := setGlobal(name, e.settings[name])
+			err := s.exec(ctx, env, stmt)
+			if myErr, ok := serverError(err); ok && myErr.Number == errReadOnlyVariable {
+				static = append(static, name)
+				continue
+			}
+			if myErr, ok := serverError(err); ok && myErr.Number == errSpecificAccess {
+				return "", detail, fmt.Errorf("settings %s: %s: %w\nSET GLOBAL needs the SUPER (or SYSTEM_VARIABLES_ADMIN) privilege: connect as a user that has it, or drop the settings event", e.name, stmt, err)
+			}
+			if err != nil {
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
+			}
+			if restoreDB != "" {
+				if err := recordApplied(ctx, s, restoreDB, name); err != nil {
+					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+				}
+			}
+		}
+	}
+
+	how := "SET GLOBAL"
+	if len(static) > 0 || e.restart {
+		if t == nil || t.Restart == nil {
+			detail["static"] = static
+			return "", detail, fmt.Errorf("settings %s: %s cannot change while the server runs (a read-only variable); "+
+				"firedrill restarts only the server it started: on a given server, set it in the server's configuration and restart it yourself, "+
+				"or run the scenario on the embedded server", e.name, strings.Join(static, ", "))
+		}
+		s.close()
+		begin := time.Now()
+		// All of them, so that the dynamic ones set above survive the restart too.
+		if err := t.Restart(ctx, maps.Clone(e.settings)); err != nil {
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: restart the server with %s: %w", e.name, strings.Join(names, ", "), err))
+		}
+		took := time.Since(begin)
+		detail["restart_seconds"] = took.Seconds()
+		if len(static) > 0 {
+			detail["static"] = static
+		}
+		how = "restarted in " + event.Took(took)
+		reconnected, err := connect(ctx, env, e.appName)
+		if err != nil {
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", e.name, err))
+		}
+		s = reconnected
+	} else if t != nil && t.Keep != nil {
+		if err := t.Keep(maps.Clone(e.settings)); err != nil {
+			return "", detail, fmt.Errorf("settings %s: keep them for a later restart: %w", e.name, err)
+		}
+	}
+
+	effective := map[string]string{}
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		value, err := s.queryValue(ctx, "SELECT @@GLOBAL."+name)
+		if err != nil {
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: read back %s: %w", e.name, name, err))
+		}
+		effective[name] = value
+		parts = append(parts, fmt.Sprintf("%s = %s", name, value))
+	}
+	detail["effective"] = effective
+	return strings.Join(parts, ", ") + "; " + how, detail, nil
+}
+
+// numeric matches the values SET GLOBAL takes unquoted: a quoted number
+// is refused for a numeric variable ("Incorrect argument type").
+var numeric = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
+
+// setGlobal is the statement that sets name to value: numbers bare,
+// anything else (ON, a list, a path) as a string.
+func setGlobal(name, value string) string {
+	return fmt.Sprintf("SET GLOBAL %s = %s", name, sqlValue(value))
+}
+
+// sqlValue is value as SET takes it.
+func sqlValue(value string) string {
+	if numeric.MatchString(value) {
+		return value
+	}
+	return quoteString(value)
+}

@@ -1,0 +1,210 @@
+package mdbevent
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// errUnknownThread is KILL's error for a connection that is gone already.
+const errUnknownThread = 1094
+
+// killWait bounds the wait for killed sessions to leave the processlist.
+const killWait = 5 * time.Second
+
+// terminateKind is how a scenario writes a terminate event.
+var terminateKind = event.Kind{
+	EventKind: scenario.EventKind{
+		Name:    "terminate",
+		Keys:    []string{"workload", "id"},
+		Example: "{kind: terminate, at: 40s, workload: oltp}",
+		Decode:  decodeTerminate,
+	},
+	Build: event.BuildWith(newTerminate),
+}
+
+// terminateConfig is what a terminate event takes: one of Workload and ID.
+type terminateConfig struct {
+	Workload string // whose sessions (found by their program_name)
+	ID       int64  // one connection id (SHOW PROCESSLIST's Id)
+}
+
+func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
+	var c terminateConfig
+	d.Key("workload", func(v scenario.Value) {
+		if name, ok := v.Str(); ok {
+			c.Workload = name
+			d.WorkloadRef(v, name)
+		}
+	})
+	d.Key("id", func(v scenario.Value) {
+		if id, ok := v.Int(1, math.MaxInt64); ok {
+			c.ID = id
+		}
+	})
+	d.NeedOne("workload", "id")
+	return c, 0
+}
+
+// terminateEvent kills sessions with KILL CONNECTION: those of a workload,
+// or one connection.
+type terminateEvent struct {
+	name     string
+	appName  string
+	workload string
+	id       int64
+}
+
+var _ event.Event = (*terminateEvent)(nil)
+
+func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
+	return &terminateEvent{name: event.Name(spec), appName: sessionAppName(event.Name(spec)), workload: c.Workload, id: c.ID}
+}
+
+// workloadAppName is the program_name of a workload's sessions.
+func workloadAppName(env *event.Env, workload string) string {
+	if env.AppName != nil {
+		return env.AppName(workload)
+	}
+	return "firedrill:" + workload
+}
+
+// workloadSessionsSQL finds a workload's sessions by the program_name
+// their client sent: only performance_schema shows connection attributes.
+const workloadSessionsSQL = `SELECT PROCESSLIST_ID FROM performance_schema.session_connect_attrs
+WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ? AND PROCESSLIST_ID <> CONNECTION_ID()`
+
+// Run kills the sessions and waits until they have left the processlist.
+// A workload with no sessions is an outcome ("killed 0 sessions"); a
+// connection id that is no session is an error.
+func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
+	s, err := connect(ctx, env, e.appName)
+	if err != nil {
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
+	}
+	defer s.close()
+
+	detail := map[string]any{}
+	var ids []int64
+	if e.workload != "" {
+		name := workloadAppName(env, e.workload)
+		detail["workload"], detail["program_name"] = e.workload, name
+		on, err := s.queryValue(ctx, "SELECT @@performance_schema")
+		if err != nil {
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
+		}
+		if on != "1" {
+			return "", detail, fmt.Errorf("terminate %s: finding workload %s's sessions needs performance_schema (their program_name is only there), "+
+				"and the server runs without it: add performance_schema: ON to the target's settings (embedded server) or to the server's configuration, "+
+				"or kill one connection with id:", e.name, e.workload)
+		}
+		rows, err := s.conn.QueryContext(ctx, workloadSessionsSQL, name)
+		if err != nil {
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: find the sessions: %w", e.name, err))
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return "", detail, fmt.Errorf("terminate %s: find the sessions: %w", e.name, err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Close(); err != nil {
+			return "", detail, fmt.Errorf("terminate %s: find the sessions: %w", e.name, err)
+		}
+	} else {
+		detail["target_id"] = e.id
+		ids = []int64{e.id}
+	}
+	event.Notify(started, maps.Clone(detail))
+
+	var killed []int64
+	for _, id := range ids {
+		_, err := s.conn.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+		if myErr, ok := serverError(err); ok && myErr.Number == errUnknownThread {
+			if e.workload == "" {
+				return "no such connection", detail, fmt.Errorf("terminate %s: no connection %d: %w", e.name, id, err)
+			}
+			continue // ended meanwhile
+		}
+		if err != nil {
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: KILL CONNECTION %d: %w", e.name, id, err))
+		}
+		killed = append(killed, id)
+	}
+	detail["ids"] = killed
+	survived, err := waitGone(ctx, s, killed)
+	if err != nil {
+		return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
+	}
+	if len(survived) > 0 {
+		detail["not_gone"] = survived
+	}
+	if e.workload == "" {
+		if len(survived) > 0 {
+			return fmt.Sprintf("killed connection %d, still there after %s", e.id, killWait), detail, nil
+		}
+		return fmt.Sprintf("killed connection %d", e.id), detail, nil
+	}
+	outcome := fmt.Sprintf("killed %d %s of workload %s", len(killed), plural(len(killed), "session"), e.workload)
+	if len(survived) > 0 {
+		outcome += fmt.Sprintf("; %d still there after %s", len(survived), killWait)
+	}
+	return outcome, detail, nil
+}
+
+// waitGone waits until the killed sessions have left the processlist (a
+// KILL marks a session; it ends at its next check), up to killWait, and
+// returns those still there.
+func waitGone(ctx context.Context, s *session, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	list := make([]string, len(ids))
+	for i, id := range ids {
+		list[i] = fmt.Sprint(id)
+	}
+	query := "SELECT ID FROM information_schema.PROCESSLIST WHERE ID IN (" + strings.Join(list, ", ") + ")"
+	deadline := time.Now().Add(killWait)
+	for {
+		rows, err := s.conn.QueryContext(ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("check the sessions are gone: %w", err)
+		}
+		var left []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("check the sessions are gone: %w", err)
+			}
+			left = append(left, id)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("check the sessions are gone: %w", err)
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left, nil
+		}
+		select {
+		case <-ctx.Done():
+			return left, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// plural is noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}

@@ -1,0 +1,57 @@
+package mariadb_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/firedrill/firedrill/script"
+	mdbtarget "github.com/firedrill/firedrill/target/mariadb"
+)
+
+// BenchmarkPointSelect runs one point select per iteration on one
+// session: the per-query cost of the client (and a round trip), and its
+// allocations (-benchmem: none on the hot path).
+//
+//	go test -run XXX -bench PointSelect -benchmem ./target/mariadb
+func BenchmarkPointSelect(b *testing.B) {
+	for _, mode := range modes {
+		for _, src := range []string{
+			"SELECT v FROM kv WHERE k = :k;",
+			"SELECT v FROM kv WHERE k = :k \\gset\n",
+		} {
+			name := mode
+			if len(src) > 32 {
+				name += "-gset"
+			}
+			b.Run(name, func(b *testing.B) {
+				cfg := baseConfig()
+				cfg.Mode = mode
+				target, err := mdbtarget.NewTarget(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := target.Connect(context.Background(), 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				syms := script.NewSymbols()
+				s, err := script.ParseDialect("b.sql", []byte(src), syms, script.MySQL)
+				if err != nil {
+					b.Fatal(err)
+				}
+				vars := script.NewVars(syms)
+				k := syms.Ref("k")
+				cmd := s.Commands[0]
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					vars.SetInt(k, int64(i%3+1))
+					if err := c.Exec(context.Background(), cmd, vars); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -3,6 +3,9 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +158,98 @@ func TestRefusedPoolSlotsAreRetried(t *testing.T) {
 	}
 	if per := float64(refused) / float64(max(res.RefusedClients, 1)); per > 16 {
 		t.Errorf("%.1f refused attempts per refused client in 2 s: no backoff", per)
+	}
+}
+
+// slowProxy forwards connections on a loopback port to addr, each only
+// after delay: a slow network, or a busy server's backend start.
+func slowProxy(t *testing.T, addr string, delay time.Duration) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(delay)
+				out, err := net.Dial("tcp", addr)
+				if err != nil {
+					_ = in.Close()
+					return
+				}
+				mu.Lock()
+				conns = append(conns, in, out)
+				mu.Unlock()
+				go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+				_, _ = io.Copy(in, out)
+				_ = in.Close()
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// Refused clients retrying must not stall the clients that got in on
+// the same event loop: with each connection taking 200 ms to open, a
+// connect that blocked the loop (as pgconn's does) stopped every client
+// for most of each second while six refused ones retried; parked on a
+// pipe instead, the connected clients complete transactions in every
+// quarter second.
+func TestRefusedRetriesDoNotStallTheLoop(t *testing.T) {
+	limitedTarget(t, pgtarget.Extended) // the role
+	host, port, _ := net.SplitHostPort(slowProxy(t, server.TCPAddr(), 200*time.Millisecond))
+	target, err := pgtarget.NewTarget(fmt.Sprintf("host=%s port=%s user=%s dbname=%s sslmode=disable", host, port, limitedRole, server.Database()), pgtarget.Extended, appName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := newConfig(t, "s.sql", "SELECT 1;\n")
+	cfg.Clients, cfg.Duration, cfg.ContinueOnError = 3*limitedConns, 3*time.Second, true
+	var mu sync.Mutex
+	var counts []int64
+	cfg.Progress = 250 * time.Millisecond
+	cfg.OnProgress = func(p *engine.Progress) {
+		mu.Lock()
+		counts = append(counts, p.Interval.Total.Count)
+		mu.Unlock()
+	}
+	var stderr bytes.Buffer
+	cfg.Stderr = &stderr
+	res, err := engine.Run(context.Background(), target, cfg)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stderr.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("transactions per quarter second %v; refused %v", counts, res.Totals.Refused)
+	if res.Totals.Refused["53300"] == 0 {
+		t.Fatalf("no refusal: %v", res.Totals.Errors)
+	}
+	stalled := 0
+	for _, n := range counts {
+		if n == 0 {
+			stalled++
+		}
+	}
+	if stalled > 0 {
+		t.Errorf("%d of %d quarter seconds without a transaction: the refused clients' connects stalled the loop", stalled, len(counts))
 	}
 }

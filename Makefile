@@ -36,8 +36,13 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$${FUZZTIME:-60s} ./internal/secret/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRedis$$' -fuzztime=$${FUZZTIME:-60s} ./script/
 	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=$${FUZZTIME:-60s} ./target/redis/
+	$(GO) test -run='^$$' -fuzz='^FuzzReadReply$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisconn/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseURL$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisconn/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseClientList$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisevent/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseMySQL$$' -fuzztime=$${FUZZTIME:-60s} ./script/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeResponse$$' -fuzztime=$${FUZZTIME:-60s} ./target/mariadb/
+	$(GO) test -run='^$$' -fuzz='^FuzzSplitStatements$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
+	$(GO) test -run='^$$' -fuzz='^FuzzEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
 
 bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench

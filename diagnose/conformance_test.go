@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/backend/redis/redismetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -274,7 +275,7 @@ func TestHealthyRecordingHasNoWarningFromAnyRule(t *testing.T) {
 // knownSources are the sources some metrics package names.
 func knownSources() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range append(slices.Clone(pgmetric.Sources), hostmetric.Sources...) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources) {
 		out[s] = true
 	}
 	return out

@@ -15,5 +15,9 @@ func Rules() []Rule {
 		connectionSaturation{},
 		commitBound{},
 		failingTransactions{},
+		aofFsyncStall{},
+		redisForkStall{},
+		redisSlowCommands{},
+		redisClientSaturation{},
 	}
 }

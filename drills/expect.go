@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/backend/redis/redismetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -173,7 +174,16 @@ var metrics = []metricSpec{
 	// slru_hit_rate.<cache>: the hit rate of one SLRU cache of
 	// pg_stat_slru (MultiXactMember …), pooled over the window (0..1).
 	{name: slruHitRate + "<cache>", unit: ""},
+	// stalls: client intervals in which a successful transaction took
+	// stallMS or more (the whole server stopping, for a Redis target).
+	{name: "stalls", unit: "intervals"},
+	// aof_delayed_fsync: Redis's AOF writes made without waiting any
+	// longer for a late fsync (redis_info), summed over the window.
+	{name: "aof_delayed_fsync", unit: ""},
 }
+
+// stallMS is the latency from which an interval counts in stalls.
+const stallMS = 100
 
 const slruHitRate = "slru_hit_rate."
 
@@ -214,8 +224,13 @@ func Measure(run *timeline.Run, metric, workload string, span Span) (float64, er
 	if !ok {
 		return 0, fmt.Errorf("no metric %q", metric)
 	}
-	if spec.name == "deadlocks" {
+	switch spec.name {
+	case "deadlocks":
 		return deadlocks(run, span), nil
+	case "aof_delayed_fsync":
+		return sumSeries(run, redismetric.Info, redismetric.AOFDelayedFsync, span), nil
+	case "stalls":
+		return stalls(run, workload, span)
 	}
 	if cache, ok := strings.CutPrefix(spec.name, slruHitRate); ok {
 		return slruHitRateIn(run, cache, span)
@@ -566,4 +581,40 @@ func describeFindings(fs []diagnose.Finding) string {
 		parts = append(parts, fmt.Sprintf("%s, %.0f–%.0f s", f.Severity, f.Start, f.End))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// sumSeries adds up a sampled series over the samples taken in the span.
+func sumSeries(run *timeline.Run, source, key string, span Span) float64 {
+	sum := 0.0
+	for _, p := range run.Series(source, key) {
+		if p.T >= span.From && p.T < span.To {
+			sum += p.V
+		}
+	}
+	return sum
+}
+
+// stalls counts the moments (interval starts) in the span at which a
+// transaction of the workload (or of any) took stallMS or more.
+func stalls(run *timeline.Run, workload string, span Span) (float64, error) {
+	moments := map[float64]bool{}
+	seen := false
+	for _, name := range workloadNames(run) {
+		if workload != "" && name != workload {
+			continue
+		}
+		seen = true
+		for _, iv := range run.WorkloadIntervals(name) {
+			if mid := (iv.Start + iv.End) / 2; mid < span.From || mid >= span.To {
+				continue
+			}
+			if iv.LatencyPct.Max >= stallMS*1000 {
+				moments[iv.Start] = true
+			}
+		}
+	}
+	if !seen {
+		return 0, fmt.Errorf("the run has no workload %q", workload)
+	}
+	return float64(len(moments)), nil
 }

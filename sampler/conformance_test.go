@@ -16,11 +16,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/backend/redis/redisconn"
+	"github.com/firedrill/firedrill/backend/redis/redismetric"
 	pginstance "github.com/firedrill/firedrill/instance/postgres"
+	redisinstance "github.com/firedrill/firedrill/instance/redis"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/sampler/postgres"
+	redissampler "github.com/firedrill/firedrill/sampler/redis"
 )
 
 // documentedKey is a row of README.md's value key table.
@@ -81,7 +85,7 @@ func docCommentKeys(t *testing.T) []documentedKey {
 	t.Helper()
 	source := regexp.MustCompile(`^// Source "([^"]+)"`)
 	var keys []documentedKey
-	for _, dir := range []string{"postgres", "host"} {
+	for _, dir := range []string{"postgres", "host", "redis"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -172,6 +176,22 @@ func TestConformance(t *testing.T) {
 	}
 	t.Cleanup(set.Close)
 	samplers := append(set.Samplers(), host.New(inst.DataDir())...)
+	// Redis's samplers, on a throwaway Redis with the AOF on.
+	redisInst, err := redisinstance.Start(ctx, redisinstance.Options{Settings: map[string]string{"appendonly": "yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := redisInst.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	redisSet, err := redissampler.New(ctx, redisconn.Config{Network: "unix", Addr: redisInst.Socket()}, redissampler.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = redisSet.Close() })
+	samplers = append(samplers, redisSet.Samplers()...)
 	for name, note := range set.Notes() {
 		t.Logf("note %s: %s", name, note)
 	}
@@ -285,8 +305,11 @@ func TestMetricsPackagesMatchREADME(t *testing.T) {
 	for _, k := range hostmetric.Keys {
 		owned = append(owned, row{k.Source, k.Key, k.Unit})
 	}
+	for _, k := range redismetric.Keys {
+		owned = append(owned, row{k.Source, k.Key, k.Unit})
+	}
 	known := map[string]bool{}
-	for _, s := range append(slices.Clone(pgmetric.Sources), hostmetric.Sources...) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources) {
 		known[s] = true
 	}
 	documented := map[row]bool{}

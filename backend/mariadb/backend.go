@@ -111,6 +111,11 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	if spec.Connections+20 > 200 {
 		settings["max_connections"] = fmt.Sprint(spec.Connections + 20)
 	}
+	for _, ev := range sc.Events {
+		if mdbevent.NeedsPerformanceSchema(ev) {
+			settings["performance_schema"] = "ON"
+		}
+	}
 	maps.Copy(settings, sc.Target.Settings)
 	inst, err := mdbinstance.Start(ctx, mdbinstance.Options{Settings: settings, Progress: spec.Log})
 	if err != nil {

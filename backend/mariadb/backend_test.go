@@ -288,7 +288,8 @@ func TestConfinementRefusesOtherDatabases(t *testing.T) {
 // and records its variables.
 func TestEmbeddedSettings(t *testing.T) {
 	t.Parallel()
-	sc := loadScenario(t, map[string]string{"scenario.yaml": "name: emb\nduration: 1s\ntarget:\n  kind: mariadb\n  settings: {innodb_autoinc_lock_mode: 1, query_cache_type: 1}\n" + workloadYAML})
+	sc := loadScenario(t, map[string]string{"scenario.yaml": "name: emb\nduration: 1s\ntarget:\n  kind: mariadb\n  settings: {innodb_autoinc_lock_mode: 1, query_cache_type: 1}\n" + workloadYAML +
+		"events:\n  - {kind: terminate, at: 0s, workload: oltp}\n"})
 	var log strings.Builder
 	tg, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc, Connections: 300, Log: &log})
 	if err != nil {
@@ -299,7 +300,8 @@ func TestEmbeddedSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"innodb_autoinc_lock_mode": "1", "query_cache_type": "ON", "max_connections": "320", "innodb_print_all_deadlocks": "ON"} {
+	for name, want := range map[string]string{"innodb_autoinc_lock_mode": "1", "query_cache_type": "ON", "max_connections": "320", "innodb_print_all_deadlocks": "ON",
+		"performance_schema": "ON"} {
 		if settings[name] != want {
 			t.Errorf("%s = %q, want %q", name, settings[name], want)
 		}

@@ -1,6 +1,7 @@
 package mariadb
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -52,7 +53,7 @@ var serverStatements = map[string]string{
 // table (not an alias.column).
 var nameBefore = map[string]bool{
 	"from": true, "join": true, "into": true, "update": true, "table": true, "tables": true,
-	"exists": true, "on": true, "references": true, "view": true, "trigger": true, "procedure": true,
+	"exists": true, "references": true, "view": true, "trigger": true, "procedure": true,
 	"function": true, "call": true, "like": true, "insert": true, "replace": true, "truncate": true,
 	"describe": true, "desc": true, "event": true, "sequence": true, "straight_join": true,
 }
@@ -105,6 +106,10 @@ func escapes(database, text string) []escape {
 			}
 			threePart := i+4 < len(tokens) && tokens[i+3].text == "." && !tokens[i+3].quoted
 			after := i > 0 && tokens[i-1].word && nameBefore[tokens[i-1].text]
+			// ON names a table in CREATE INDEX/TRIGGER … ON t, a condition in JOIN … ON a.x = b.y.
+			if i > 0 && tokens[i-1].text == "on" && tokens[0].text == "create" {
+				after = true
+			}
 			if (after || threePart) && name.text != database {
 				line, col := at(name)
 				out = append(out, escape{line, col, "names the database " + name.text + " (qualify nothing, or only with " + database + ")"})
@@ -199,3 +204,6 @@ func isWordByte(c byte) bool {
 	return c == '_' || c == '$' || c == ':' || c == '@' || c >= 0x80 ||
 		(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
+
+// describe is "line:col what", for tests and messages.
+func (e escape) describe() string { return fmt.Sprintf("%d:%d %s", e.Line, e.Col, e.What) }

@@ -9,7 +9,7 @@
 // it is compared with firedrill's prepared mode; with -modes simple also
 // sysbench --db-ps-mode=disable against firedrill's simple mode.
 //
-//	go run ./bench/vs-sysbench [-pairs 3] [-seconds 10] [-threads 1,2] [-cases point_select,read_write] [-modes prepared,simple]
+//	go run ./bench/vs-sysbench [-pairs 3] [-seconds 10] [-threads 1,2] [-cases point_select,read_write] [-modes prepared,simple] [-goroutines]
 //
 // The firedrill side runs in a child process of this same binary (-client),
 // so that its CPU time is its own.
@@ -85,6 +85,7 @@ func main() {
 	db := flag.String("db", "", "internal (-client): database")
 	caseName := flag.String("case", "", "internal (-client): case")
 	mode := flag.String("mode", "prepared", "internal (-client): protocol mode")
+	goroutines := flag.Bool("goroutines", false, "firedrill clients on goroutines of their own (blocking in poll(2), a thread each, as sysbench's) instead of event loops")
 	cpuProfile := flag.String("cpuprofile", "", "with -client: write a CPU profile of the firedrill side to this file")
 	pairs := flag.Int("pairs", 3, "sysbench/firedrill pairs per case")
 	seconds := flag.Int("seconds", 10, "duration of each run")
@@ -108,9 +109,9 @@ func main() {
 	}
 	if *client {
 		// The password comes through the environment, never argv.
-		err = runClient(*addr, *user, os.Getenv("VS_SYSBENCH_PASSWORD"), *db, *caseName, *mode, *clients, *seconds, mustThreads(*threadList)[0])
+		err = runClient(*addr, *user, os.Getenv("VS_SYSBENCH_PASSWORD"), *db, *caseName, *mode, *clients, *seconds, mustThreads(*threadList)[0], *goroutines)
 	} else {
-		err = run(*pairs, *seconds, *clients, mustThreads(*threadList), strings.Split(*caseList, ","), strings.Split(*modeList, ","))
+		err = run(*pairs, *seconds, *clients, mustThreads(*threadList), strings.Split(*caseList, ","), strings.Split(*modeList, ","), *goroutines)
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -134,7 +135,7 @@ func mustThreads(list string) []int {
 
 // runClient is the firedrill side: the engine with target/mariadb, as a
 // workload runs it, printing what measure reads.
-func runClient(addr, user, password, db, caseName, mode string, clients, seconds, threads int) error {
+func runClient(addr, user, password, db, caseName, mode string, clients, seconds, threads int, goroutines bool) error {
 	c, ok := cases[caseName]
 	if !ok {
 		return fmt.Errorf("unknown case %q", caseName)
@@ -149,7 +150,7 @@ func runClient(addr, user, password, db, caseName, mode string, clients, seconds
 		return err
 	}
 	res, err := engine.Run(context.Background(), target, engine.Config{
-		Scripts: []*script.Script{s}, Symbols: syms, Clients: clients, Threads: threads,
+		Scripts: []*script.Script{s}, Symbols: syms, Clients: clients, Threads: threads, Goroutines: goroutines,
 		Duration: time.Duration(seconds) * time.Second, MaxTries: 100, ContinueOnError: true,
 		RandomSeed: uint64(time.Now().UnixNano()),
 	})
@@ -161,7 +162,7 @@ func runClient(addr, user, password, db, caseName, mode string, clients, seconds
 	return nil
 }
 
-func run(pairs, seconds, clients int, threads []int, caseNames, modes []string) error {
+func run(pairs, seconds, clients int, threads []int, caseNames, modes []string, goroutines bool) error {
 	ctx := context.Background()
 	self, err := os.Executable()
 	if err != nil {
@@ -200,7 +201,14 @@ func run(pairs, seconds, clients int, threads []int, caseNames, modes []string) 
 				fdArgs := []string{"-client", "-addr", host + ":" + port, "-user", inst.User(), "-db", inst.Database(),
 					"-case", name, "-mode", mode, "-clients", strconv.Itoa(clients), "-seconds", strconv.Itoa(seconds),
 					"-threads", strconv.Itoa(j)}
-				fmt.Printf("%s, firedrill %s -j %d vs sysbench %s --db-ps-mode=%s:\n", name, mode, j, c.sysbench, psMode)
+				if goroutines {
+					fdArgs = append(fdArgs, "-goroutines")
+				}
+				how := "-j " + strconv.Itoa(j)
+				if goroutines {
+					how = "on goroutines"
+				}
+				fmt.Printf("%s, firedrill %s %s vs sysbench %s --db-ps-mode=%s:\n", name, mode, how, c.sysbench, psMode)
 				var ratios, sbCPU, fdCPU []float64
 				for p := range pairs {
 					var sb, fd *measurement

@@ -540,3 +540,53 @@ func TestReapKillsAForkedChildLeftBehind(t *testing.T) {
 		t.Errorf("%s not removed (%v); reported %v", dir, err, reported)
 	}
 }
+
+// A Redis someone else runs (Debian's on 6379, here one on a free port so
+// that the test never touches a real one) is left alone by Start, Stop and
+// the reaper, whose directories it does not live in.
+func TestSomeoneElsesRedisIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	port, err := serverproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := t.TempDir()
+	if err := os.Chmod(theirs, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	other := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", theirs, "--save", "")
+	other.Dir = theirs
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.Dial("tcp", addr)
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("their redis-server on %s did not start: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	inst := startForTest(t, Options{})
+	if inst.Port() == port {
+		t.Fatalf("the instance took their port %d", port)
+	}
+	if err := inst.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := reaper.ReapStale(os.TempDir(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if isServerOf(other.Process.Pid, inst.DataDir()) {
+		t.Error("their redis-server was taken for the instance's")
+	}
+	if got := do(t, "tcp", addr, []string{"PING"}); got[0] != "PONG" {
+		t.Errorf("their redis-server: %q", got)
+	}
+}

@@ -23,10 +23,14 @@ end of every run, also after Ctrl-C. A run killed outright (SIGKILL, a crash,
 a lost machine) cannot; the next 'firedrill run' against the same server
 restores them before it starts, and this command does it now.
 
+On Redis the changes are CONFIG SETs, recorded in the hash
+firedrill:settings_restore of the URL's database (--schema does not apply).
+
 A setting changed since by someone else is left alone and said so. Exit code
 0 when everything recorded was restored (or nothing was), 1 otherwise.`,
 		Example: `  firedrill restore --dsn postgres://admin@db:5432/stage
-  firedrill restore --dsn "host=/run/postgresql dbname=app" --schema drills`,
+  firedrill restore --dsn "host=/run/postgresql dbname=app" --schema drills
+  firedrill restore --dsn redis://:PASSWORD@cache:6379/0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dsn == "" {

@@ -50,6 +50,10 @@ setup, workloads and events keep to the schema firedrill owns (setup.schema,
 default "firedrill"): SQL naming objects elsewhere is refused before
 anything runs (--allow-outside-schema to allow it), and settings events are
 restored at the end, also after Ctrl-C ('firedrill restore' after a kill).
+On Redis (redis://host:port/db), which has no schemas, firedrill's own keys
+are under "firedrill:", commands that reach past keys (FLUSHDB, CONFIG SET,
+SELECT …) are refused in scripts and events, and CONFIG SET by settings
+events is restored the same way.
 
 While it runs, one line per workload every --progress interval shows
 throughput, p50/p99, failures and clients, then the database's active
@@ -59,7 +63,8 @@ measured (status "interrupted", exit code 130). A server that stops
 answering cannot hold the run past its duration plus 5 s: it ends then,
 with status "degraded" and exit code 3.`,
 		Example: `  firedrill run examples/healthy.yaml
-  firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/`,
+  firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/
+  firedrill run cache.yaml --dsn redis://:PASSWORD@127.0.0.1:6379/0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(env, args[0]) },
 	}

@@ -173,7 +173,7 @@ func TestTerminateWorkloadWithoutPerformanceSchema(t *testing.T) {
 	t.Parallel()
 	inst := startServer(t, nil)
 	_, _, err := mustNew(t, "{kind: terminate, at: 0s, workload: oltp}").Run(t.Context(), embeddedEnv(inst), nil)
-	if err == nil || !strings.Contains(err.Error(), "performance_schema: ON") {
+	if err == nil || !strings.Contains(err.Error(), "performance_schema: ON to the server's configuration") {
 		t.Errorf("terminate workload without performance_schema: %v", err)
 	}
 }

@@ -65,3 +65,12 @@ func Statements(spec scenario.Event) []string {
 	}
 	return nil
 }
+
+// NeedsPerformanceSchema says whether an event finds sessions through
+// performance_schema (terminate of a workload's sessions, by the
+// program_name only it shows), so that the embedded server is started
+// with it: it costs the server about 100 MB, so it is off otherwise.
+func NeedsPerformanceSchema(spec scenario.Event) bool {
+	n, ok := spec.Config.(interface{ needsPerformanceSchema() bool })
+	return ok && n.needsPerformanceSchema()
+}

@@ -35,6 +35,8 @@ type terminateConfig struct {
 	ID       int64  // one connection id (SHOW PROCESSLIST's Id)
 }
 
+func (c terminateConfig) needsPerformanceSchema() bool { return c.Workload != "" }
+
 func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
 	var c terminateConfig
 	d.Key("workload", func(v scenario.Value) {
@@ -101,7 +103,7 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 		}
 		if on != "1" {
 			return "", detail, fmt.Errorf("terminate %s: finding workload %s's sessions needs performance_schema (their program_name is only there), "+
-				"and the server runs without it: add performance_schema: ON to the target's settings (embedded server) or to the server's configuration, "+
+				"and the server runs without it: add performance_schema: ON to the server's configuration (firedrill's own server has it when a scenario terminates a workload), "+
 				"or kill one connection with id:", e.name, e.workload)
 		}
 		rows, err := s.conn.QueryContext(ctx, workloadSessionsSQL, name)

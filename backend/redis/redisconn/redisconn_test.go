@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -217,3 +218,25 @@ func encode(b []byte, r Reply) []byte {
 }
 
 func itoa(n int) string { return (&Reply{Type: Integer, Int: int64(n)}).Text() }
+
+// Whatever the URL, ParseURL never panics and its errors never show the
+// password it was given.
+func FuzzParseURL(f *testing.F) {
+	for _, seed := range []string{"redis://u:pw@h:1/2", "redis://pw@h", "redis:///tmp/s.sock?db=1&password=pw", "rediss://h", "redis://h:1/x?db=2"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, dsn string) {
+		cfg, err := ParseURL(dsn)
+		if err != nil {
+			if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
+				if pw, ok := u.User.Password(); ok && len(pw) > 3 && strings.Contains(err.Error(), pw) {
+					t.Fatalf("ParseURL(%q): the error shows the password: %v", dsn, err)
+				}
+			}
+			return
+		}
+		if cfg.Addr == "" || cfg.DB < 0 || (cfg.Network != "tcp" && cfg.Network != "unix") {
+			t.Fatalf("ParseURL(%q) = %+v", dsn, cfg)
+		}
+	})
+}

@@ -309,3 +309,19 @@ func TestCommand(t *testing.T) {
 		t.Errorf("FLUSHDB with --allow-outside-schema: %v", err)
 	}
 }
+
+// CLIENT LIST is the server's text: whatever it holds, every client found
+// has the fields its line gave, and no field is made up.
+func FuzzParseClientList(f *testing.F) {
+	f.Add("id=3 addr=127.0.0.1:40000 laddr=127.0.0.1:6379 fd=8 name=firedrill:oltp age=1 idle=0 flags=N db=0\r\n")
+	f.Add("id=4 addr=/tmp/x.sock:0 fd=9 name= age=2\nid=5 name==x\n\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, client := range ParseClientList(text) {
+			for k, v := range client {
+				if !strings.Contains(text, k+"="+v) {
+					t.Fatalf("field %s=%s is not in %q", k, v, text)
+				}
+			}
+		}
+	})
+}

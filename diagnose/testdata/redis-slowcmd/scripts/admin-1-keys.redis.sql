@@ -1,0 +1,3 @@
+# An O(N) command over every key: what a "find the keys" admin page does.
+KEYS firedrill:key:1*
+\sleep 1s

@@ -41,6 +41,8 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzParseClientList$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisevent/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseMySQL$$' -fuzztime=$${FUZZTIME:-60s} ./script/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecodeResponse$$' -fuzztime=$${FUZZTIME:-60s} ./target/mariadb/
+	$(GO) test -run='^$$' -fuzz='^FuzzInfo$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/redis/
+	$(GO) test -run='^$$' -fuzz='^FuzzReplies$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/redis/
 	$(GO) test -run='^$$' -fuzz='^FuzzSplitStatements$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
 	$(GO) test -run='^$$' -fuzz='^FuzzEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
 

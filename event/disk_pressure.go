@@ -166,6 +166,13 @@ func decodeDiskPressure(d *scenario.EventDecoder) (any, time.Duration) {
 // is over, and if it reaches Size sooner it keeps rewriting the same file
 // from the start until then: the disk stays busy and the space stays
 // taken for the whole duration, but the file never grows beyond Size.
+//
+// In mode slow it also switches the embedded server's slow disk on for as
+// long as it runs (Env.SlowDisk; internal/slowdisk says what that models
+// and what not) and off when it ends, is cancelled or fails. A server
+// firedrill did not start has no slow disk to switch: the event then
+// writes its file only, and its outcome says so. Two slow events that
+// overlap share the one switch: the first to end turns it off.
 type diskPressure struct {
 	name       string
 	size       int64

@@ -122,7 +122,7 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 	if m.Target.Embedded {
 		target = "embedded, " + target
 	}
-	fmt.Fprintf(w, "run %s: %s (%s), PostgreSQL %s (%s)\n", m.Name, m.Status, run.Dir, m.Target.ServerVersion, target)
+	fmt.Fprintf(w, "run %s: %s (%s), %s %s (%s)\n", m.Name, m.Status, run.Dir, m.Target.ProductName(), m.Target.ServerVersion, target)
 	if m.Error != "" {
 		fmt.Fprintf(w, "  %s\n", m.Error)
 	}

@@ -128,7 +128,7 @@ func TestLoadFull(t *testing.T) {
 		`{"Settings":{"idle_in_transaction_session_timeout":"10s"},"Restart":false}`,
 		`{"Workload":"oltp","PID":0}`,
 		`{"Workload":"","PID":1234}`,
-		`{"Size":512000000,"Duration":30000000000,"Rate":50000000,"Path":"/tmp"}`,
+		`{"Size":512000000,"Duration":30000000000,"Rate":50000000,"Path":"/tmp","Mode":"","FsyncDelay":0}`,
 		`{"Command":"sync"}`,
 	}
 	for i := range s.Events {
@@ -386,8 +386,8 @@ func TestParseGood(t *testing.T) {
 				}
 				for i, want := range []string{
 					`{"SQL":["VACUUM"]}`,
-					`{"Size":1073741824,"Duration":0,"Rate":1500000,"Path":""}`,
-					`{"Size":4096,"Duration":0,"Rate":0,"Path":""}`,
+					`{"Size":1073741824,"Duration":0,"Rate":1500000,"Path":"","Mode":"","FsyncDelay":0}`,
+					`{"Size":4096,"Duration":0,"Rate":0,"Path":"","Mode":"","FsyncDelay":0}`,
 					`{"Duration":5000000000,"Isolation":"repeatable read","XID":false,"SQL":null}`,
 				} {
 					if got := configJSON(t, s.Events[i]); got != want {

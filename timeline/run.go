@@ -92,6 +92,22 @@ type Target struct {
 	// reports ("SQLSTATE" for PostgreSQL); "" in runs before it was
 	// recorded, which were all PostgreSQL's.
 	ErrorCodes string `json:"error_codes,omitempty"`
+	// Product names the server for people ("MariaDB", "MySQL"); "" when
+	// the backend leaves it to ProductName.
+	Product string `json:"product,omitempty"`
+}
+
+// ProductName is the server's name for people: Product, else for runs
+// that did not record one PostgreSQL's (all runs before other kinds
+// existed), else the kind.
+func (t Target) ProductName() string {
+	switch {
+	case t.Product != "":
+		return t.Product
+	case t.Kind == "" || t.Kind == "postgres":
+		return "PostgreSQL"
+	}
+	return t.Kind
 }
 
 // ErrorCodeName is what the target calls its error codes.

@@ -101,7 +101,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.database = databaseOf(sc)
 		tg.cfg = given.cfg
 		tg.cfg.DBName = ""
-		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes}
+		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes, Product: "MariaDB/MySQL"}
 		if err := tg.restoreSettings(ctx, "before the run"); err != nil {
 			return nil, err
 		}
@@ -128,7 +128,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	tg.cfg.Net, tg.cfg.Addr = "tcp", inst.TCPAddr()
 	tg.cfg.User, tg.cfg.Passwd = inst.User(), inst.Password()
 	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.TCPAddr(), Database: inst.Database(),
-		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
+		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes, Product: "MariaDB"}
 	return tg, nil
 }
 
@@ -158,7 +158,8 @@ type target struct {
 	outsideBefore map[string]string
 
 	dbOnce sync.Once
-	db     *sql.DB // settings and confinement queries, in database
+	db     *sql.DB // setup and settings queries, in database
+	dbErr  error
 }
 
 var (
@@ -177,18 +178,17 @@ func (tg *target) config(database string) *mysql.Config {
 }
 
 // handle is the target's own connection pool, in its database.
-func (tg *target) handle() *sql.DB {
+func (tg *target) handle() (*sql.DB, error) {
 	tg.dbOnce.Do(func() {
 		connector, err := mysql.NewConnector(tg.config(tg.database))
 		if err != nil {
-			// The config came from parseDSN or the instance, which
-			// checked it: this cannot fail, but an error must not be lost.
-			panic(fmt.Sprintf("mariadb backend: connection settings: %v", err))
+			tg.dbErr = fmt.Errorf("connection settings: %w", err)
+			return
 		}
 		tg.db = sql.OpenDB(connector)
 		tg.db.SetMaxOpenConns(2)
 	})
-	return tg.db
+	return tg.db, tg.dbErr
 }
 
 // Workload makes the engine's target of one workload: the MySQL protocol
@@ -216,7 +216,11 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 // Settings reads the server's global variables (SHOW GLOBAL VARIABLES),
 // and notes the server's version for Info.
 func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
-	rows, err := tg.handle().QueryContext(ctx, "SHOW GLOBAL VARIABLES")
+	db, err := tg.handle()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL VARIABLES")
 	if err != nil {
 		return nil, fmt.Errorf("read the server's variables: %w", err)
 	}
@@ -235,6 +239,7 @@ func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
 	}
 	if tg.info.ServerVersion == "" {
 		tg.info.ServerVersion = settings["version"]
+		tg.info.Product = productOf(settings["version"])
 	}
 	return settings, nil
 }
@@ -294,4 +299,13 @@ func logfTo(w io.Writer) func(string, ...any) {
 			fmt.Fprintf(w, format+"\n", args...)
 		}
 	}
+}
+
+// productOf names the server a VERSION() belongs to: MariaDB's say so
+// ("10.11.19-MariaDB-0+deb12u1"), MySQL's do not ("8.0.36").
+func productOf(version string) string {
+	if strings.Contains(version, "MariaDB") {
+		return "MariaDB"
+	}
+	return "MySQL"
 }

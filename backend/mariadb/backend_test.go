@@ -256,6 +256,25 @@ events:
 	if err := (Backend{}).Restore(t.Context(), dsnOf(inst, ""), "firedrill", &out); err != nil || !strings.Contains(out.String(), "nothing to restore") {
 		t.Errorf("a second restore: %v, %q", err, out.String())
 	}
+
+	// Killed again; this time the next run's Open puts it back, and says so.
+	tg, err = Backend{}.Open(t.Context(), backend.Spec{Scenario: sc, DSN: dsnOf(inst, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEvents(t, tg, sc)
+	var log strings.Builder
+	next, err := Backend{}.Open(t.Context(), backend.Spec{Scenario: sc, DSN: dsnOf(inst, ""), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close(false)
+	if got := value(t, db, "SELECT @@GLOBAL.max_connections"); got != "180" {
+		t.Errorf("max_connections = %s after the next run's Open, want 180", got)
+	}
+	if !strings.Contains(log.String(), "before the run: restored setting max_connections: set back to 180") {
+		t.Errorf("the next run's log does not say what it restored:\n%s", log.String())
+	}
 }
 
 // SQL that would leave firedrill's database on a given server is refused
@@ -308,5 +327,19 @@ func TestEmbeddedSettings(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "starting MariaDB") || tg.Info().ServerVersion == "" || !tg.Info().Embedded {
 		t.Errorf("log %q, info %+v", log.String(), tg.Info())
+	}
+}
+
+// PostgreSQL's extended protocol is refused at its place in the file.
+func TestExtendedModeRefused(t *testing.T) {
+	t.Parallel()
+	sc := loadScenario(t, map[string]string{"scenario.yaml": "name: m\nduration: 1s\ntarget: {kind: mariadb}\nworkloads:\n  - name: w\n    clients: 1\n    mode: extended\n    scripts: [{inline: \"SELECT 1;\"}]\n"})
+	err := Backend{}.Preflight(backend.Spec{Scenario: sc})
+	if err == nil || !strings.Contains(err.Error(), "scenario.yaml:7:11: mode: extended is PostgreSQL's protocol") {
+		t.Errorf("Preflight = %v", err)
+	}
+	sc = loadScenario(t, map[string]string{"scenario.yaml": "name: m\nduration: 1s\ntarget: {kind: mariadb}\nworkloads:\n  - name: w\n    clients: 1\n    mode: prepared\n    scripts: [{inline: \"SELECT 1;\"}]\n"})
+	if err := (Backend{}).Preflight(backend.Spec{Scenario: sc}); err != nil {
+		t.Errorf("Preflight of mode: prepared = %v", err)
 	}
 }

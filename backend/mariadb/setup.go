@@ -46,7 +46,11 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 	if len(tg.sc.Setup.SQL) == 0 {
 		return nil
 	}
-	conn, err := tg.handle().Conn(ctx)
+	db, err := tg.handle()
+	if err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("setup: %w", connectHint(tg.cfg.Addr, tg.cfg.User, err))
 	}

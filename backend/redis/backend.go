@@ -41,6 +41,9 @@ import (
 // Kind is the backend's name in scenarios and run.json.
 const Kind = "redis"
 
+// product is the server's name for people (reports).
+const product = "Redis"
+
 // errorCodes is what Redis calls the first word of its error replies.
 const errorCodes = "error prefix"
 
@@ -138,13 +141,18 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
 		}
 		tg.conn = cfg
-		tg.info = timeline.Target{Kind: Kind, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes}
+		tg.info = timeline.Target{Kind: Kind, Product: product, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes}
 		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
 			return nil, err
 		}
 		return tg, nil
 	}
 	settings := map[string]string{}
+	// Redis admits 10000 clients by default; a run of more (plus
+	// firedrill's own sessions) gets room for them.
+	if spec.Connections+64 > 10000 {
+		settings["maxclients"] = strconv.Itoa(spec.Connections + 64)
+	}
 	for k, v := range sc.Target.Settings {
 		settings[k] = v
 	}
@@ -155,7 +163,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	}
 	tg.inst = inst
 	tg.conn = redisconn.Config{Network: "unix", Addr: inst.Socket(), Password: inst.Password()}
-	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.Addr(), Database: "0",
+	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.Addr(), Database: "0",
 		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
 }

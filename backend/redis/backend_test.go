@@ -210,13 +210,13 @@ func TestEmbeddedServer(t *testing.T) {
 	t.Parallel()
 	sc := parse(t, "target: {kind: redis, settings: {appendonly: \"yes\", appendfsync: always}}\n"+
 		"setup: {keys: {count: 10}}\n")
-	tg, err := New().Open(t.Context(), backend.Spec{Scenario: sc})
+	tg, err := New().Open(t.Context(), backend.Spec{Scenario: sc, Connections: 12000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close(false)
 	info := tg.Info()
-	if !info.Embedded || info.ServerVersion == "" || info.DataDir == "" || info.Address == "" {
+	if !info.Embedded || info.ServerVersion == "" || info.DataDir == "" || info.Address == "" || info.ProductName() != "Redis" {
 		t.Errorf("Info %+v", info)
 	}
 	if err := tg.Setup(t.Context()); err != nil {
@@ -226,7 +226,8 @@ func TestEmbeddedServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"appendonly": "yes", "appendfsync": "always", "latency-monitor-threshold": "10", "save": ""} {
+	for name, want := range map[string]string{"appendonly": "yes", "appendfsync": "always", "latency-monitor-threshold": "10", "save": "",
+		"maxclients": "12064"} {
 		if got, ok := settings[name]; !ok || got != want {
 			t.Errorf("setting %s = %q (%v), want %q", name, got, ok, want)
 		}
@@ -305,5 +306,36 @@ func TestServerWideCommandsAreRefusedOnAGivenServer(t *testing.T) {
 	given.spec.AllowOutsideSchema = true
 	if _, err := given.Workload(&scenario.Workload{Name: "w"}, []*script.Script{s}, "firedrill:w"); err != nil {
 		t.Errorf("Workload with --allow-outside-schema: %v", err)
+	}
+}
+
+// A user whose ACL allows only the commands of the load (no CONFIG, no
+// access to firedrill's record, no CLIENT SETNAME) can still run: there is
+// nothing firedrill could have changed for it to restore, and it says so.
+func TestARestrictedUserCanRun(t *testing.T) {
+	t.Parallel()
+	inst, c := usersServer(t)
+	if _, err := c.Do(t.Context(), "ACL", "SETUSER", "app", "on", ">app-pw-7", "~app:*", "+get", "+set", "+ping", "+select"); err != nil {
+		t.Fatal(err)
+	}
+	dsn := fmt.Sprintf("redis://app:app-pw-7@%s/0", inst.Addr())
+	var log strings.Builder
+	tg, err := New().Open(t.Context(), backend.Spec{Scenario: parse(t, ""), DSN: dsn, Log: &log})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := tg.Setup(t.Context()); err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	if err := tg.Close(false); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if !strings.Contains(log.String(), "note: before the run") || !strings.Contains(log.String(), "NOPERM") {
+		t.Errorf("log:\n%s", log.String())
+	}
+	// A wrong password is no such note: it fails at once, saying where.
+	_, err = New().Open(t.Context(), backend.Spec{Scenario: parse(t, ""), DSN: fmt.Sprintf("redis://app:wrong@%s/0", inst.Addr())})
+	if err == nil || !strings.Contains(err.Error(), inst.Addr()) || strings.Contains(err.Error(), "wrong@") {
+		t.Errorf("Open with a wrong password: %v", err)
 	}
 }

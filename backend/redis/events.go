@@ -2,11 +2,13 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/firedrill/firedrill/backend"
@@ -60,8 +62,15 @@ func (tg *target) restoreSettings(ctx context.Context, when string, wait time.Du
 	for _, r := range restored {
 		tg.logf("restored %s %s", when, r)
 	}
+	var refused *redisconn.Error
 	switch {
 	case err == nil:
+		return nil
+	case len(restored) == 0 && errors.As(err, &refused) && (refused.Prefix() == "NOPERM" || strings.HasPrefix(refused.Msg, "ERR unknown command")):
+		// A user whose ACL forbids reading firedrill's record (or
+		// CONFIG) cannot have had settings changed by firedrill either:
+		// its settings events would have failed to record first.
+		tg.logf("note: %s: %v; nothing firedrill changed can be recorded there, so there is nothing to restore", when, err)
 		return nil
 	case len(restored) > 0 || when == "after the run":
 		return fmt.Errorf("%s: %w (run `firedrill restore --dsn …` once the server answers)", when, err)

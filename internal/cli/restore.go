@@ -26,11 +26,16 @@ restores them before it starts, and this command does it now.
 On Redis the changes are CONFIG SETs, recorded in the hash
 firedrill:settings_restore of the URL's database (--schema does not apply).
 
+On MariaDB and MySQL they are SET GLOBALs, recorded in the table
+settings_restore of firedrill's database (--schema names it, as the
+scenario's setup.schema does).
+
 A setting changed since by someone else is left alone and said so. Exit code
 0 when everything recorded was restored (or nothing was), 1 otherwise.`,
 		Example: `  firedrill restore --dsn postgres://admin@db:5432/stage
   firedrill restore --dsn "host=/run/postgresql dbname=app" --schema drills
-  firedrill restore --dsn redis://:PASSWORD@cache:6379/0`,
+  firedrill restore --dsn redis://:PASSWORD@cache:6379/0
+  firedrill restore --dsn mysql://admin:PASSWORD@db:3306/shop`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dsn == "" {

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ func (s *latency) Sample(ctx context.Context) (map[string]float64, any, error) {
 		values[rm.LatencyMax(e.event)] = float64(maxMS)
 		s.seen[e.event] = max(before, e.unix)
 	}
-	slices.SortFunc(occurrences, func(a, b rm.LatencyEvent) int { return int(a.Unix - b.Unix) })
+	slices.SortFunc(occurrences, func(a, b rm.LatencyEvent) int { return cmp.Compare(a.Unix, b.Unix) })
 	if len(occurrences) == 0 {
 		return values, nil, nil
 	}

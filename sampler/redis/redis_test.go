@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,5 +205,52 @@ func TestSamplersReconnect(t *testing.T) {
 			t.Fatalf("INFO still fails 10 s after the restart: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// A server that stops answering (SIGSTOP: frozen, as on a stalled disk)
+// makes a sampler fail within its timeout with an error Unanswered
+// recognises; an error reply from the server is not one.
+func TestUnansweredOnAFrozenServer(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	inst, err := redisinstance.Start(ctx, redisinstance.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = inst.Stop() })
+	set, err := New(ctx, redisconn.Config{Network: "unix", Addr: inst.Socket()}, Options{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	if _, err := set.session.do(ctx, "NO-SUCH-COMMAND"); err == nil || Unanswered(err) {
+		t.Errorf("an error reply: %v, Unanswered %v", err, Unanswered(err))
+	}
+	pid := inst.PID()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	begin := time.Now()
+	_, _, err = set.Samplers()[0].Sample(ctx)
+	if took := time.Since(begin); took > 3*time.Second {
+		t.Errorf("the sample took %s with a 300 ms timeout", took)
+	}
+	if err == nil || !Unanswered(err) {
+		t.Errorf("frozen server: %v, Unanswered %v", err, Unanswered(err))
+	}
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// Thawed, it answers again (on a new connection).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, _, err := set.Samplers()[0].Sample(ctx); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("after SIGCONT: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -20,7 +20,6 @@ const (
 	comQuery       = 0x03
 	comStmtPrepare = 0x16
 	comStmtExecute = 0x17
-	comStmtClose   = 0x19
 )
 
 // Server status flags.
@@ -31,23 +30,21 @@ const (
 
 // Column types of the binary protocol.
 const (
-	typeDecimal    = 0x00
-	typeTiny       = 0x01
-	typeShort      = 0x02
-	typeLong       = 0x03
-	typeFloat      = 0x04
-	typeDouble     = 0x05
-	typeNull       = 0x06
-	typeTimestamp  = 0x07
-	typeLongLong   = 0x08
-	typeInt24      = 0x09
-	typeDate       = 0x0A
-	typeTime       = 0x0B
-	typeDateTime   = 0x0C
-	typeYear       = 0x0D
-	typeVarString  = 0xFD
-	flagUnsigned   = 0x20
-	flagBinaryCols = 0x80 // unused: values are decoded by type
+	typeTiny      = 0x01
+	typeShort     = 0x02
+	typeLong      = 0x03
+	typeFloat     = 0x04
+	typeDouble    = 0x05
+	typeNull      = 0x06
+	typeTimestamp = 0x07
+	typeLongLong  = 0x08
+	typeInt24     = 0x09
+	typeDate      = 0x0A
+	typeTime      = 0x0B
+	typeDateTime  = 0x0C
+	typeYear      = 0x0D
+	typeVarString = 0xFD
+	flagUnsigned  = 0x20
 )
 
 // conn is one client's session.
@@ -74,9 +71,14 @@ type conn struct {
 	pbuf  []byte // parameter values, back to back
 	ends  []int  // where each parameter ends in pbuf
 	stmts map[*script.SQL]*stmt
-	gset  map[*script.SQL]*gsetTarget
-	cols  []column // the binary result's columns, reused
-	num   []byte   // formatting scratch
+	// byText shares one prepared statement among the commands of the
+	// same text (sysbench's ten point selects are one statement), so a
+	// session holds as few as it can of the server's
+	// max_prepared_stmt_count.
+	byText map[string]*stmt
+	gset   map[*script.SQL]*gsetTarget
+	cols   []column // the binary result's columns, reused
+	num    []byte   // formatting scratch
 }
 
 var _ engine.Conn = (*conn)(nil)
@@ -224,8 +226,13 @@ func (c *conn) prepare(q *script.SQL) (*stmt, error) {
 	if q.Compound {
 		return nil, errors.New("cannot run a compound (\\;) command with the prepared protocol")
 	}
+	c.text = appendPlaceholders(c.text[:0], q)
+	if st := c.byText[string(c.text)]; st != nil {
+		c.stmts[q] = st
+		return st, nil
+	}
 	at := c.command(comStmtPrepare)
-	c.wbuf = appendPlaceholders(c.wbuf, q)
+	c.wbuf = append(c.wbuf, c.text...)
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
 		return nil, err
@@ -236,7 +243,7 @@ func (c *conn) prepare(q *script.SQL) (*stmt, error) {
 	}
 	switch {
 	case firstByte(p) == 0xFF:
-		return nil, c.serverError(parseErr(p, true))
+		return nil, c.serverError(parseErr(p))
 	case firstByte(p) != 0x00 || len(p) < 9:
 		return nil, c.fail(fmt.Errorf("protocol error: unexpected reply 0x%02x to COM_STMT_PREPARE", firstByte(p)))
 	}
@@ -259,6 +266,10 @@ func (c *conn) prepare(q *script.SQL) (*stmt, error) {
 		}
 	}
 	c.stmts[q] = st
+	if c.byText == nil {
+		c.byText = make(map[string]*stmt)
+	}
+	c.byText[string(c.text)] = st
 	return st, nil
 }
 
@@ -309,7 +320,7 @@ func (c *conn) readResults(q *script.SQL, vars *script.Vars, binaryRows bool) er
 			c.readOK(p)
 			rows = 0
 		case 0xFF:
-			return c.serverError(parseErr(p, true)) // nothing follows an error
+			return c.serverError(parseErr(p)) // nothing follows an error
 		case 0xFB: // LOCAL INFILE request: refuse it with an empty file
 			at := c.startPacket()
 			c.endPacket(at)
@@ -418,7 +429,7 @@ func (c *conn) readResultSet(ncol int, q *script.SQL, vars *script.Vars, binaryR
 			return rows, nil
 		case h == 0xFF:
 			c.status &^= statusMoreResults
-			return rows, c.serverError(parseErr(p, true))
+			return rows, c.serverError(parseErr(p))
 		}
 		rows++
 		if target == nil || !g.All && rows > 1 {

@@ -411,7 +411,8 @@ func TestSessionSettings(t *testing.T) {
 func TestEngineRun(t *testing.T) {
 	src := "\\set k random(1, 3)\nSELECT v FROM kv WHERE k = :k;\nBEGIN;\nUPDATE locked SET v = v + 1 WHERE id = :k - 1;\nCOMMIT;\n"
 	forEachMode(t, func(t *testing.T, mode string) {
-		for _, goroutines := range []bool{false, true} {
+		for _, v := range []struct{ goroutines, reconnect bool }{{false, false}, {true, false}, {false, true}} {
+			goroutines := v.goroutines
 			syms := script.NewSymbols()
 			s, err := script.ParseDialect("run.sql", []byte(src), syms, script.MySQL)
 			if err != nil {
@@ -426,13 +427,86 @@ func TestEngineRun(t *testing.T) {
 			res, err := engine.Run(context.Background(), target, engine.Config{
 				Scripts: []*script.Script{s}, Symbols: syms, Clients: 4, Threads: 2,
 				Transactions: 200, Goroutines: goroutines, MaxTries: 10,
+				Connect: v.reconnect, // -C: a session per transaction, opened on the loop
 			})
 			if err != nil {
-				t.Fatalf("goroutines %v: %v", goroutines, err)
+				t.Fatalf("%+v: %v", v, err)
 			}
 			if res.Totals.Total.Count != 800 {
-				t.Errorf("goroutines %v: %d transactions, want 800", goroutines, res.Totals.Total.Count)
+				t.Errorf("%+v: %d transactions, want 800", v, res.Totals.Total.Count)
+			}
+			if v.reconnect && res.Connections != 800 {
+				t.Errorf("-C: %d connections, want 800", res.Connections)
 			}
 		}
 	})
+}
+
+// TestKilledSessionsOnTheLoop: sessions killed during a run (on the
+// event loop) count as lost connections (08006), reconnect and go on.
+func TestKilledSessionsOnTheLoop(t *testing.T) {
+	forEachMode(t, func(t *testing.T, mode string) {
+		syms := script.NewSymbols()
+		s, err := script.ParseDialect("sleep.sql", []byte("SELECT SLEEP(0.02) AS slept;\n"), syms, script.MySQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := baseConfig()
+		cfg.Mode = mode
+		target, err := mdbtarget.NewTarget(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		killer := connect(t, mdbtarget.ModeSimple)
+		go func() {
+			time.Sleep(700 * time.Millisecond)
+			vars := script.NewVars(script.NewSymbols())
+			// Every session running the workload's statement, in one go.
+			_ = execScript(killer, "SELECT GROUP_CONCAT(ID) AS ids FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(0.02)%' \\gset\n", vars)
+			ids, _ := vars.Text(vars.Symbols().Ref("ids"))
+			for _, id := range strings.Split(ids, ",") {
+				if id != "" {
+					_ = execScript(killer, "KILL "+id+";", nil)
+				}
+			}
+		}()
+		res, err := engine.Run(context.Background(), target, engine.Config{
+			Scripts: []*script.Script{s}, Symbols: syms, Clients: 2, Threads: 1,
+			Duration: 2 * time.Second, ContinueOnError: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost := int64(0)
+		for _, e := range res.Errors {
+			if e.Code != engine.CodeConnection {
+				t.Errorf("error %s: %s; want only lost connections", e.Code, e.Message)
+			}
+			lost += e.Count
+		}
+		if lost == 0 {
+			t.Fatal("no lost connection counted after KILL")
+		}
+		if res.Totals.Total.Count < 20 {
+			t.Errorf("%d transactions in 2 s: the clients did not go on after reconnecting", res.Totals.Total.Count)
+		}
+	})
+}
+
+// TestPreparedOncePerText: commands of the same text share one prepared
+// statement per session, as sysbench's repeated point selects do.
+func TestPreparedOncePerText(t *testing.T) {
+	c := connect(t, mdbtarget.ModePrepared)
+	syms := script.NewSymbols()
+	vars := script.NewVars(syms)
+	vars.SetInt(syms.Ref("k"), 3)
+	src := "SELECT v FROM kv WHERE k = :k;\nSELECT v FROM kv WHERE k = :k;\nSELECT v FROM kv WHERE k = :k;\n" +
+		"SHOW SESSION STATUS LIKE 'Com_stmt_prepare' \\gset\n"
+	if err := execScript(c, src, vars); err != nil {
+		t.Fatal(err)
+	}
+	// One for the three selects, one for the SHOW itself.
+	if got := text(t, vars, "Value"); got != "2" {
+		t.Errorf("Com_stmt_prepare = %s, want 2", got)
+	}
 }

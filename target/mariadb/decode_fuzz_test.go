@@ -3,7 +3,9 @@ package mariadb
 import (
 	"encoding/binary"
 	"errors"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
@@ -69,7 +71,18 @@ func decodeSeeds() [][]byte {
 	eof = append(eof, packet(3, 0xFE, 0, 0, 2, 0)...)
 	eof = append(eof, packet(4, lenencStr("-1")...)...)
 	eof = append(eof, packet(5, 0xFE, 0, 0, 2, 0)...)
-	return [][]byte{text, errReply, ok, bin, multi, eof, {0}, {3, 0xFB}}
+	greeting := []byte{10}
+	greeting = append(greeting, "10.11.19-MariaDB\x00"...)
+	greeting = append(greeting, 7, 0, 0, 0)    // connection id
+	greeting = append(greeting, "abcdefgh"...) // scramble, part 1
+	greeting = append(greeting, 0, 0xFE, 0xF7, 45, 2, 0, 0xFF, 0x81, 21)
+	greeting = append(greeting, make([]byte, 10)...)   // reserved
+	greeting = append(greeting, "ijklmnopqrst\x00"...) // scramble, part 2
+	greeting = append(greeting, "mysql_native_password\x00"...)
+	hello := append([]byte{8}, packet(0, greeting...)...)
+	switchReq := append(append([]byte(nil), hello...), packet(2, append([]byte{0xFE}, "mysql_native_password\x00abcdefghijklmnopqrst\x00"...)...)...)
+	refused := append([]byte{8}, packet(0, append([]byte{0xFF, 0x10, 0x04}, "Too many connections"...)...)...)
+	return [][]byte{text, errReply, ok, bin, multi, eof, {0}, {3, 0xFB}, hello, switchReq, refused}
 }
 
 // FuzzDecodeResponse feeds arbitrary server replies to the response
@@ -94,6 +107,21 @@ func FuzzDecodeResponse(f *testing.F) {
 		}
 		if mode&2 != 0 {
 			c.caps &^= capDeprecateEOF
+		}
+		if mode&8 != 0 {
+			// A greeting and what follows it: the handshake and
+			// authentication. Answers go to /dev/null.
+			devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer devNull.Close()
+			c.fd, c.p = int(devNull.Fd()), blockingPoller{timeout: time.Second}
+			c.t.cfg = Config{User: "u", Password: "p", Database: "d", AppName: "fuzz"}
+			if err := c.handshake(time.Time{}); err == nil && c.caps&capProtocol41 == 0 {
+				t.Fatal("handshake accepted a server without protocol 4.1")
+			}
+			return
 		}
 		syms := script.NewSymbols()
 		vars := script.NewVars(syms)

@@ -23,16 +23,15 @@ func (e *ServerError) code() string { return e.SQLState + "/" + strconv.Itoa(int
 
 // Server error numbers the target treats specially.
 const (
-	erCheckRead         = 1020 // record has changed since last read (a snapshot conflict)
-	erServerShutdown    = 1053
-	erLockWaitTimeout   = 1205
-	erLockDeadlock      = 1213
-	erConnectionKilled  = 1927
-	erUnknownStmtHandle = 1243
+	erCheckRead        = 1020 // record has changed since last read (a snapshot conflict)
+	erServerShutdown   = 1053
+	erLockWaitTimeout  = 1205
+	erLockDeadlock     = 1213
+	erConnectionKilled = 1927
 )
 
 // parseErr reads an ERR packet (its first byte is 0xFF).
-func parseErr(p []byte, protocol41 bool) *ServerError {
+func parseErr(p []byte) *ServerError {
 	e := &ServerError{SQLState: "HY000"}
 	if len(p) < 3 {
 		e.Message = "malformed error packet"
@@ -44,7 +43,6 @@ func parseErr(p []byte, protocol41 bool) *ServerError {
 		e.SQLState = string(msg[1:6])
 		msg = msg[6:]
 	}
-	_ = protocol41
 	e.Message = string(msg)
 	return e
 }

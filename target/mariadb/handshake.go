@@ -49,7 +49,7 @@ func (c *conn) handshake(deadline time.Time) error {
 		return c.connectError(err)
 	}
 	if len(greeting) > 0 && greeting[0] == 0xFF {
-		return c.connectError(parseErr(greeting, false)) // e.g. too many connections, host blocked
+		return c.connectError(parseErr(greeting)) // e.g. too many connections, host blocked
 	}
 	if len(greeting) < 1 || greeting[0] != 10 {
 		return c.connectError(fmt.Errorf("protocol error: greeting version %d, want 10", firstByte(greeting)))
@@ -151,7 +151,7 @@ func (c *conn) authenticate(plugin string, scramble []byte) error {
 			c.readOK(p)
 			return nil
 		case 0xFF:
-			return c.connectError(parseErr(p, c.caps&capProtocol41 != 0))
+			return c.connectError(parseErr(p))
 		case 0xFE: // auth switch: another plugin, a new scramble
 			if len(p) == 1 {
 				return c.connectError(errors.New("server asks for the old (pre-4.1) password protocol, which is not supported"))

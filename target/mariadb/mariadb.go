@@ -44,8 +44,11 @@ const (
 
 // Config says how to reach the server and what each session sets up.
 type Config struct {
-	Network                  string // "tcp" (default) or "unix"
-	Addr                     string // host:port, or the socket's path
+	Network string // "tcp" (default) or "unix"
+	Addr    string // host:port, or the socket's path
+	// User and Password authenticate (mysql_native_password, or
+	// caching_sha2_password when the server has the user cached);
+	// Database is the default database, "" for none.
 	User, Password, Database string
 	// Mode is ModeSimple (default) or ModePrepared.
 	Mode string

@@ -39,7 +39,7 @@ func (c *conn) fill() error {
 		c.rpos = 0
 	}
 	if c.rend == len(c.rbuf) {
-		c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
+		c.rbuf = append(c.rbuf, make([]byte, max(len(c.rbuf), 4096))...)
 	}
 	if c.fd < 0 {
 		return c.fail(errClosed) // a decoder fed from memory ran out

@@ -142,7 +142,9 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		replies, err := c.Pipeline(dialCtx, hello...)
 		if err == nil {
 			for n, r := range replies {
-				if r.Err != nil {
+				// A user whose ACL forbids CLIENT SETNAME goes unnamed:
+				// the name only tells firedrill's sessions apart.
+				if r.Err != nil && !(hello[n][0] == "CLIENT" && r.Err.Prefix() == "NOPERM") {
 					err = fmt.Errorf("%s: %w", hello[n][0], r.Err)
 					break
 				}

@@ -65,10 +65,21 @@ func connect(ctx context.Context, env *event.Env, eventName string) (*redisconn.
 	return redisconn.Dial(ctx, cfg)
 }
 
-// SessionName is the CLIENT SETNAME of an event's connection (a name may
-// hold no spaces).
+// SessionName is the CLIENT SETNAME of an event's connection.
 func SessionName(eventName string) string {
-	return sessionPrefix + "event:" + strings.Join(strings.Fields(eventName), "_")
+	return clientName(sessionPrefix + "event:" + eventName)
+}
+
+// clientName is name as CLIENT SETNAME takes it, which refuses spaces and
+// characters outside printable ASCII: each becomes '-', as target/redis
+// does with a workload's name.
+func clientName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '-'
+		}
+		return r
+	}, name)
 }
 
 // errorf wraps err with the event's kind and name.

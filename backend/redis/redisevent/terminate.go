@@ -112,6 +112,7 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 		} else {
 			want = "firedrill:" + e.workload
 		}
+		want = clientName(want)
 	}
 	r, err := c.Do(ctx, "CLIENT", "LIST", "TYPE", typ)
 	if err != nil {

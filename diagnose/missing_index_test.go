@@ -117,6 +117,11 @@ func TestRecommendIndex(t *testing.T) {
 		{"(x.a = y.b)", nil, "", ""},
 		{"deleted_at is not null and kind = $1", []string{"id"}, "CREATE INDEX CONCURRENTLY ON a (kind, id) WHERE deleted_at IS NOT NULL;", "(deleted_at, kind, id)"},
 		{"n BETWEEN $1 AND $2", nil, "CREATE INDEX CONCURRENTLY ON a (n);", ""},
+		// No index returns rows in random order: the sort adds nothing,
+		// and alone it is no index at all (issue 11).
+		{"", []string{"(random())"}, "", ""},
+		{"(price = $1)", []string{"(random())"}, "CREATE INDEX CONCURRENTLY ON a (price);", ""},
+		{"", []string{"random()"}, "", ""},
 	}
 	for _, tc := range tests {
 		got := recommendIndex("a", []string{tc.filter}, tc.sort, rel{names: []string{"a"}, bareOK: true})

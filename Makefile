@@ -46,10 +46,11 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzSplitStatements$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
 	$(GO) test -run='^$$' -fuzz='^FuzzEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
 
-bench: build ## ratios vs the real pgbench, and sampler overhead (sampled/unsampled TPS), on embedded servers
+bench: build ## ratios vs the real pgbench and redis-benchmark, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench
 	$(GO) run ./bench/vs-sysbench
 	$(GO) run ./bench/sampler-overhead
+	$(GO) run ./bench/vs-redis-benchmark
 
 demo: build ## a real 4-minute multixact scenario on a throwaway PostgreSQL: timeline, findings, run directory
 	$(BIN) run examples/multixact.yaml

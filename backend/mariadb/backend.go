@@ -36,7 +36,7 @@ const Kind = "mariadb"
 
 // errorCodes is what the target's error codes are: SQLSTATE and the
 // server's error number ("40001/1213").
-const errorCodes = "SQLSTATE/error"
+const errorCodes = "SQLSTATE/number"
 
 // settingsSource is the timeline source of the settings snapshots.
 const settingsSource = "mariadb_variables"

@@ -343,3 +343,35 @@ func TestExtendedModeRefused(t *testing.T) {
 		t.Errorf("Preflight of mode: prepared = %v", err)
 	}
 }
+
+func TestParseDSN(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		dsn, net, addr, user, database, err string
+	}{
+		{dsn: "mysql://app:pw@127.0.0.1:3307/shop", net: "tcp", addr: "127.0.0.1:3307", user: "app", database: "shop"},
+		{dsn: "mariadb://app@db/shop", net: "tcp", addr: "db:3306", user: "app", database: "shop"},
+		{dsn: "mysql://app:pw@localhost/shop?socket=/run/mysqld/mysqld.sock", net: "unix", addr: "/run/mysqld/mysqld.sock", user: "app", database: "shop"},
+		{dsn: "mysql://app:pw@[::1]:3306/", net: "tcp", addr: "[::1]:3306", user: "app"},
+		{dsn: "mysql://127.0.0.1/shop", err: "names no user"},
+		{dsn: "mysql://app@127.0.0.1/shop?tls=true", err: "does not speak TLS yet"},
+		{dsn: "mysql://app@127.0.0.1/shop?charset=latin1", err: `the parameter "charset"`},
+		{dsn: "postgres://app@127.0.0.1/shop", err: "must start with mysql://"},
+	}
+	for _, test := range tests {
+		got, err := parseDSN(test.dsn)
+		if test.err != "" {
+			if err == nil || !strings.Contains(err.Error(), test.err) {
+				t.Errorf("parseDSN(%s) = %v, want an error saying %q", test.dsn, err, test.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseDSN(%s): %v", test.dsn, err)
+			continue
+		}
+		if got.cfg.Net != test.net || got.cfg.Addr != test.addr || got.cfg.User != test.user || got.Database != test.database {
+			t.Errorf("parseDSN(%s) = %s %s %s %s", test.dsn, got.cfg.Net, got.cfg.Addr, got.cfg.User, got.Database)
+		}
+	}
+}

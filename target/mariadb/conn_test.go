@@ -458,16 +458,27 @@ func TestKilledSessionsOnTheLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		killer := connect(t, mdbtarget.ModeSimple)
+		killed := make(chan int, 1)
 		go func() {
-			time.Sleep(700 * time.Millisecond)
-			vars := script.NewVars(script.NewSymbols())
-			// Every session running the workload's statement, in one go.
-			_ = execScript(killer, "SELECT GROUP_CONCAT(ID) AS ids FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(0.02)%' \\gset\n", vars)
-			ids, _ := vars.Text(vars.Symbols().Ref("ids"))
-			for _, id := range strings.Split(ids, ",") {
-				if id != "" {
-					_ = execScript(killer, "KILL "+id+";", nil)
+			n := 0
+			defer func() { killed <- n }()
+			time.Sleep(500 * time.Millisecond)
+			// Every session running the workload's statement, once some
+			// are found.
+			for range 50 {
+				vars := script.NewVars(script.NewSymbols())
+				_ = execScript(killer, "SELECT GROUP_CONCAT(ID) AS ids FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(0.02)%' \\gset\n", vars)
+				ids, _ := vars.Text(vars.Symbols().Ref("ids"))
+				if ids == "" {
+					time.Sleep(10 * time.Millisecond)
+					continue
 				}
+				for _, id := range strings.Split(ids, ",") {
+					if execScript(killer, "KILL "+id+";", nil) == nil {
+						n++
+					}
+				}
+				return
 			}
 		}()
 		res, err := engine.Run(context.Background(), target, engine.Config{
@@ -484,8 +495,8 @@ func TestKilledSessionsOnTheLoop(t *testing.T) {
 			}
 			lost += e.Count
 		}
-		if lost == 0 {
-			t.Fatal("no lost connection counted after KILL")
+		if n := <-killed; lost == 0 {
+			t.Fatalf("no lost connection counted after %d sessions were killed", n)
 		}
 		if res.Totals.Total.Count < 20 {
 			t.Errorf("%d transactions in 2 s: the clients did not go on after reconnecting", res.Totals.Total.Count)
@@ -509,4 +520,51 @@ func TestPreparedOncePerText(t *testing.T) {
 	if got := text(t, vars, "Value"); got != "2" {
 		t.Errorf("Com_stmt_prepare = %s, want 2", got)
 	}
+}
+
+// TestDeadlocksRetried: deadlocks in a run are retried and counted as
+// pgbench counts PostgreSQL's, under their code.
+func TestDeadlocksRetried(t *testing.T) {
+	src := `\set a random(1, 2)
+\set b 3 - :a
+BEGIN;
+UPDATE locked SET v = v + 1 WHERE id = :a;
+SELECT SLEEP(0.005);
+UPDATE locked SET v = v + 1 WHERE id = :b;
+COMMIT;
+`
+	forEachMode(t, func(t *testing.T, mode string) {
+		syms := script.NewSymbols()
+		s, err := script.ParseDialect("deadlock.sql", []byte(src), syms, script.MySQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := baseConfig()
+		cfg.Mode = mode
+		target, err := mdbtarget.NewTarget(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := engine.Run(context.Background(), target, engine.Config{
+			Scripts: []*script.Script{s}, Symbols: syms, Clients: 4, Threads: 1,
+			Duration: 2 * time.Second, MaxTries: 100, ContinueOnError: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tot := res.Totals.Total
+		if tot.Retries == 0 || tot.Count == 0 {
+			t.Fatalf("%d transactions, %d retries: want deadlocks retried", tot.Count, tot.Retries)
+		}
+		for _, e := range res.Errors {
+			if e.Code != "40001/1213" {
+				t.Errorf("error %s (%s); want only deadlocks", e.Code, e.Message)
+			}
+		}
+		// Only a transaction being retried when the run ended may fail
+		// for good, as in pgbench.
+		if tot.Failures() > 4 {
+			t.Errorf("%d transactions failed for good with 100 tries", tot.Failures())
+		}
+	})
 }

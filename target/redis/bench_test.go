@@ -118,3 +118,23 @@ func BenchmarkReplyEnd(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncodeLiteral is BenchmarkEncode for a command without
+// variables (redis-benchmark's SET).
+func BenchmarkEncodeLiteral(b *testing.B) {
+	syms := script.NewSymbols()
+	sc, err := script.ParseDialect("e.redis", []byte("SET key:__rand_int__ xxx\n"), syms, script.Redis)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vars := script.NewVars(syms)
+	c := &conn{}
+	rc := sc.Commands[0].Redis
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.wbuf, c.queued = c.wbuf[:0], 0
+		if err := c.encode(rc, vars); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -27,6 +27,12 @@ type conn struct {
 	rpos, rend int
 	wbuf       []byte
 	arg        []byte // an argument with variables, rendered
+	// literal caches the encoding of commands without variables, in
+	// slots chosen by the command's address.
+	literal [64]struct {
+		rc  *script.RedisCommand
+		enc []byte
+	}
 	// fresh says a request was just sent, so its answer is almost never
 	// there yet: wait for the socket before reading rather than spend a
 	// read on EAGAIN.
@@ -63,14 +69,16 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 	defer func() { c.p = p }()
 	c.wbuf = append(c.wbuf[:0], cmds...)
 	c.queued = n
+	// The session is not open until the server answered: failing here is
+	// failing to connect.
 	if err := c.flush(); err != nil {
-		return err
+		return c.connectError()
 	}
 	var first error
 	for c.owed > 0 {
 		reply, err := c.readReply()
 		if err != nil {
-			return err
+			return c.connectError()
 		}
 		if isError(reply) && first == nil {
 			msg := errorText(reply)
@@ -78,6 +86,11 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 		}
 	}
 	return first
+}
+
+// connectError is the error of a session that broke during its setup.
+func (c *conn) connectError() error {
+	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", c.addr, c.broken)}
 }
 
 func (c *conn) fail(err error) error {
@@ -151,10 +164,17 @@ func (c *conn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) e
 
 // encode appends the command to wbuf.
 func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
+	p := uintptr(unsafe.Pointer(rc))
+	cached := &c.literal[(p>>6^p>>12)%uintptr(len(c.literal))]
+	if cached.rc == rc {
+		c.wbuf = append(c.wbuf, cached.enc...)
+		c.queued++
+		c.track(rc.Name)
+		return nil
+	}
 	start := len(c.wbuf)
-	b := append(c.wbuf, '*')
-	b = strconv.AppendInt(b, int64(len(rc.Args)), 10)
-	b = append(b, '\r', '\n')
+	b := appendLength(append(c.wbuf, '*'), len(rc.Args))
+	literal := true
 	for i := range rc.Args {
 		a := &rc.Args[i]
 		val := a.Literal
@@ -166,16 +186,36 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 				return fmt.Errorf("undefined variable %q in argument %d", vars.Symbols().Name(unset), i+1)
 			}
 			val = unsafe.String(unsafe.SliceData(c.arg), len(c.arg))
+			literal = false
 		}
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(val)), 10)
-		b = append(b, '\r', '\n')
+		b = appendLength(append(b, '$'), len(val))
 		b = append(b, val...)
 		b = append(b, '\r', '\n')
 	}
 	c.wbuf = b
 	c.queued++
-	switch rc.Name {
+	if literal {
+		// A command without variables is sent as the same bytes every
+		// time: keep them (a slot's buffer is reused, so that commands
+		// sharing a slot cost encoding, not allocation).
+		cached.rc = rc
+		cached.enc = append(cached.enc[:0], b[start:]...)
+	}
+	c.track(rc.Name)
+	return nil
+}
+
+// appendLength appends a RESP length and its CRLF.
+func appendLength(b []byte, n int) []byte {
+	if n < 10 {
+		return append(b, byte('0'+n), '\r', '\n')
+	}
+	return append(strconv.AppendInt(b, int64(n), 10), '\r', '\n')
+}
+
+// track follows the commands that open and close transactions.
+func (c *conn) track(name string) {
+	switch name {
 	case "MULTI":
 		c.multi = true
 	case "EXEC", "DISCARD":
@@ -185,7 +225,6 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 	case "UNWATCH":
 		c.watching = false
 	}
-	return nil
 }
 
 // flush writes wbuf.

@@ -3,6 +3,7 @@ package redistarget
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -258,6 +259,27 @@ func TestConnectionSetup(t *testing.T) {
 	if code(err) != "NOAUTH" {
 		t.Errorf("no password: %q %v", code(err), err)
 	}
+	// A server that accepts but never answers: the handshake gives up at
+	// the connect timeout, as a failure to connect.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	start := time.Now()
+	err = connectAs(Config{Addr: l.Addr().String(), AppName: "x", ConnectTimeout: 300 * time.Millisecond})
+	if code(err) != engine.CodeConnect || !strings.Contains(err.Error(), "timed out") || time.Since(start) > 3*time.Second {
+		t.Errorf("silent server: %q %v after %v", code(err), err, time.Since(start))
+	}
 	// Nothing listening: a connect error naming the address.
 	err = connectAs(Config{Network: "unix", Addr: srv.Dir() + "/none.sock"})
 	if code(err) != engine.CodeConnect || !strings.Contains(err.Error(), "none.sock") {
@@ -331,4 +353,60 @@ func TestResetEndsTransactions(t *testing.T) {
 	if got := s.get("r"); got != "" {
 		t.Fatalf("EXEC after a watched change stored %q", got)
 	}
+}
+
+// TestLargeReplies reads replies larger than the read buffer: a 1 MB
+// value and a 20,000-element array, in and out of a pipeline.
+func TestLargeReplies(t *testing.T) {
+	srv := startServer(t)
+	big := strings.Repeat("0123456789", 100_000)
+	if got := srv.do(t, "SET", "big", big); got != "+OK\r\n" {
+		t.Fatalf("SET big: %q", got)
+	}
+	args := []string{"RPUSH", "list"}
+	for i := range 20_000 {
+		args = append(args, strings.Repeat("e", i%50))
+	}
+	srv.do(t, args...)
+	s := connect(t, Config{Addr: srv.Addr()})
+	s.must("GET big \\gset v\nLRANGE list 0 -1\n\\startpipeline\nGET big\nLRANGE list 0 -1\nGET big\n\\endpipeline\nLLEN list \\gset n\n")
+	if got := s.get("v"); got != big {
+		t.Fatalf("GET big: %d bytes, want %d", len(got), len(big))
+	}
+	if got := s.get("n"); got != "20000" {
+		t.Fatalf("LLEN = %q", got)
+	}
+}
+
+// TestServerStateErrors checks the codes of errors a stressed server
+// gives: OOM above maxmemory, BUSY while a script runs too long.
+func TestServerStateErrors(t *testing.T) {
+	srv := startServer(t, redis.Options{Settings: map[string]string{"busy-reply-threshold": "100"}})
+	s := connect(t, Config{Network: "unix", Addr: srv.Socket()})
+
+	srv.do(t, "CONFIG", "SET", "maxmemory", "1")
+	err := s.run("SET k v\n")
+	if code(err) != "OOM" {
+		t.Errorf("SET above maxmemory: %q %v", code(err), err)
+	}
+	srv.do(t, "CONFIG", "SET", "maxmemory", "0")
+
+	done := make(chan string, 1)
+	go func() {
+		reply, err := srv.try("EVAL", "while true do end", "0")
+		if err != nil {
+			reply = err.Error()
+		}
+		done <- reply
+	}()
+	time.Sleep(300 * time.Millisecond)
+	err = s.run("PING\n")
+	if code(err) != "BUSY" {
+		t.Errorf("PING during a long script: %q %v", code(err), err)
+	}
+	srv.do(t, "SCRIPT", "KILL")
+	if got := <-done; !strings.HasPrefix(got, "-") {
+		t.Errorf("killed script replied %q", got)
+	}
+	s.must("PING\n")
 }

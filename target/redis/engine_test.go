@@ -83,7 +83,7 @@ func TestEngineCountsErrorsByCode(t *testing.T) {
 	defer cancel()
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		srv.do(t, "CLIENT", "KILL", "SKIPME", "yes", "TYPE", "normal")
+		_, _ = srv.try("CLIENT", "KILL", "SKIPME", "yes", "TYPE", "normal")
 	}()
 	res, err := engine.Run(ctx, target, engine.Config{
 		Scripts: []*script.Script{sc}, Symbols: syms, Clients: 4, Duration: 800 * time.Millisecond,

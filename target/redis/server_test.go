@@ -1,6 +1,7 @@
 package redistarget
 
 import (
+	"fmt"
 	"net"
 	"os/exec"
 	"testing"
@@ -42,9 +43,18 @@ func startServer(tb testing.TB, opts ...redis.Options) *testServer {
 // and returns the raw reply.
 func (s *testServer) do(tb testing.TB, args ...string) string {
 	tb.Helper()
-	c, err := net.Dial("unix", s.Socket())
+	reply, err := s.try(args...)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return reply
+}
+
+// try is do for goroutines other than the test's: it returns its error.
+func (s *testServer) try(args ...string) (string, error) {
+	c, err := net.Dial("unix", s.Socket())
+	if err != nil {
+		return "", err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -54,41 +64,41 @@ func (s *testServer) do(tb testing.TB, args ...string) string {
 	}
 	req = appendCommand(req, args...)
 	if _, err := c.Write(req); err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	var buf []byte
 	tmp := make([]byte, 4096)
 	for {
 		n, err := c.Read(tmp)
 		if err != nil {
-			tb.Fatalf("%v: %v", args, err)
+			return "", fmt.Errorf("%v: %w", args, err)
 		}
 		buf = append(buf, tmp[:n]...)
 		if s.Password() != "" {
 			end, err := replyEnd(buf)
 			if err != nil {
-				tb.Fatal(err)
+				return "", err
 			}
 			if end == 0 {
 				continue
 			}
 			if string(buf[:end]) != "+OK\r\n" {
-				tb.Fatalf("AUTH: %q", buf[:end])
+				return "", fmt.Errorf("AUTH: %q", buf[:end])
 			}
 			rest := buf[end:]
 			end, err = replyEnd(rest)
 			if err != nil {
-				tb.Fatal(err)
+				return "", err
 			}
 			if end > 0 {
-				return string(rest[:end])
+				return string(rest[:end]), nil
 			}
 			continue
 		}
 		if end, err := replyEnd(buf); err != nil {
-			tb.Fatal(err)
+			return "", err
 		} else if end > 0 {
-			return string(buf[:end])
+			return string(buf[:end]), nil
 		}
 	}
 }

@@ -85,8 +85,16 @@ func TestHoldTransactionSQLAndTerminate(t *testing.T) {
 	inst := startServer(t, map[string]string{"performance_schema": "ON"})
 	env := embeddedEnv(inst)
 	db := openDB(t, inst)
-	if _, _, err := mustNew(t, `{kind: sql, at: 0s, sql: ["CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 0)"]}`).Run(t.Context(), env, nil); err != nil {
+	if _, _, err := mustNew(t, `{kind: sql, at: 0s, sql: ["CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 0); SELECT 1; INSERT INTO t VALUES (2, 0)"]}`).Run(t.Context(), env, nil); err != nil {
 		t.Fatalf("sql: %v", err)
+	}
+
+	if got := value(t, db, "SELECT COUNT(*) FROM t"); got != "2" {
+		t.Fatalf("rows after the sql event = %s, want 2 (both statements of its second item ran)", got)
+	}
+	// A failing statement after a good one in the same item is an error.
+	if _, _, err := mustNew(t, `{kind: sql, at: 0s, sql: "SELECT 1; SELEC 2"}`).Run(t.Context(), env, nil); err == nil || !strings.Contains(err.Error(), "1064") {
+		t.Errorf("a bad second statement: %v, want a 1064 error", err)
 	}
 
 	// A held transaction holds its row lock and shows in INNODB_TRX.

@@ -43,6 +43,9 @@ func connect(ctx context.Context, env *event.Env, appName string) (*session, err
 		cfg = parsed
 	}
 	cfg.Logger = &mysql.NopLogger{}
+	// An sql event's item may hold several statements ("UPDATE a; UPDATE
+	// b"), as the mysql client would run them.
+	cfg.MultiStatements = true
 	cfg.ConnectionAttributes = "program_name:" + strings.NewReplacer(",", " ", ":", " ").Replace(appName)
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
@@ -78,7 +81,12 @@ func (s *session) exec(ctx context.Context, env *event.Env, statement string) er
 	}()
 	rows, err := s.conn.QueryContext(context.WithoutCancel(ctx), statement)
 	if err == nil {
-		for rows.Next() {
+		for {
+			for rows.Next() {
+			}
+			if !rows.NextResultSet() {
+				break
+			}
 		}
 		err = errors.Join(rows.Err(), rows.Close())
 	}

@@ -514,6 +514,10 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 				}
 				return
 			}
+			if wr.result != nil && wr.result.RefusedClients > 0 {
+				r.logf("workload %s: %d clients could not open a connection at least once; they retried with backoff, waiting %.1f s in all",
+					wr.spec.Name, wr.result.RefusedClients, wr.result.ReconnectWait.Seconds())
+			}
 			if wr.result != nil && wr.result.Backoff > 0 {
 				r.logf("workload %s: clients whose transactions kept failing at once waited %.1f s in all before retrying (backoff)",
 					wr.spec.Name, wr.result.Backoff.Seconds())

@@ -57,7 +57,7 @@ var _ engine.Conn = (*conn)(nil)
 var errClosed = errors.New("server closed the connection unexpectedly")
 
 func newConn(fd int, p engine.Poller, addr string) *conn {
-	return &conn{fd: fd, p: p, addr: addr, rbuf: make([]byte, 16<<10), wbuf: make([]byte, 0, 4096)}
+	return &conn{fd: fd, p: p, addr: addr, rbuf: make([]byte, 8<<10), wbuf: make([]byte, 0, 4096)}
 }
 
 // handshake sends the session's setup commands (AUTH, HELLO, CLIENT
@@ -100,6 +100,10 @@ func (c *conn) fail(err error) error {
 	return &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("redis at %s: %w", c.addr, err)}
 }
 
+// Exec runs one command of a Redis script: a Redis command is sent and
+// its reply read (an error reply returned as *engine.DBError with the
+// reply's code), or queued inside a pipeline, whose replies \endpipeline
+// reads, returning the first error among them.
 func (c *conn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) error {
 	if c.broken != nil {
 		return &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("redis at %s: %w", c.addr, c.broken)}

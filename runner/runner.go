@@ -49,6 +49,9 @@ type Options struct {
 	Command            []string // the command line, for the manifest
 	// Log receives progress lines (server start, setup, events, errors).
 	Log io.Writer
+	// Secret, when set, is told each password the backend made itself
+	// (an embedded server's), for the caller's own masking of Log.
+	Secret func(password string)
 	// OnTick is called after each tick with the intervals and samples
 	// just recorded (for live output and live diagnosis); it runs on the
 	// clock's goroutine and must be quick.
@@ -166,7 +169,13 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 
 	// The target: a throwaway server of its backend, or the given one.
-	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact,
+	secretOf := func(password string) {
+		red.LearnSecret(password)
+		if opts.Secret != nil {
+			opts.Secret(password)
+		}
+	}
+	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
 		AllowOutsideSchema: opts.AllowOutsideSchema, Connections: connections(sc)})
 	if err != nil {
 		return nil, interrupted(ctx, err)

@@ -1,6 +1,7 @@
 package redistarget
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -78,14 +79,32 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 	for c.owed > 0 {
 		reply, err := c.readReply()
 		if err != nil {
+			if first != nil { // the server said why, then hung up (maxclients)
+				return first
+			}
 			return c.connectError()
 		}
 		if isError(reply) && first == nil {
 			msg := errorText(reply)
-			first = &engine.DBError{Code: errorCode(msg), Err: fmt.Errorf("redis at %s: connection setup: %s", c.addr, msg)}
+			first = &engine.DBError{Code: errorCode(msg), Err: fmt.Errorf("redis at %s: connection setup: %s", c.addr, msg),
+				Fault: setupFault(msg)}
 		}
 	}
 	return first
+}
+
+// setupFault says which errors at a session's setup are the server's
+// state rather than the session's mistake: a server at maxclients (which
+// replies so and hangs up) refuses, one loading its data set is not
+// available yet; both are retried as an application's pool would.
+func setupFault(msg []byte) engine.ConnFault {
+	switch {
+	case bytes.HasPrefix(msg, []byte("ERR max number of clients reached")):
+		return engine.Refused
+	case bytes.HasPrefix(msg, []byte("LOADING")):
+		return engine.Unavailable
+	}
+	return engine.NoFault
 }
 
 // connectError is the error of a session that broke during its setup.

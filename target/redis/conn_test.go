@@ -380,6 +380,26 @@ func TestLargeReplies(t *testing.T) {
 
 // TestServerStateErrors checks the codes of errors a stressed server
 // gives: OOM above maxmemory, BUSY while a script runs too long.
+// A server at maxclients replies so and hangs up: the engine must see a
+// refusal to retry, with the server's words, not a broken connection.
+func TestMaxClientsIsARefusal(t *testing.T) {
+	srv := startServer(t, redis.Options{Settings: map[string]string{"maxclients": "1"}})
+	cfg := Config{Network: "unix", Addr: srv.Socket(), AppName: "app"}
+	connect(t, cfg) // the one client it takes
+	target, err := NewTarget(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := target.Connect(context.Background(), 1)
+	if err == nil {
+		conn.Close()
+		t.Fatal("a second client was accepted at maxclients 1")
+	}
+	if f := engine.FaultOf(err); f != engine.Refused || !strings.Contains(err.Error(), "max number of clients") {
+		t.Errorf("at maxclients: %v (fault %v), want the server's refusal", err, f)
+	}
+}
+
 func TestServerStateErrors(t *testing.T) {
 	srv := startServer(t, redis.Options{Settings: map[string]string{"busy-reply-threshold": "100"}})
 	s := connect(t, Config{Network: "unix", Addr: srv.Socket()})

@@ -26,7 +26,7 @@ func (multixactSLRUThrash) ID() string { return "multixact-slru-thrash" }
 
 // Inputs names the sources the rule reads.
 func (multixactSLRUThrash) Inputs() Inputs {
-	return Inputs{AnyOf: []string{pgmetric.SLRU}, Also: []string{pgmetric.Activity, pgmetric.XminHorizon}}
+	return Inputs{AnyOf: []string{pgmetric.SLRU}, Also: []string{pgmetric.Activity, pgmetric.XminHorizon, pgmetric.Functions, pgmetric.ForeignKeys}}
 }
 
 func (r multixactSLRUThrash) Check(run *timeline.Run) []Finding {
@@ -62,6 +62,7 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 		}
 	}
 	patterns := lockSavepointWrites(savepointScripts(run))
+	causes := multixactCauses(run, patterns)
 
 	// Throughput of each workload, before the drop and during it.
 	var tputTexts []string
@@ -82,6 +83,9 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 	}
 	if f.Workload == "" && len(patterns) > 0 {
 		f.Workload = patterns[0].Workload
+	}
+	if f.Workload == "" && len(causes) > 0 {
+		f.Workload = causes[0].Workload
 	}
 	if th.Worst.HitRate < 0.5 && fell {
 		f.Severity = Critical
@@ -109,6 +113,12 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 		}
 		f.Evidence = append(f.Evidence, p.evidence()...)
 	}
+	for i, c := range causes {
+		if i == 3 {
+			break
+		}
+		f.Evidence = append(f.Evidence, c.Evidence...)
+	}
 
 	// The headline, as the issue shows it: the holder, the cache, the cost.
 	var parts []string
@@ -128,6 +138,12 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 		parts = append(parts, fmt.Sprintf("%s locks %s rows %s, then updates them inside a SAVEPOINT",
 			p.Script, p.Table, p.Lock.Stmt.Lock))
 	}
+	for i, c := range causes {
+		if i == 2 {
+			break
+		}
+		parts = append(parts, c.Phrase)
+	}
 	headline := strings.Join(parts, "; ")
 	if len(parts) > 0 && holderText == "" {
 		headline = upperFirst(headline)
@@ -135,7 +151,8 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 	f.Headline = headline
 
 	f.Mechanism = "When a row locked by one transaction is locked or updated by another — including the same " +
-		"transaction's own subtransaction (SAVEPOINT) — its xmax becomes a MultiXactId pointing into pg_multixact, " +
+		"transaction's own subtransaction (SAVEPOINT, a PL/pgSQL EXCEPTION block, pgJDBC's autosave), or another transaction " +
+		"sharing the lock (FOR SHARE, FOR KEY SHARE, a foreign-key check) — its xmax becomes a MultiXactId pointing into pg_multixact, " +
 		"read through small SLRU caches behind global LWLocks. While the xmin horizon is held, vacuum cannot truncate " +
 		"pg_multixact, so it outgrows the caches: hit rate collapses, reads go to disk and every multixact-touching " +
 		"query in the database slows down, including ones on unrelated tables."
@@ -146,9 +163,16 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 			"Spring propagation REQUIRED instead of NESTED), or lock the row in the same (sub)transaction that updates it: "+
 			"line %d's `%s` and line %d's `%s` must not be split by `%s`.",
 			p.Script, p.Lock.Line, shortSQL(p.Lock.Text, 50), p.Write.Line, shortSQL(p.Write.Text, 50), shortSQL(p.Savepoint.Text, 30)))
-	} else {
+	}
+	for i, c := range causes {
+		if i == 2 {
+			break
+		}
+		remedy = append(remedy, c.Remedy)
+	}
+	if len(patterns) == 0 && len(causes) == 0 {
 		remedy = append(remedy, "Find the statements that share row locks (SELECT … FOR SHARE/KEY SHARE, foreign keys, "+
-			"FOR UPDATE followed by an update inside a SAVEPOINT) and avoid the sharing.")
+			"FOR UPDATE followed by an update inside a SAVEPOINT or a PL/pgSQL EXCEPTION block) and avoid the sharing.")
 	}
 	if holderKnown {
 		remedy = append(remedy, holder.remedy())

@@ -3,8 +3,11 @@ package diagnose
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -146,7 +149,9 @@ func Events(run *timeline.Run) []EventSpan {
 	return out
 }
 
-// RunEnd is the time of the run's last record.
+// RunEnd is the time of the run's last record; end-of-run evidence
+// (plans, function bodies), gathered after the load, is not part of the
+// timeline.
 func RunEnd(run *timeline.Run) float64 {
 	end := 0.0
 	if run.Summary != nil {
@@ -156,7 +161,24 @@ func RunEnd(run *timeline.Run) float64 {
 		end = max(end, iv.End)
 	}
 	for _, s := range run.Samples {
-		end = max(end, s.T)
+		if !slices.Contains(pgmetric.Evidence, s.Source) {
+			end = max(end, s.T)
+		}
+	}
+	return end
+}
+
+// LoadEnd is when the load ended: the last interval's end or the
+// summary's duration. A rule whose window is "the whole run" and that
+// reads no sample ends it here, so that its window does not depend on
+// which samplers ran.
+func LoadEnd(run *timeline.Run) float64 {
+	end := 0.0
+	if run.Summary != nil {
+		end = run.Summary.Duration
+	}
+	for _, iv := range run.Intervals {
+		end = max(end, iv.End)
 	}
 	return end
 }

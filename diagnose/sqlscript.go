@@ -342,7 +342,11 @@ func isIdentStart(r rune) bool {
 // sqlTokens splits comment-free SQL into lower-case words (identifiers,
 // possibly qualified with dots and quoted parts kept) and single
 // punctuation characters; literals become a placeholder "'" token.
-func sqlTokens(text string) []string {
+func sqlTokens(text string) []string { return sqlTokensAt(text, nil) }
+
+// sqlTokensAt is sqlTokens, also appending to offsets (when not nil) the
+// byte offset in text of each token.
+func sqlTokensAt(text string, offsets *[]int) []string {
 	var toks []string
 	for i := 0; i < len(text); {
 		c := text[i]
@@ -350,20 +354,20 @@ func sqlTokens(text string) []string {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			i++
 		case c == '\'':
+			toks = appendTok(toks, offsets, i, "'")
 			i = quotedEnd(text, i)
-			toks = append(toks, "'")
 		case c == '$':
 			if tag, ok := dollarTag(text[i:]); ok {
 				end := strings.Index(text[i+len(tag):], tag)
 				if end < 0 {
 					return toks
 				}
+				toks = appendTok(toks, offsets, i, "'")
 				i += len(tag) + end + len(tag)
-				toks = append(toks, "'")
 				continue
 			}
+			toks = appendTok(toks, offsets, i, "$")
 			i++
-			toks = append(toks, "$")
 		case c == '"' || isIdentStart(rune(c)) || c >= 0x80:
 			j := i
 			for j < len(text) {
@@ -382,14 +386,23 @@ func sqlTokens(text string) []string {
 			if !strings.Contains(word, `"`) {
 				word = strings.ToLower(word)
 			}
-			toks = append(toks, word)
+			toks = appendTok(toks, offsets, i, word)
 			i = j
 		default:
-			toks = append(toks, string(c))
+			toks = appendTok(toks, offsets, i, string(c))
 			i++
 		}
 	}
 	return toks
+}
+
+// appendTok appends a token found at offset at, and its offset when
+// offsets is not nil.
+func appendTok(toks []string, offsets *[]int, at int, tok string) []string {
+	if offsets != nil {
+		*offsets = append(*offsets, at)
+	}
+	return append(toks, tok)
 }
 
 // scriptCommand is one command of a workload's script, with where it is.

@@ -38,7 +38,7 @@ func (subtransactionOverflow) ID() string { return "subtransaction-overflow" }
 // Inputs names the sources the rule reads: none is needed, since the
 // script check (savepoints per transaction) concludes from the scripts.
 func (subtransactionOverflow) Inputs() Inputs {
-	return Inputs{Also: []string{pgmetric.SLRU, pgmetric.Activity, pgmetric.XminHorizon}}
+	return Inputs{Also: []string{pgmetric.SLRU, pgmetric.Activity, pgmetric.XminHorizon, pgmetric.Functions}}
 }
 
 // subtransSignal is what the server showed of the overflow.
@@ -219,8 +219,12 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_slru:Subtrans.hit_rate", T: th.Worst.T, Value: th.Worst.HitRate,
 			Text: fmt.Sprintf("Subtrans hit rate %s at worst (%d s pooled)", formatPct(th.Worst.HitRate), slruWindowS)})
 	case sig.Misses != nil:
-		signs = append(signs, fmt.Sprintf("they outgrew its cache: %s → %s blocks/s read from disk (hit rate %s)",
-			formatRate(sig.BaseReads), formatRate(sig.Misses.Reads), formatPct(sig.Misses.HitRate)))
+		who := "they" // the lookups just named
+		if sig.Surge == nil {
+			who = "pg_subtrans lookups"
+		}
+		signs = append(signs, fmt.Sprintf("%s outgrew its cache: %s → %s blocks/s read from disk (hit rate %s)",
+			who, formatRate(sig.BaseReads), formatRate(sig.Misses.Reads), formatPct(sig.Misses.HitRate)))
 	}
 	if sig.Misses != nil {
 		f.Evidence = append(f.Evidence, Evidence{Series: "pg_stat_slru:Subtrans.blks_read_per_s", T: sig.Misses.T, Value: sig.Misses.Reads,
@@ -260,9 +264,23 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 		d := deep[0]
 		parts = append(parts, fmt.Sprintf("script %s opens %d subtransactions with xids per transaction (a backend caches %d)",
 			d.Script, d.WithXID, pgprocMaxCachedSubxids))
+		if d.FirstSavepoint.Stmt.Savepoint == pgjdbcAutosave {
+			parts[len(parts)-1] += " — pgJDBC's autosave sets a SAVEPOINT before every statement"
+		}
 		f.Evidence = append(f.Evidence, d.evidence())
 		if f.Workload == "" {
 			f.Workload = d.Workload
+		}
+	}
+	calls := subxactCalls(run)
+	for i, c := range calls {
+		if i == 2 {
+			break
+		}
+		parts = append(parts, c.phrase())
+		f.Evidence = append(f.Evidence, c.evidence())
+		if f.Workload == "" {
+			f.Workload = c.Workload
 		}
 	}
 	if sig.Thrash != nil && sig.Thrash.Worst.HitRate < 0.5 && fell {
@@ -271,6 +289,14 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 	f.Headline = upperFirst(strings.Join(parts, "; "))
 	f.Mechanism = mechanismSubtrans
 	f.Remedy = remedySubtrans(deep)
+	if len(calls) > 0 {
+		f.Remedy = fmt.Sprintf("In %s, take the BEGIN … EXCEPTION block out of the loop (check for the error before writing, "+
+			"or use INSERT … ON CONFLICT instead of catching unique_violation): each entry to such a block is a subtransaction. ",
+			fnName(calls[0].Fn.Fn)) + f.Remedy
+	}
+	if len(deep) > 0 && deep[0].FirstSavepoint.Stmt.Savepoint == pgjdbcAutosave {
+		f.Remedy = "Turn pgJDBC's autosave off (autosave=never, the default): it sets a SAVEPOINT before every statement. " + f.Remedy
+	}
 	f.References = referencesSubtrans
 	return f
 }

@@ -89,7 +89,7 @@ func (r transactionGuards) Check(run *timeline.Run) []Finding {
 }
 
 func (r transactionGuards) finding(run *timeline.Run, list []unguarded, serverStatementKnown bool) Finding {
-	f := Finding{Rule: r.ID(), Severity: Info, Start: 0, End: RunEnd(run)}
+	f := Finding{Rule: r.ID(), Severity: Info, Start: 0, End: LoadEnd(run)}
 	if len(list) == 1 {
 		f.Workload = list[0].Workload
 	}

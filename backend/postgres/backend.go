@@ -151,6 +151,9 @@ type target struct {
 	outsideBefore map[string]string
 	set           *pgsampler.Set
 	info          timeline.Target
+	// called are the names the workloads' scripts may call as functions:
+	// the end-of-run evidence reads the bodies of those that are.
+	called map[string]bool
 }
 
 var (
@@ -191,6 +194,16 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 	}
 	for k, v := range spec.Settings {
 		t.SetParam(k, v)
+	}
+	if tg.called == nil {
+		tg.called = map[string]bool{}
+	}
+	for _, s := range scripts {
+		for _, c := range s.Commands {
+			if c.Kind == script.KindSQL {
+				calledNames(tg.called, c.Text)
+			}
+		}
 	}
 	return backend.Workload{Target: t, Mode: mode.String()}, nil
 }

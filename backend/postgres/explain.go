@@ -458,9 +458,11 @@ WHERE c.oid = to_regclass($1)`, name).Scan(&in.rows, &in.schema)
 	}
 }
 
-// Evidence captures the top statements' plans (ExplainSource): the
-// runner calls it once the load has ended, before the server stops.
-// Failing to explain is recorded as the sample's error, never the run's.
+// Evidence captures the top statements' plans (ExplainSource), the
+// bodies of the functions the scripts call (FunctionsSource) and the
+// foreign keys (ForeignKeysSource): the runner
+// calls it once the load has ended, before the server stops. Failing is
+// recorded as the sample's error, never the run's.
 func (tg *target) Evidence(ctx context.Context) ([]timeline.Sample, error) {
 	if ctx.Err() != nil || tg.connString == "" {
 		return nil, ctx.Err()
@@ -472,5 +474,16 @@ func (tg *target) Evidence(ctx context.Context) ([]timeline.Sample, error) {
 		searchPath = quoteIdent(tg.schema) // as the workloads ran
 	}
 	smp, err := captureExplains(ctx, tg.connString, explainTop, searchPath)
-	return []timeline.Sample{smp}, err
+	samples := []timeline.Sample{smp}
+	schema := "" // an embedded server is firedrill's: all of it
+	if tg.confined() {
+		schema = tg.schema // a given server: only firedrill's schema
+	}
+	if len(tg.called) > 0 {
+		fns, ferr := captureFunctions(ctx, tg.connString, tg.called, searchPath, schema)
+		samples = append(samples, fns)
+		err = errors.Join(err, ferr)
+	}
+	fks, ferr := CaptureForeignKeys(ctx, tg.connString, schema)
+	return append(samples, fks), errors.Join(err, ferr)
 }

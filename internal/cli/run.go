@@ -100,6 +100,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
 		Command: env.CommandLine(),
 		Log:     logw,
+		Secret:  env.LearnSecret,
 	}
 	var runDir atomic.Value
 	runDir.Store("")

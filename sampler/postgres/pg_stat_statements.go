@@ -28,7 +28,9 @@ import (
 //	statements     count  distinct statements executed in the interval
 //
 // Detail: the 10 statements with the most execution time in the interval
-// ([]Statement), most first; nil when none ran.
+// ([]Statement), most first, then up to 5 more of those that wrote
+// temporary files (temp_blks_written), most blocks first: a sort that
+// spills is often quick; nil when none ran.
 type statements struct {
 	session *session
 	sql     string // statementsSQL for the installed extension, schema-qualified
@@ -44,8 +46,12 @@ var _ sampler.Sampler = (*statements)(nil)
 // statementsName is the source name.
 const statementsName = pgmetric.Statements
 
-// topStatements is how many statements the detail lists.
-const topStatements = 10
+// topStatements is how many statements the detail lists by execution
+// time; topSpilling how many more it may list for their temporary files.
+const (
+	topStatements = 10
+	topSpilling   = 5
+)
 
 // maxTexts bounds the cache of statement texts (pg_stat_statements.max is
 // 5000 by default).
@@ -245,7 +251,14 @@ func (smp *statements) Sample(ctx context.Context) (map[string]float64, any, err
 		return top[i].QueryID < top[j].QueryID
 	})
 	if len(top) > topStatements {
-		top = top[:topStatements]
+		var spilling []Statement
+		for _, st := range top[topStatements:] {
+			if st.TempBlksWritten > 0 {
+				spilling = append(spilling, st)
+			}
+		}
+		sort.SliceStable(spilling, func(i, j int) bool { return spilling[i].TempBlksWritten > spilling[j].TempBlksWritten })
+		top = append(slices.Clip(top[:topStatements]), spilling[:min(len(spilling), topSpilling)]...)
 	}
 	return values, top, nil
 }

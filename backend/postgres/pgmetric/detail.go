@@ -123,3 +123,31 @@ type PlanSort struct {
 // ID is the statement's queryid as findings and series name it
 // ("pg_stat_statements:<ID>"): decimal, as in the detail's JSON.
 func (s Statement) ID() string { return strconv.FormatInt(s.QueryID, 10) }
+
+// Function is a SQL or PL/pgSQL function a workload's scripts call
+// (directly, or through another such function), with its body: what the
+// rules read to see row locks, writes and EXCEPTION blocks (each entry
+// to one is a subtransaction) that the scripts themselves do not show.
+type Function struct {
+	Schema   string `json:"schema"`
+	Name     string `json:"name"`
+	Args     string `json:"args,omitempty"` // pg_get_function_identity_arguments
+	Language string `json:"language"`       // plpgsql or sql
+	Body     string `json:"body"`           // prosrc, cut at FunctionBodyMax bytes
+}
+
+// FunctionBodyMax bounds a function body kept in the run directory.
+const FunctionBodyMax = 20000
+
+// ForeignKey is a foreign key: inserting into Table, or changing its
+// Columns, checks the referenced row of RefTable with SELECT … FOR KEY
+// SHARE, a row lock that concurrent checks of the same row share.
+type ForeignKey struct {
+	Name       string   `json:"name"`
+	Schema     string   `json:"schema"`
+	Table      string   `json:"table"`
+	Columns    []string `json:"columns"`
+	RefSchema  string   `json:"ref_schema"`
+	RefTable   string   `json:"ref_table"`
+	RefColumns []string `json:"ref_columns"`
+}

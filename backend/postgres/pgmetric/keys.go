@@ -115,6 +115,8 @@ var Keys = []Key{
 	{Explain, ExplainStatements, "count", "statements whose plan was asked for"},
 	{Explain, ExplainPlans, "count", "plans obtained"},
 	{Explain, ExplainSeqScans, "count", "sequential scans in those plans"},
+	{ForeignKeys, ForeignKeysRead, "count", "foreign keys of the user's tables (each insert or key update of the referencing table locks the referenced row FOR KEY SHARE)"},
+	{Functions, FunctionsRead, "count", "SQL and PL/pgSQL functions the scripts call, directly or through each other, whose bodies were read"},
 }
 
 // Unit is the unit of source's key, matching Keys' <…> placeholders; ""

@@ -23,10 +23,16 @@ const (
 	WAL         = "wal"                 // WAL, checkpoints and the background writer
 	Explain     = "explain"             // plans captured at the end of a run; detail []ExplainedStatement
 	Settings    = "pg_settings"         // the server's settings when they change; detail name → setting
+	Functions   = "pg_proc"             // bodies of the functions the scripts call, read at the end of a run; detail []Function
+	ForeignKeys = "foreign_keys"        // the database's foreign keys, read at the end of a run; detail []ForeignKey
 )
 
 // Sources lists every PostgreSQL source, for checks that a name is known.
-var Sources = []string{Activity, XminHorizon, Locks, Database, Databases, SLRU, UserTables, Statements, WAL, Explain, Settings}
+var Sources = []string{Activity, XminHorizon, Locks, Database, Databases, SLRU, UserTables, Statements, WAL, Explain, Settings, Functions, ForeignKeys}
+
+// Evidence lists the sources read once, after the load (Evidenced):
+// their samples lie past the run's timeline, and say nothing of when.
+var Evidence = []string{Explain, Functions, ForeignKeys}
 
 // Series is how findings and reports name one sampled series: "source:key".
 func Series(source, key string) string { return source + ":" + key }
@@ -92,6 +98,7 @@ const (
 	Deadlocks                    = "deadlocks"       // in the interval
 	DeadlocksTotal               = "deadlocks_total" // since the statistics reset
 	TempFiles                    = "temp_files"
+	TempBytes                    = "temp_bytes"
 	NumBackends                  = "numbackends"
 	MaxConnections               = "max_connections"
 	SuperuserReservedConnections = "superuser_reserved_connections"
@@ -99,8 +106,13 @@ const (
 
 // Value keys of WAL read outside the sampler.
 const (
-	WALSyncPerS   = "wal_sync_per_s"
-	WALSyncTimeMS = "wal_sync_time_ms"
+	WALSyncPerS       = "wal_sync_per_s"
+	WALSyncTimeMS     = "wal_sync_time_ms"
+	WALBytesPerS      = "wal_bytes_per_s"
+	WALFPIPerS        = "wal_fpi_per_s"
+	CheckpointsReq    = "checkpoints_req"
+	CheckpointsTimed  = "checkpoints_timed"
+	BuffersCheckpoint = "buffers_checkpoint"
 )
 
 // Value keys of Explain.
@@ -108,6 +120,16 @@ const (
 	ExplainStatements = "statements" // statements whose plan was asked for
 	ExplainPlans      = "plans"      // plans obtained
 	ExplainSeqScans   = "seq_scans"  // sequential scans in those plans
+)
+
+// Value keys of Functions.
+const (
+	FunctionsRead = "functions" // functions whose bodies were read
+)
+
+// Value keys of ForeignKeys.
+const (
+	ForeignKeysRead = "foreign_keys" // foreign keys read
 )
 
 // The SLRU caches, by the names PostgreSQL 13–16 give them (the sampler

@@ -179,16 +179,9 @@ func declaredChart(d *chartData, src *chartSources, dc dbChart) chartSpec {
 		if what == "" {
 			what = "values for this chart"
 		}
-		reason := ""
-		for _, s := range sources {
-			why := src.why(s, what)
-			if reason == "" {
-				reason = why
-			} else if !strings.Contains(reason, why) {
-				reason = joinReasons(reason, why)
-			}
-		}
-		c.NoData, c.Notes = reason, nil
+		// The first series' source is the chart's own; the others add
+		// to it, and their silence says nothing more.
+		c.NoData, c.Notes = src.why(sources[0], what), nil
 	}
 	return c
 }

@@ -48,6 +48,10 @@ type Spec struct {
 	// Redact masks passwords in what the backend writes (run.json's
 	// address, settings).
 	Redact func(string) string
+	// Secret teaches the masking a password the backend made itself and
+	// that no connection string the user gave holds (an embedded server's
+	// own, which shell events receive); may be nil.
+	Secret func(password string)
 	// AllowOutsideSchema lifts the confinement of a given server.
 	AllowOutsideSchema bool
 	// Connections is the most sessions the workloads may open at once

@@ -403,22 +403,75 @@ func sumCount(ivs []timeline.Interval) int64 {
 	return n
 }
 
+// refusedByLimit counts an interval's connection attempts the server
+// refused while up (at its connection limit), by code: the target's
+// classification (Interval.Refused), or in a run recorded before it,
+// PostgreSQL's 53300.
+func refusedByLimit(iv *timeline.Interval) map[string]int64 {
+	if iv.Refused != nil || iv.Unavailable != nil || iv.Lost != nil {
+		return iv.Refused
+	}
+	if n := iv.Errors[tooManyClientsCode]; n > 0 {
+		return map[string]int64{tooManyClientsCode: n}
+	}
+	return nil
+}
+
+// refusedWorkload is what one workload's clients met at the limit.
+type refusedWorkload struct {
+	name           string
+	refused        int64            // attempts refused
+	codes          map[string]int64 // by code
+	clients        int              // clients wanted, most in an interval
+	waitingPeak    int              // clients without a session, most at an interval's end
+	waitingLast    int              // and at the last interval's end
+	refusedClients int              // clients refused at least once (summary)
+	first, last    float64
+}
+
 // serverLimitFinding reports connections at max_connections (less the
-// superuser's reserve) and "too many clients" errors.
+// superuser's reserve) and connection attempts the server refused
+// (53300 too many clients): how many of the clients got no session.
 func serverLimitFinding(run *timeline.Run) (Finding, bool) {
 	var errs int64
 	errFrom, errTo := math.Inf(1), math.Inf(-1)
-	byWorkload := map[string]int64{}
-	for _, iv := range run.Intervals {
-		if n := iv.Errors[tooManyClientsCode]; n > 0 {
+	byWorkload := map[string]*refusedWorkload{}
+	for i := range run.Intervals {
+		iv := &run.Intervals[i]
+		codes := refusedByLimit(iv)
+		w := byWorkload[iv.Workload]
+		if w == nil {
+			w = &refusedWorkload{name: iv.Workload, codes: map[string]int64{}}
+			byWorkload[iv.Workload] = w
+		}
+		w.clients = max(w.clients, iv.Clients)
+		w.waitingPeak = max(w.waitingPeak, iv.Unconnected)
+		w.waitingLast = iv.Unconnected
+		for code, n := range codes {
+			if n <= 0 {
+				continue
+			}
+			if w.refused == 0 {
+				w.first = iv.Start
+			}
+			w.refused += n
+			w.codes[code] += n
+			w.last = iv.End
 			errs += n
-			byWorkload[iv.Workload] += n
 			errFrom, errTo = min(errFrom, iv.Start), max(errTo, iv.End)
 		}
 	}
 	maxConn := Over(run.Series(pgmetric.Database, pgmetric.MaxConnections), 0, math.Inf(1))
 	reserved := Over(run.Series(pgmetric.Database, pgmetric.SuperuserReservedConnections), 0, math.Inf(1))
 	conns := run.Series(activitySource, pgmetric.ConnectionsTotal)
+	maxText := settingText(run, "max_connections", "")
+	if maxConn.N > 0 {
+		maxText = humanNum(maxConn.Last)
+	}
+	reservedText := settingText(run, "superuser_reserved_connections", "")
+	if reserved.N > 0 {
+		reservedText = humanNum(reserved.Last)
+	}
 	limit := 0.0
 	if maxConn.N > 0 {
 		limit = maxConn.Last - reserved.Last
@@ -438,10 +491,15 @@ func serverLimitFinding(run *timeline.Run) (Finding, bool) {
 		References: []string{
 			"https://www.postgresql.org/docs/current/runtime-config-connection.html#GUC-MAX-CONNECTIONS",
 			"https://www.postgresql.org/docs/current/runtime-config-connection.html#GUC-SUPERUSER-RESERVED-CONNECTIONS",
+			"https://github.com/brettwooldridge/HikariCP/wiki/About-Pool-Sizing",
 		}}
 	if errs > 0 {
 		f.Severity = Critical
 		f.Start, f.End = errFrom, errTo
+	}
+	limitText := "max_connections " + cmpOr(maxText, "?")
+	if reservedText != "" && reservedText != "0" {
+		limitText += fmt.Sprintf(" (%s of them reserved for superusers)", reservedText)
 	}
 	if len(atLimit) > 0 {
 		if errs == 0 {
@@ -452,25 +510,118 @@ func serverLimitFinding(run *timeline.Run) (Finding, bool) {
 			Text: fmt.Sprintf("%s connections at %.0f s, at the limit of %s (max_connections %s − %s reserved for superusers), in %d samples",
 				humanNum(peak.Max), peak.MaxT, humanNum(limit), humanNum(maxConn.Last), humanNum(reserved.Last), len(atLimit))})
 	}
-	var names []string
-	for w := range byWorkload {
-		names = append(names, w)
+	var refused []*refusedWorkload
+	for _, w := range byWorkload {
+		if w.refused > 0 {
+			if ws := workloadSummary(run, w.name); ws != nil {
+				w.refusedClients = ws.RefusedClients
+			}
+			refused = append(refused, w)
+		}
 	}
-	sort.Strings(names)
-	for _, w := range names {
-		f.Evidence = append(f.Evidence, Evidence{Series: "workload:" + w + ".errors." + tooManyClientsCode, T: errTo, Value: float64(byWorkload[w]),
-			Text: fmt.Sprintf("%s connection attempts of %s refused: 53300 too many clients", humanNum(float64(byWorkload[w])), w)})
+	sort.Slice(refused, func(i, j int) bool { return refused[i].name < refused[j].name })
+	var who []string
+	for _, w := range refused {
+		var codes []string
+		for code := range w.codes {
+			codes = append(codes, code)
+		}
+		sort.Slice(codes, func(i, j int) bool {
+			return w.codes[codes[i]] > w.codes[codes[j]] || w.codes[codes[i]] == w.codes[codes[j]] && codes[i] < codes[j]
+		})
+		for _, code := range codes {
+			f.Evidence = append(f.Evidence, Evidence{Series: "workload:" + w.name + ".refused." + code, T: w.last, Value: float64(w.codes[code]),
+				Text: fmt.Sprintf("%s connection attempts of %s refused from %.0f s to %.0f s: %s", humanNum(float64(w.codes[code])), w.name, w.first, w.last, refusalText(run, w.name, code))})
+		}
+		if n := w.clientsRefused(); n > 0 {
+			text := fmt.Sprintf("%d of %s's %d clients could not get a connection", n, w.name, w.clients)
+			if w.waitingPeak > 0 {
+				text += fmt.Sprintf("; up to %d at once were waiting to retry (backing off 10 ms → 1 s), %d at the end", w.waitingPeak, w.waitingLast)
+			}
+			f.Evidence = append(f.Evidence, Evidence{Series: "workload:" + w.name + ".unconnected", T: w.last, Value: float64(n), Text: text})
+			who = append(who, fmt.Sprintf("%d of the %d clients of %s", n, w.clients, w.name))
+		}
 	}
-	if len(names) == 1 {
-		f.Workload = names[0]
+	if len(refused) == 1 {
+		f.Workload = refused[0].name
 	}
-	if errs > 0 {
-		f.Headline = fmt.Sprintf("The server refused %s connections (53300 too many clients): connections reached max_connections %s", humanNum(float64(errs)), settingText(run, "max_connections", humanNum(maxConn.Last)))
-	} else {
+	codeText := ""
+	if len(refused) > 0 {
+		var top string
+		var topN int64
+		codes := map[string]int64{}
+		for _, w := range refused {
+			for code, n := range w.codes {
+				codes[code] += n
+			}
+		}
+		for code, n := range codes {
+			if n > topN || n == topN && code < top {
+				top, topN = code, n
+			}
+		}
+		codeText = refusalText(run, refused[0].name, top)
+	}
+	switch {
+	case errs > 0 && len(who) > 0:
+		f.Headline = fmt.Sprintf("The server refused %s connections (%s): %s got no connection at %s",
+			humanNum(float64(errs)), codeText, strings.Join(who, ", "), limitText)
+	case errs > 0:
+		f.Headline = fmt.Sprintf("The server refused %s connections (%s): connections reached %s", humanNum(float64(errs)), codeText, limitText)
+	default:
 		f.Headline = fmt.Sprintf("Connections reached the server's limit (%s usable of max_connections %s): the next client will be refused", humanNum(limit), humanNum(maxConn.Last))
 	}
 	f.Mechanism = "Every connection is a server process with its own memory, so PostgreSQL caps them at max_connections (minus superuser_reserved_connections kept for administrators); past the cap new connections fail at once with 53300. " +
-		"Many clients each opening their own connections, or pools sized without regard to the other pools, reach it long before the server runs out of CPU."
-	f.Remedy = "Put the clients behind a pool (in the application, or PgBouncer in transaction mode) whose total size across all application instances stays below max_connections − superuser_reserved_connections; raise max_connections only with the memory for it (each backend: work_mem and more) and a restart."
+		"Many clients each opening their own connections, or pools sized without regard to the other pools, reach it long before the server runs out of CPU. " +
+		"A refused client gets nothing done: here, as an application's pool would, it retried with growing pauses, so the run measured the clients that got in while the others waited."
+	f.Remedy = "Put the clients behind a pool (in the application, or PgBouncer in transaction mode) whose total size across all application instances stays below max_connections − superuser_reserved_connections"
+	if limit > 0 {
+		f.Remedy += fmt.Sprintf(" (here %s, less the other sessions: monitoring, migrations)", humanNum(limit))
+	}
+	f.Remedy += "; raise max_connections only with the memory for it (each backend: work_mem and more) and a restart."
 	return f, true
+}
+
+// clientsRefused is how many of the workload's clients were refused a
+// connection: counted by the engine, or at least the most that waited at
+// once.
+func (w *refusedWorkload) clientsRefused() int {
+	return max(w.refusedClients, w.waitingPeak)
+}
+
+// refusalText names a refusal's code with what it means: the server's
+// message from the summary ("53300 sorry, too many clients already").
+func refusalText(run *timeline.Run, workload, code string) string {
+	if es := workloadError(run, workload, code); es != nil {
+		msg := firstLineOf(es.Message)
+		if i := strings.LastIndex(msg, "FATAL: "); i >= 0 {
+			msg = msg[i+len("FATAL: "):]
+		}
+		msg = strings.TrimSpace(strings.TrimSuffix(msg, "(SQLSTATE "+code+")"))
+		return code + " " + msg
+	}
+	if code == tooManyClientsCode {
+		return code + " too many clients"
+	}
+	return code
+}
+
+// workloadSummary is a workload's totals, nil without a summary.
+func workloadSummary(run *timeline.Run, name string) *timeline.WorkloadSummary {
+	if run.Summary == nil {
+		return nil
+	}
+	for i := range run.Summary.Workloads {
+		if run.Summary.Workloads[i].Name == name {
+			return &run.Summary.Workloads[i]
+		}
+	}
+	return nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

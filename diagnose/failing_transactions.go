@@ -77,7 +77,7 @@ func (failingTransactions) check(run *timeline.Run, w timeline.WorkloadInfo) (Fi
 	for _, iv := range ivs[bestFrom : bestTo+1] {
 		failed += iv.Failed
 		for code, n := range iv.Errors {
-			if !timeline.ConnectionError(code) {
+			if !iv.ConnectionCode(code) {
 				codes[code] += n
 			}
 		}
@@ -139,15 +139,7 @@ func (failingTransactions) check(run *timeline.Run, w timeline.WorkloadInfo) (Fi
 
 // connectionFailures counts an interval's failed tries that lost or could
 // not open a connection.
-func connectionFailures(iv timeline.Interval) int64 {
-	var n int64
-	for code, c := range iv.Errors {
-		if timeline.ConnectionError(code) {
-			n += c
-		}
-	}
-	return n
-}
+func connectionFailures(iv timeline.Interval) int64 { return iv.ConnectionFailures() }
 
 // workloadError finds a workload's summary of one error code.
 func workloadError(run *timeline.Run, workload, code string) *timeline.ErrorSummary {

@@ -310,6 +310,10 @@ func (missingIndex) Check(run *timeline.Run) []Finding {
 	tables := userTables(run)
 	var cands []indexCandidate
 	covered := map[*tableScans]bool{}
+	// judged holds the tables whose sequential scans a known statement
+	// explains and no index would spare (ORDER BY random(), no
+	// selective condition): not a missing index, whatever the counters.
+	judged := map[*tableScans]bool{}
 	addCandidate := func(st *statementStat, uses []scanUse) {
 		if len(uses) == 0 {
 			return
@@ -359,6 +363,8 @@ func (missingIndex) Check(run *timeline.Run) []Finding {
 			}
 			if u.indexable(st) {
 				uses = append(uses, u)
+			} else if t != nil {
+				judged[t] = true
 			}
 		}
 		addCandidate(st, uses)
@@ -384,9 +390,11 @@ func (missingIndex) Check(run *timeline.Run) []Finding {
 			u := scanUse{relation: name, schema: strings.TrimSuffix(t.Name, "."+name), tableRows: math.Max(t.LiveTup, t.rowsPerScan()),
 				conds: b.conds, sortKeys: b.sortKeys, perOuterRow: b.perOuterRow, r: b.r, table: t, join: strings.Join(b.joinConds, " AND ")}
 			if !u.indexable(st) {
+				judged[t] = true
 				continue
 			}
 			if _, resolved := resolvedAt(run, t, 0, false); st.inExplain && !resolved {
+				judged[t] = true
 				continue // the plan uses an index and the counters do not say otherwise
 			}
 			uses = append(uses, u)
@@ -396,7 +404,7 @@ func (missingIndex) Check(run *timeline.Run) []Finding {
 	// From the tables alone, when no statement explains their scans.
 	if len(cands) == 0 {
 		for _, t := range sortedTables(tables) {
-			if covered[t] || t.rowsPerScan() < minScanRows || t.SeqScan < 3 {
+			if covered[t] || judged[t] || t.rowsPerScan() < minScanRows || t.SeqScan < 3 {
 				continue
 			}
 			parts := strings.SplitN(t.Name, ".", 2)
@@ -621,8 +629,8 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 		f.Headline = fmt.Sprintf("Top statement `%s` (%s of database time, mean %s, %s calls) %s: %s%s",
 			oneLine(c.stmt.Query, 90), humanPct(share), humanMS(c.stmt.meanMS()), humanNum(c.stmt.Calls), what, noun, strings.Join(indexes, "; "))
 	default:
-		f.Headline = fmt.Sprintf("%s is read by sequential scans: %s scans of %s rows each (%s rows in all), no statement statistics to name the query",
-			main.qualified(), humanNum(main.table.SeqScan), humanNum(main.table.rowsPerScan()), humanNum(main.table.SeqTupRead))
+		f.Headline = fmt.Sprintf("%s is read by sequential scans: %s scans of %s rows each (%s rows in all), %s",
+			main.qualified(), humanNum(main.table.SeqScan), humanNum(main.table.rowsPerScan()), humanNum(main.table.SeqTupRead), unnamedScans(run, main))
 	}
 	if resolved {
 		prefix := fmt.Sprintf("Resolved at %.0f s", resolvedT)
@@ -649,6 +657,26 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 		}
 	}
 	return f
+}
+
+// unnamedScans says why a table's scans come without their statement:
+// statements that name the table but whose clauses could not be read, or
+// none among those pg_stat_statements recorded, or no statistics at all.
+func unnamedScans(run *timeline.Run, u scanUse) string {
+	if len(run.SourceSamples(pgmetric.Statements)) == 0 {
+		return "no statement statistics to name the query"
+	}
+	stats, _ := statementTotals(run)
+	var naming []string
+	for _, st := range sortedStats(stats) {
+		if st.Calls > 0 && contains(queryTables(st.Query), u.relation) && len(naming) < 2 {
+			naming = append(naming, "`"+oneLine(st.Query, 80)+"`")
+		}
+	}
+	if len(naming) > 0 {
+		return "by statements whose conditions firedrill could not read: " + strings.Join(naming, ", ")
+	}
+	return "by no statement among the top ones pg_stat_statements recorded"
 }
 
 // resolvedAt reports when a table's sequential reads stopped for good

@@ -117,6 +117,11 @@ func TestRecommendIndex(t *testing.T) {
 		{"(x.a = y.b)", nil, "", ""},
 		{"deleted_at is not null and kind = $1", []string{"id"}, "CREATE INDEX CONCURRENTLY ON a (kind, id) WHERE deleted_at IS NOT NULL;", "(deleted_at, kind, id)"},
 		{"n BETWEEN $1 AND $2", nil, "CREATE INDEX CONCURRENTLY ON a (n);", ""},
+		// No index returns rows in random order: the sort adds nothing,
+		// and alone it is no index at all (issue 11).
+		{"", []string{"(random())"}, "", ""},
+		{"(price = $1)", []string{"(random())"}, "CREATE INDEX CONCURRENTLY ON a (price);", ""},
+		{"", []string{"random()"}, "", ""},
 	}
 	for _, tc := range tests {
 		got := recommendIndex("a", []string{tc.filter}, tc.sort, rel{names: []string{"a"}, bareOK: true})
@@ -201,4 +206,51 @@ func TestTableClauses(t *testing.T) {
 			t.Errorf("%s: %q (per outer row %v), want %q (%v); block %+v", c.table, got, b.perOuterRow, c.index, c.outer, b)
 		}
 	}
+}
+
+// random-pick: the top statement is SELECT … ORDER BY random() LIMIT 5
+// over 100,000 rows (issue 11). Every execution reads the table, but no
+// index can return rows in random order: no missing-index finding, and
+// in particular not the table-only warning that said no statement
+// statistics named the query, although pg_stat_statements had it.
+func TestMissingIndexNotForRandomOrder(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "random-pick")
+	for _, f := range findingsOf(missingIndex{}, run) {
+		t.Errorf("%s: %s", f.Severity, f.Headline)
+	}
+	// Without the plan, the statement's text says the same.
+	for _, f := range findingsOf(missingIndex{}, without(run, "explain")) {
+		t.Errorf("without plans: %s: %s", f.Severity, f.Headline)
+	}
+	// Without statements nothing can tell: the table's scans are all
+	// there is to report.
+	if fs := findingsOf(missingIndex{}, without(run, "explain", "pg_stat_statements")); len(fs) != 1 || !strings.Contains(fs[0].Headline, "no statement statistics") {
+		t.Errorf("without statements: %+v", fs)
+	}
+}
+
+// random-and-lookup: the random pick beside a lookup by an unindexed
+// column: the lookup's index is recommended, naming its statement, and
+// nothing is said of the random pick.
+func TestMissingIndexLookupBesideRandomOrder(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "random-and-lookup")
+	fs := findingsOf(missingIndex{}, run)
+	if len(fs) != 1 {
+		t.Fatalf("got %d findings, want 1: %+v", len(fs), fs)
+	}
+	f := fs[0]
+	for _, want := range []string{"WHERE name = ", "missing index on items (name)"} {
+		if !strings.Contains(f.Headline, want) {
+			t.Errorf("headline lacks %q: %s", want, f.Headline)
+		}
+	}
+	if strings.Contains(f.Headline+f.Remedy, "random") || f.Workload != "byname" {
+		t.Errorf("workload %q, headline %s, remedy %s", f.Workload, f.Headline, f.Remedy)
+	}
+	if f.Severity != Warning {
+		t.Errorf("severity %s, want warning", f.Severity)
+	}
+	checkFinding(t, "random-and-lookup", missingIndex{}, f, RunEnd(run))
 }

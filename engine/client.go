@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/script"
-	"github.com/firedrill/firedrill/timeline"
 )
 
 // client runs transactions for one simulated user.
@@ -44,6 +43,16 @@ type client struct {
 	// fastFails counts the transactions in a row that failed at once
 	// (before fastFailure), for the closed model's backoff.
 	fastFails int
+
+	// connFails counts the attempts in a row to open a session that
+	// failed, for the reconnect backoff; waiting says the client counts
+	// in run.unconnected; refused that it counted in run.refusedClients.
+	// retrySlot is a pool slot whose connection the client failed to
+	// open: it keeps the slot out of the pool during the slot's backoff.
+	connFails        int
+	retrySlot        *poolSlot
+	waiting, refused bool
+	jitter           *rand.Rand // spreads reconnect retries
 }
 
 // A closed-model client (with ContinueOnError) whose transactions fail
@@ -57,6 +66,16 @@ const (
 	maxBackoff   = 100 * time.Millisecond
 )
 
+// A session the server refused, could not open or lost is retried as an
+// application's pool retries it: at once after a loss, then after a
+// delay that doubles from reconnectMin up to reconnectMax with each
+// failure in a row, half of it random (jitter) so that the clients a
+// full server refused do not come back in lockstep.
+const (
+	reconnectMin = 10 * time.Millisecond
+	reconnectMax = time.Second
+)
+
 // txOutcome is how one transaction ended.
 type txOutcome struct {
 	script    int
@@ -66,6 +85,10 @@ type txOutcome struct {
 	retryCmds []int    // command index of each retry's error
 	codes     []string // with ContinueOnError: the code of each failed try
 	poolWait  int64    // µs waited for a pooled connection; -1 = no pool
+	// fault says the transaction failed by its connection: the session
+	// could not be opened (Refused, Unavailable) or was lost; the last
+	// of codes is its code.
+	fault ConnFault
 }
 
 func newClient(r *run, id int) *client {
@@ -105,6 +128,7 @@ func (c *client) interrupt(hard bool) {
 func (c *client) loop(ctx context.Context) {
 	r := c.r
 	cfg := r.cfg
+	defer c.setWaiting(false)
 	for {
 		if r.stopping.Load() || ctx.Err() != nil {
 			return
@@ -116,6 +140,7 @@ func (c *client) loop(ctx context.Context) {
 			if c.conn != nil && r.pool == nil {
 				c.dropConn()
 			}
+			c.setWaiting(false)
 			if !c.sleep(ctx, 20*time.Millisecond) {
 				return
 			}
@@ -162,6 +187,14 @@ func (c *client) loop(ctx context.Context) {
 		if !c.transaction(ctx, scheduled) {
 			c.dropConn()
 			return
+		}
+		if s := c.retrySlot; s != nil { // the pool's slot could not be reconnected
+			c.retrySlot = nil
+			ok := c.reconnectPause(ctx, s.connFails)
+			r.pool.release(s, false)
+			if !ok {
+				return
+			}
 		}
 		if cfg.Connect {
 			c.dropConn()
@@ -217,8 +250,9 @@ func (c *client) reconnect(ctx context.Context) bool {
 }
 
 // connectLate connects a client that had no connection. With
-// ContinueOnError a refused connection is counted and retried after a
-// pause instead of aborting the client.
+// ContinueOnError a failed attempt (refused, the server down) is counted
+// as a failed transaction and retried after a backoff instead of
+// aborting the client.
 func (c *client) connectLate(ctx context.Context) bool {
 	conn, err := c.connect(ctx)
 	if err != nil {
@@ -230,21 +264,79 @@ func (c *client) connectLate(ctx context.Context) bool {
 			c.r.aborted.Add(1)
 			return false
 		}
-		// The transaction the client would have run fails: an outage
-		// counts in the failures and the error rate, with its cause.
+		// The transaction the client would have run fails: an outage or
+		// a full server counts in the failures and the error rate, with
+		// its cause.
 		si := c.chooseScript()
 		now := c.r.nowUS()
-		out := txOutcome{script: si, failure: Other, failedCmd: -1, tries: 1, poolWait: -1,
+		out := txOutcome{script: si, failure: Other, failedCmd: -1, tries: 1, poolWait: -1, fault: connectFault(err),
 			codes: append(c.codes[:0], c.r.noteConnectError(err, si))}
 		c.record(&out, now, now, now)
 		c.codes = out.codes
-		c.sleep(ctx, 200*time.Millisecond)
+		c.connectFailed(out.fault)
+		c.reconnectPause(ctx, c.connFails)
 		return false
 	}
+	c.connected()
 	c.connMu.Lock()
 	c.conn = conn
 	c.connMu.Unlock()
 	return true
+}
+
+// connectFailed notes a failed attempt to open a session: the client is
+// waiting for one, and was refused one at least once.
+func (c *client) connectFailed(fault ConnFault) {
+	c.connFails++
+	if c.r.pool == nil {
+		c.setWaiting(true)
+	}
+	if fault != NoFault && !c.refused {
+		c.refused = true
+		c.r.refusedClients.Add(1)
+	}
+}
+
+// connected notes a session opened: the backoff starts over.
+func (c *client) connected() {
+	c.connFails = 0
+	c.setWaiting(false)
+}
+
+// setWaiting counts the client in run.unconnected while it waits for a
+// session.
+func (c *client) setWaiting(w bool) {
+	if c.waiting == w {
+		return
+	}
+	c.waiting = w
+	if w {
+		c.r.unconnected.Add(1)
+	} else {
+		c.r.unconnected.Add(-1)
+	}
+}
+
+// reconnectDelay is the pause before the next attempt after fails
+// failed ones in a row: reconnectMin doubled per failure up to
+// reconnectMax, its second half random ("equal jitter").
+func (c *client) reconnectDelay(fails int) time.Duration {
+	d := reconnectMax
+	if n := fails - 1; n < 10 {
+		d = min(reconnectMin<<max(n, 0), reconnectMax)
+	}
+	if c.jitter == nil {
+		c.jitter = rand.New(rand.NewPCG(c.r.cfg.RandomSeed^0xA5A5A5A5, uint64(c.id)+7))
+	}
+	return d/2 + time.Duration(c.jitter.Int64N(int64(d/2)+1))
+}
+
+// reconnectPause waits reconnectDelay; false if the run stopped meanwhile.
+func (c *client) reconnectPause(ctx context.Context, fails int) bool {
+	t0 := c.r.nowUS()
+	ok := c.sleep(ctx, c.reconnectDelay(fails))
+	c.r.reconnectUS.Add(c.r.nowUS() - t0) // as slept: the run's end cuts the last pause short
+	return ok
 }
 
 // connect opens the client's session, on its event loop if it has one.
@@ -338,7 +430,7 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 			// The connection is gone (terminated, server restarted): the
 			// transaction fails and the client reconnects.
 			broken = true
-			out.failure, out.failedCmd = f.Kind, failedCmd
+			out.failure, out.failedCmd, out.fault = f.Kind, failedCmd, Lost
 			break
 		}
 		if f.Kind != Other && c.canRetry(out.tries, scheduled) {
@@ -381,14 +473,20 @@ func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 	if slot.conn == nil {
 		conn, err := c.connect(ctx)
 		if err != nil {
-			r.pool.release(slot, false)
 			if ctx.Err() != nil {
+				r.pool.release(slot, false)
 				return false, false
 			}
-			out.failure, out.failedCmd = Other, -1
+			out.failure, out.failedCmd, out.fault = Other, -1, connectFault(err)
 			out.codes = append(out.codes, r.noteConnectError(err, out.script))
+			c.connectFailed(out.fault)
+			// The slot backs off as a pool retries a connection it could
+			// not open: out of the pool until its next try (loop).
+			slot.connFails++
+			c.retrySlot = slot
 			return true, true
 		}
+		slot.connFails = 0
 		r.pool.setConn(slot, conn)
 	}
 	c.slot = slot
@@ -601,7 +699,7 @@ func (c *client) count(out *txOutcome, begin, end int64) {
 	}
 	tookUS := end - begin
 	c.failedTx.Add(1)
-	if n := len(out.codes); n > 0 && timeline.ConnectionError(out.codes[n-1]) {
+	if out.fault != NoFault {
 		c.connFailedTx.Add(1)
 	}
 	if tookUS < int64(fastFailure/time.Microsecond) {
@@ -657,6 +755,19 @@ func (c *client) record(out *txOutcome, scheduled, begin, end int64) {
 		}
 		for _, code := range out.codes {
 			iv.Errors[code]++
+		}
+		if out.fault != NoFault {
+			counts := &iv.Refused
+			switch out.fault {
+			case Unavailable:
+				counts = &iv.Unavailable
+			case Lost:
+				counts = &iv.Lost
+			}
+			if *counts == nil {
+				*counts = make(map[string]int64)
+			}
+			(*counts)[out.codes[len(out.codes)-1]]++
 		}
 	}
 	sh.mu.Unlock()

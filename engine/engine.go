@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/script"
-	"github.com/firedrill/firedrill/timeline"
 )
 
 // Target opens client sessions on a database.
@@ -72,7 +71,76 @@ const (
 type DBError struct {
 	Code   string
 	Detail string // the server's DETAIL, e.g. the processes of a deadlock
-	Err    error
+	// Fault says what the error means for the connection, in the
+	// target's terms (each database has its own codes for "too many
+	// connections"); zero for an error of what a command did.
+	Fault ConnFault
+	Err   error
+}
+
+// ConnFault classifies an error that is about the connection rather than
+// about the transaction: the engine retries such a connection with
+// backoff, as an application's pool does, and counts it by kind instead
+// of failing the run. Targets set it on their DBErrors; the engine never
+// reads a database's error codes itself.
+type ConnFault uint8
+
+// The kinds of connection faults.
+const (
+	NoFault ConnFault = iota
+	// Refused: the server is up but would not open a session now (at its
+	// connection limit, out of resources): retry later.
+	Refused
+	// Unavailable: the server could not be reached or does not accept
+	// sessions (down, starting up, shutting down): retry later; while no
+	// transaction succeeds it is an outage.
+	Unavailable
+	// Lost: an open session ended under the client (terminated, the
+	// server restarted, the network failed): reconnect.
+	Lost
+)
+
+func (f ConnFault) String() string {
+	switch f {
+	case Refused:
+		return "refused"
+	case Unavailable:
+		return "unavailable"
+	case Lost:
+		return "lost"
+	}
+	return "none"
+}
+
+// FaultOf returns what err says about the connection: the DBError's
+// Fault, or for the engine's own codes CodeConnect (unavailable) and
+// CodeConnection (lost).
+func FaultOf(err error) ConnFault {
+	var dbe *DBError
+	if !errors.As(err, &dbe) {
+		return NoFault
+	}
+	switch {
+	case dbe.Fault != NoFault:
+		return dbe.Fault
+	case dbe.Code == CodeConnect:
+		return Unavailable
+	case dbe.Code == CodeConnection:
+		return Lost
+	}
+	return NoFault
+}
+
+// connectFault is what a failed attempt to open a session means: a
+// refusal or an unavailable server is retried later; any other error
+// (a wrong password, no such database) is not about the connection.
+func connectFault(err error) ConnFault {
+	switch f := FaultOf(err); f {
+	case Lost: // the session ended while it was being opened
+		return Unavailable
+	default:
+		return f
+	}
 }
 
 func (e *DBError) Error() string { return e.Err.Error() }
@@ -127,10 +195,12 @@ func (e *FailingError) Error() string {
 }
 
 // Outage is a period in which the run's clients could not open a
-// connection (refused, the server shutting down or starting): from the
-// first failed attempt to the first success of a transaction begun after
-// the last failure, or to the run's end. Sessions lost without failing
-// to reconnect (a terminated backend) are failures but not an outage.
+// connection because the server was unavailable (down, shutting down or
+// starting: ConnFault Unavailable): from the first failed attempt to the
+// first success of a transaction begun after the last failure, or to the
+// run's end. Sessions lost without failing to reconnect (a terminated
+// backend) are failures but not an outage, nor is a server at its
+// connection limit (Refused), whose other sessions go on working.
 type Outage struct {
 	Start, End time.Duration    // since the run's start; End is 0 while it lasts
 	Code       string           // the first failure's code (08006, 08001, 57P01 …)
@@ -215,10 +285,18 @@ type Config struct {
 	// fail only the transaction: the client rolls back (reconnecting if
 	// the connection is gone) and goes on. Every failed try is counted
 	// by code in Interval.Errors and described in Result.Errors; a
-	// connection that cannot be reopened counts as a failed transaction
-	// too; and a closed-model client whose transactions keep failing at
-	// once backs off (up to maxBackoff between them, Result.Backoff) so
-	// that a broken script does not spin a core.
+	// closed-model client whose transactions keep failing at once backs
+	// off (up to maxBackoff between them, Result.Backoff) so that a
+	// broken script does not spin a core.
+	//
+	// Connections are then data, as in an application's pool: a session
+	// the server refuses or cannot open (a ConnFault, also when the run
+	// starts) or that is lost is retried with exponential backoff and
+	// jitter (reconnectMin to reconnectMax, Result.ReconnectWait); each
+	// failed attempt counts as a failed transaction, by code in
+	// Interval.Refused, Unavailable or Lost too. Only an error that is not
+	// about the connection (a wrong password) ends the run when the
+	// clients first connect.
 	ContinueOnError bool
 	// FailureLimit, if set, stops the run when transactions keep failing.
 	FailureLimit FailureLimit
@@ -235,6 +313,10 @@ type Progress struct {
 	Elapsed  time.Duration // since the benchmark started
 	Span     time.Duration // length of the interval
 	Interval *Interval     // valid only during the OnProgress call
+	// Unconnected is how many active clients had no session at its end,
+	// waiting to retry a refused or failed connection (ContinueOnError;
+	// not counted with a pool).
+	Unconnected int
 }
 
 // Result is what a run measured.
@@ -250,6 +332,11 @@ type Result struct {
 	// Backoff is the time clients spent waiting after repeated immediate
 	// failures, over all clients (see ContinueOnError).
 	Backoff time.Duration
+	// ReconnectWait is the time clients spent waiting before retrying a
+	// connection, over all clients; RefusedClients is how many clients
+	// failed to open a session at least once (see ContinueOnError).
+	ReconnectWait  time.Duration
+	RefusedClients int
 }
 
 // ErrAborted reports that some clients were aborted by errors; the results
@@ -290,6 +377,12 @@ type run struct {
 	outageOpen atomic.Bool
 	backoffUS  atomic.Int64
 	failing    *FailingError // set by the supervisor
+
+	// Connections being retried: active clients without a session now,
+	// clients ever refused one, and the time waited before retrying.
+	unconnected    atomic.Int32
+	refusedClients atomic.Int32
+	reconnectUS    atomic.Int64
 }
 
 func (r *run) nowUS() int64 { return int64(time.Since(r.start) / time.Microsecond) }
@@ -426,14 +519,16 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		r.pool.close()
 	}
 	res := &Result{
-		Elapsed:       elapsed,
-		ConnTime:      connTime,
-		Connections:   int64(cfg.Clients),
-		Totals:        totals,
-		AbortedClient: int(r.aborted.Load()),
-		Interrupted:   interrupted,
-		Errors:        r.errorInfos(),
-		Backoff:       time.Duration(r.backoffUS.Load()) * time.Microsecond,
+		Elapsed:        elapsed,
+		ConnTime:       connTime,
+		Connections:    int64(cfg.Clients),
+		Totals:         totals,
+		AbortedClient:  int(r.aborted.Load()),
+		Interrupted:    interrupted,
+		Errors:         r.errorInfos(),
+		Backoff:        time.Duration(r.backoffUS.Load()) * time.Microsecond,
+		ReconnectWait:  time.Duration(r.reconnectUS.Load()) * time.Microsecond,
+		RefusedClients: int(r.refusedClients.Load()),
 	}
 	r.errMu.Lock()
 	res.Outages = append([]Outage(nil), r.outages...)
@@ -524,14 +619,23 @@ func (r *run) closeLoops() {
 	r.loops = nil
 }
 
-// connectAll opens the clients' sessions, a few at a time.
+// retryLater reports whether a failed attempt to open a session leaves
+// the client to retry in its loop (ContinueOnError: the server refused it
+// or could not be reached) rather than failing the run.
+func (r *run) retryLater(err error) bool {
+	return r.cfg.ContinueOnError && !r.cfg.Connect && connectFault(err) != NoFault
+}
+
+// connectAll opens the clients' sessions, a few at a time. A session the
+// server refuses is left to the client's loop to retry (retryLater);
+// another error fails the run.
 func (r *run) connectAll(ctx context.Context, clients []*client) error {
 	sem := make(chan struct{}, 16)
 	var mu sync.Mutex
 	var first error
 	var wg sync.WaitGroup
 	if r.pool != nil {
-		return r.pool.fill(ctx)
+		return r.pool.fill(ctx, r.retryLater)
 	}
 	active := int(r.active.Load())
 	if r.loops != nil {
@@ -541,12 +645,20 @@ func (r *run) connectAll(ctx context.Context, clients []*client) error {
 			r.closeLoops()
 			conn, err = clients[0].connect(ctx)
 		}
+		if err != nil && r.retryLater(err) {
+			// Refused: whether sessions can run on a loop is unknown,
+			// so every client gets a goroutine and retries there.
+			r.closeLoops()
+			conn, err = nil, nil
+		}
 		if err != nil {
 			return fmt.Errorf("client 0: %w", err)
 		}
-		if r.cfg.Connect || active == 0 {
+		switch {
+		case conn == nil:
+		case r.cfg.Connect || active == 0:
 			_ = conn.Close()
-		} else {
+		default:
 			clients[0].conn = conn
 		}
 	}
@@ -562,6 +674,9 @@ func (r *run) connectAll(ctx context.Context, clients []*client) error {
 			conn, err := c.connect(ctx)
 			mu.Lock()
 			defer mu.Unlock()
+			if err != nil && r.retryLater(err) {
+				return // the client retries in its loop, where it is counted
+			}
 			if err != nil {
 				if first == nil {
 					first = fmt.Errorf("client %d: %w", c.id, err)
@@ -638,7 +753,8 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			spare = r.col.drain(progressIv, spare)
 			progressIv.Start, progressIv.End = int64(lastTick/time.Microsecond), int64(elapsed/time.Microsecond)
 			p := &Progress{Time: now, Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv,
-				Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load())}
+				Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load()),
+				Unconnected: int(r.unconnected.Load())}
 			if r.cfg.Shape == nil {
 				p.Rate = r.cfg.Rate
 			}
@@ -685,12 +801,13 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 	}
 }
 
-// noteConnectError counts a failed attempt to open a connection and
-// starts an outage if none is open; it returns the error's code.
+// noteConnectError counts a failed attempt to open a connection and,
+// when the server is unavailable, starts an outage if none is open; it
+// returns the error's code.
 func (r *run) noteConnectError(err error, si int) string {
 	code := r.noteError(err, si, -1)
-	if !timeline.ConnectionError(code) {
-		return code // refused by the server for another reason (53300 too many clients)
+	if connectFault(err) != Unavailable {
+		return code // the server is up: refused (at its connection limit), or another error
 	}
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
@@ -715,7 +832,7 @@ func (r *run) noteError(err error, si, cmd int) string {
 		code, detail = dbe.Code, dbe.Detail
 	}
 	now := time.Since(r.start)
-	conn := timeline.ConnectionError(code)
+	conn := FaultOf(err) != NoFault
 	r.errMu.Lock()
 	defer r.errMu.Unlock()
 	info := r.errs[code]

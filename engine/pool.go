@@ -20,6 +20,9 @@ type connPool struct {
 
 type poolSlot struct {
 	conn Conn
+	// connFails counts the failed attempts in a row to open its
+	// connection, for the backoff (under the borrower's ownership).
+	connFails int
 }
 
 func newConnPool(size int, target Target) *connPool {
@@ -33,10 +36,14 @@ func newConnPool(size int, target Target) *connPool {
 }
 
 // fill opens every slot's connection, as a pool with minimum-idle equal to
-// its size does (HikariCP's recommended setting).
-func (p *connPool) fill(ctx context.Context) error {
+// its size does (HikariCP's recommended setting). A slot whose connection
+// retryLater says to leave is connected by its first borrower.
+func (p *connPool) fill(ctx context.Context, retryLater func(error) bool) error {
 	for i, s := range p.all {
 		c, err := p.target.Connect(ctx, -1-i)
+		if err != nil && retryLater(err) {
+			continue
+		}
 		if err != nil {
 			p.close()
 			return err

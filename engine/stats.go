@@ -142,6 +142,11 @@ type Interval struct {
 	// Errors counts failed tries by error code (SQLSTATE, or a Code*
 	// constant); nil until the first error.
 	Errors map[string]int64
+	// Refused, Unavailable and Lost count, by code, the failed tries of
+	// Errors that were about the connection (see ConnFault): attempts to
+	// open a session that the server refused (at its limit) or could not
+	// take (down, starting), and sessions lost; nil until the first.
+	Refused, Unavailable, Lost map[string]int64
 	// PoolWait records how long transactions waited for a pooled
 	// connection (µs); nil without a pool.
 	PoolWait *timeline.Histogram
@@ -159,12 +164,10 @@ func newInterval(scripts int) *Interval {
 func (iv *Interval) Merge(o *Interval) {
 	iv.Total.Merge(&o.Total)
 	iv.Hist.Merge(o.Hist)
-	for code, n := range o.Errors {
-		if iv.Errors == nil {
-			iv.Errors = make(map[string]int64)
-		}
-		iv.Errors[code] += n
-	}
+	iv.Errors = mergeCounts(iv.Errors, o.Errors)
+	iv.Refused = mergeCounts(iv.Refused, o.Refused)
+	iv.Unavailable = mergeCounts(iv.Unavailable, o.Unavailable)
+	iv.Lost = mergeCounts(iv.Lost, o.Lost)
 	if o.PoolWait != nil {
 		if iv.PoolWait == nil {
 			iv.PoolWait = timeline.NewHistogram()
@@ -183,6 +186,9 @@ func (iv *Interval) reset() {
 	iv.Total = Stats{}
 	iv.Hist.Reset()
 	clear(iv.Errors)
+	clear(iv.Refused)
+	clear(iv.Unavailable)
+	clear(iv.Lost)
 	if iv.PoolWait != nil {
 		iv.PoolWait.Reset()
 	}
@@ -191,4 +197,15 @@ func (iv *Interval) reset() {
 		s.Stats = Stats{}
 		s.Hist.Reset()
 	}
+}
+
+// mergeCounts adds counts by code from into to, making to if needed.
+func mergeCounts(to, from map[string]int64) map[string]int64 {
+	for code, n := range from {
+		if to == nil {
+			to = make(map[string]int64)
+		}
+		to[code] += n
+	}
+	return to
 }

@@ -385,3 +385,94 @@ func TestCompareHTMLInBrowser(t *testing.T) {
 	t.Logf("rendered in %d ms: %s; screenshot %s", st.MS, chartStates(st),
 		screenshot(t, chromium, file, filepath.Join(dir, "compare.png"), 1400, 1600))
 }
+
+// TestHTMLInBrowserKinds: a run of another kind than PostgreSQL draws
+// that kind's database charts, with data, and none of PostgreSQL's (whose
+// sources such a run never has). The runs are recorded ones
+// (diagnose/testdata), made by firedrill on its throwaway servers.
+func TestHTMLInBrowserKinds(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium(t)
+	redis := []string{"redis-ops", "redis-aof", "redis-latency", "redis-clients", "redis-memory"}
+	tests := []struct {
+		run        string
+		want       []string // the kind's charts, each drawn with data
+		noFindings bool     // a run without findings (their list was once null and broke the script)
+	}{
+		{"aof-broken", redis, false},
+		{"aof-fixed", redis, true},
+	}
+	postgresOnly := []string{"aas", "connections", "slru", "horizon"}
+	for _, test := range tests {
+		name := test.run
+		if test.noFindings {
+			name += "-without-findings"
+		}
+		t.Run(name, func(t *testing.T) {
+			run, err := timeline.Open(filepath.Join("..", "diagnose", "testdata", test.run))
+			if err != nil {
+				t.Fatal(err)
+			}
+			findings := diagnose.Diagnose(run)
+			if test.noFindings {
+				findings = nil
+			}
+			dir := artifactDir(t)
+			file := writeReport(t, run, findings, dir)
+			dom := dumpDOM(t, chromium, file, 2*time.Minute)
+			st := checkSelftest(t, dom, nil) // every chart drawn: none says "no data"
+			ids := map[string]bool{}
+			for _, c := range st.Charts {
+				ids[c.ID] = true
+			}
+			for _, id := range test.want {
+				if !ids[id] {
+					t.Errorf("no chart %s; charts: %s", id, chartStates(st))
+				}
+			}
+			for _, id := range postgresOnly {
+				if ids[id] {
+					t.Errorf("PostgreSQL's chart %s on a %s run", id, run.Manifest.Target.Kind)
+				}
+			}
+			t.Logf("rendered in %d ms: %s; screenshot %s", st.MS, chartStates(st),
+				screenshot(t, chromium, file, filepath.Join(dir, "full-page.png"), 1400, 3000))
+		})
+	}
+}
+
+// TestCompareHTMLInBrowserRedis: the compare page of the aof drill's
+// recorded broken and fixed runs overlays Redis's load (commands per
+// second), not PostgreSQL's active sessions, and draws every chart.
+func TestCompareHTMLInBrowserRedis(t *testing.T) {
+	t.Parallel()
+	chromium := findChromium(t)
+	a, fa := openCompareFixture(t, "../diagnose/testdata/aof-broken")
+	b, fb := openCompareFixture(t, "../diagnose/testdata/aof-fixed")
+	var text bytes.Buffer
+	if err := WriteCompare(&text, Compare(a, b, fa, fb)); err != nil {
+		t.Fatal(err)
+	}
+	dir := artifactDir(t)
+	var page bytes.Buffer
+	if err := WriteCompareHTML(&page, a, b, CompareSide{Label: "broken", Dir: "aof-broken"}, CompareSide{Label: "fixed", Dir: "aof-fixed"}, text.String()); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "compare.html")
+	if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := dumpDOM(t, chromium, file, 2*time.Minute)
+	st := checkSelftest(t, dom, nil)
+	ids := map[string]bool{}
+	for _, c := range st.Charts {
+		ids[c.ID] = true
+	}
+	if !ids["load"] || ids["aas"] {
+		t.Errorf("charts %s: want Redis's load, not PostgreSQL's active sessions", chartStates(st))
+	}
+	if !strings.Contains(dom, "Redis 7.0.15") {
+		t.Error("the page does not name the server Redis")
+	}
+	t.Logf("rendered in %d ms: %s", st.MS, chartStates(st))
+}

@@ -117,6 +117,10 @@ type Comparison struct {
 	// Notes are differences of the setup a reader must know to trust the
 	// verdicts (server version, host, run status).
 	Notes []string `json:"notes,omitempty"`
+	// Counters are the server's key series over each whole run, for the
+	// kinds that declare them (compareKinds: Redis's fsync stalls, latency
+	// events …); absent for PostgreSQL.
+	Counters []CounterChange `json:"counters,omitempty"`
 }
 
 // RunRef identifies one compared run.
@@ -142,6 +146,9 @@ type WorkloadComparison struct {
 	BlocksB         int                `json:"blocks_b"`
 	Autocorrelation float64            `json:"autocorrelation"`
 	Metrics         []MetricComparison `json:"metrics"`
+	// Stalls is the worst latency of each run, for the kinds whose
+	// comparison weighs it (compareKinds); absent for PostgreSQL.
+	Stalls *StallComparison `json:"stalls,omitempty"`
 	// Changes lists what differs in the workload's definition (scripts,
 	// clients, rate, session settings): the reason B differs, if any.
 	Changes []string `json:"changes,omitempty"`
@@ -263,6 +270,10 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 		Format: CompareFormat, A: runRef(a), B: runRef(b), Options: opts,
 		Workloads: []WorkloadComparison{}, Findings: compareFindings(fa, fb), Settings: compareSettings(a, b),
 	}
+	kc, hasKind := kindOf(a, b)
+	if hasKind {
+		c.Counters = compareCounters(a, b, kc.Counters)
+	}
 	inB := map[string]timeline.WorkloadInfo{}
 	for _, w := range b.Manifest.Workloads {
 		inB[w.Name] = w
@@ -275,7 +286,7 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 			c.OnlyInA = append(c.OnlyInA, wa.Name)
 			continue
 		}
-		wc := compareWorkload(a, b, wa.Name, opts)
+		wc := compareWorkload(a, b, wa.Name, opts, kc, hasKind)
 		wc.Changes = workloadChanges(wa, wb)
 		c.Workloads = append(c.Workloads, wc)
 	}
@@ -286,6 +297,16 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 	}
 	c.Notes = compareNotes(a, b)
 	return c
+}
+
+// kindOf is what Compare weighs beyond the percentiles for the runs'
+// kind; none when the runs are of different kinds or of PostgreSQL.
+func kindOf(a, b *timeline.Run) (kindCompare, bool) {
+	if a.Manifest.Target.Kind != b.Manifest.Target.Kind {
+		return kindCompare{}, false
+	}
+	kc, ok := compareKinds[a.Manifest.Target.Kind]
+	return kc, ok
 }
 
 func runRef(r *timeline.Run) RunRef {
@@ -328,6 +349,9 @@ func (b *compareBlock) value(m compareMetric) (float64, bool) {
 	}
 	if b.lat == nil || b.lat.Count() == 0 {
 		return 0, false
+	}
+	if m.quantile == 100 {
+		return float64(b.lat.Max()) / 1000, true
 	}
 	return float64(b.lat.Quantile(m.quantile)) / 1000, true
 }
@@ -470,7 +494,7 @@ func meanBlockSpan(blocks []compareBlock) float64 {
 	return math.Round(10*sum/float64(len(blocks))) / 10
 }
 
-func compareWorkload(a, b *timeline.Run, name string, opts CompareOptions) WorkloadComparison {
+func compareWorkload(a, b *timeline.Run, name string, opts CompareOptions, kc kindCompare, hasKind bool) WorkloadComparison {
 	wc := WorkloadComparison{Name: name, Metrics: []MetricComparison{}}
 	ivsA, warmA := measuredIntervals(a, name, opts)
 	ivsB, warmB := measuredIntervals(b, name, opts)
@@ -499,7 +523,12 @@ func compareWorkload(a, b *timeline.Run, name string, opts CompareOptions) Workl
 			"per-interval values are strongly autocorrelated (ρ = %.2f): blocks of %g s may still be correlated, so p-values may be too small; run longer for a firmer verdict",
 			rho, wc.Block))
 	}
-	for _, m := range compareMetrics {
+	metrics := compareMetrics
+	if hasKind {
+		metrics = append(slices.Clip(metrics), maxMetric)
+		wc.Stalls = stalls(ivsA, ivsB, kc.StallMS)
+	}
+	for _, m := range metrics {
 		valuesA, valuesB := blockValues(blocksA, m), blockValues(blocksB, m)
 		mc := compareValues(m, valuesA, valuesB, opts)
 		mc.Drift = max(selfDrift(valuesA), selfDrift(valuesB))
@@ -908,7 +937,9 @@ func worseSeverity(fc FindingChange) string {
 func compareNotes(a, b *timeline.Run) []string {
 	var notes []string
 	ma, mb := &a.Manifest, &b.Manifest
-	if ma.Target.ServerVersion != mb.Target.ServerVersion {
+	if pa, pb := ma.Target.ProductName(), mb.Target.ProductName(); pa != pb {
+		notes = append(notes, fmt.Sprintf("server differs: %s %s → %s %s", pa, ma.Target.ServerVersion, pb, mb.Target.ServerVersion))
+	} else if ma.Target.ServerVersion != mb.Target.ServerVersion {
 		notes = append(notes, fmt.Sprintf("server version differs: %s → %s", ma.Target.ServerVersion, mb.Target.ServerVersion))
 	}
 	if ma.Target.Embedded != mb.Target.Embedded || (!ma.Target.Embedded && ma.Target.Address != mb.Target.Address) {
@@ -991,6 +1022,11 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 			}
 			tw.Flush()
 		}
+		if st := wc.Stalls; st != nil {
+			fmt.Fprintf(ew, "  slowest transaction: %s in A, %s in B; intervals with one over %s: %d of %d in A, %d of %d in B\n",
+				formatNumber(st.MaxA)+" ms", formatNumber(st.MaxB)+" ms", fmt.Sprintf("%g ms", st.ThresholdMS),
+				st.IntervalsA, st.TotalA, st.IntervalsB, st.TotalB)
+		}
 		for _, n := range wc.Notes {
 			fmt.Fprintf(ew, "  note: %s\n", n)
 		}
@@ -1005,6 +1041,22 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 	}
 	for _, name := range c.OnlyInB {
 		fmt.Fprintf(ew, "\nworkload %s ran only in B\n", name)
+	}
+	if len(c.Counters) > 0 {
+		fmt.Fprintln(ew, "\nserver counters over each whole run (those that moved):")
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		moved := 0
+		for _, cc := range c.Counters {
+			if zeroOrAbsent(cc.A) && zeroOrAbsent(cc.B) {
+				continue
+			}
+			moved++
+			fmt.Fprintf(tw, "  %s\t%s\t→ %s\n", cc.Label, formatCounter(cc.A, cc.Unit), formatCounter(cc.B, cc.Unit))
+		}
+		if moved == 0 {
+			fmt.Fprintln(tw, "  none")
+		}
+		tw.Flush()
 	}
 	fmt.Fprintln(ew, "\nfindings:")
 	if len(c.Findings) == 0 {

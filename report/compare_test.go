@@ -515,3 +515,76 @@ func TestCompareNotes(t *testing.T) {
 		t.Errorf("a run against itself: notes %q", got)
 	}
 }
+
+// TestCompareRedisRuns compares the aof drill's recorded broken and fixed
+// runs: Redis's comparison weighs the slowest transactions (the fsync
+// stalls p99 hides) and the server's counters, beside the percentiles.
+func TestCompareRedisRuns(t *testing.T) {
+	t.Parallel()
+	a, fa := openCompareFixture(t, "../diagnose/testdata/aof-broken")
+	b, fb := openCompareFixture(t, "../diagnose/testdata/aof-fixed")
+	c := Compare(a, b, fa, fb)
+	if len(c.Workloads) != 1 {
+		t.Fatalf("workloads: %+v", c.Workloads)
+	}
+	wc := c.Workloads[0]
+	var maxRow *MetricComparison
+	for i := range wc.Metrics {
+		if wc.Metrics[i].Metric == "max" {
+			maxRow = &wc.Metrics[i]
+		}
+	}
+	if maxRow == nil || len(wc.Metrics) != len(compareMetrics)+1 {
+		t.Fatalf("metrics %+v: want the percentiles and max", wc.Metrics)
+	}
+	if maxRow.A.Center < 100 || maxRow.B.Center >= maxRow.A.Center {
+		t.Errorf("max: A %v ms, B %v ms: the broken run's blocks must stall past 100 ms and more than the fixed run's", maxRow.A.Center, maxRow.B.Center)
+	}
+	st := wc.Stalls
+	if st == nil || st.MaxA < 300 || st.IntervalsA == 0 || st.ThresholdMS != 100 {
+		t.Errorf("stalls: %+v: want the broken run's 400 ms stalls counted over 100 ms", st)
+	}
+	counters := map[string]CounterChange{}
+	for _, cc := range c.Counters {
+		counters[cc.Name] = cc
+	}
+	delayed := counters["redis_info:aof_delayed_fsync"]
+	if delayed.A == nil || *delayed.A != 5 || delayed.B == nil || *delayed.B != 0 {
+		t.Errorf("aof_delayed_fsync: %+v, want 5 in A and 0 in B", delayed)
+	}
+	pending := counters["redis_latency:aof-write-pending-fsync.max_ms"]
+	if pending.A == nil || *pending.A < 300 || pending.B == nil || *pending.B != 0 {
+		t.Errorf("aof-write-pending-fsync: %+v, want ~393 ms in A and 0 (never happened) in B", pending)
+	}
+	var text bytes.Buffer
+	if err := WriteCompare(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"  max ", "slowest transaction: 430.3 ms in A", "AOF writes past a late fsync (aof_delayed_fsync)   5", "server counters"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("compare text lacks %q:\n%s", want, text.String())
+		}
+	}
+	for _, never := range []string{"longest fork"} { // 0 in both: not printed
+		if strings.Contains(text.String(), never) {
+			t.Errorf("compare text prints %q, a counter that never moved:\n%s", never, text.String())
+		}
+	}
+}
+
+// TestComparePostgresUnchanged: a PostgreSQL comparison has no max row,
+// stalls or counters (its output is as before kinds had their own).
+func TestComparePostgresUnchanged(t *testing.T) {
+	t.Parallel()
+	a, fa := openCompareFixture(t, compareFixtureBase)
+	b, fb := openCompareFixture(t, compareFixtureSlow)
+	c := Compare(a, b, fa, fb)
+	if c.Counters != nil {
+		t.Errorf("counters on a PostgreSQL comparison: %+v", c.Counters)
+	}
+	for _, wc := range c.Workloads {
+		if wc.Stalls != nil || len(wc.Metrics) != len(compareMetrics) {
+			t.Errorf("workload %s: stalls %+v, %d metrics", wc.Name, wc.Stalls, len(wc.Metrics))
+		}
+	}
+}

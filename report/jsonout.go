@@ -38,6 +38,7 @@ type runResultJSON struct {
 
 type runResultTarget struct {
 	Kind          string `json:"kind"`
+	Product       string `json:"product"` // the server's name for people: PostgreSQL, MariaDB, MySQL, Redis
 	Embedded      bool   `json:"embedded"`
 	ServerVersion string `json:"server_version"`
 }
@@ -135,7 +136,7 @@ func buildRunResult(run *timeline.Run, findings []diagnose.Finding, thresholds [
 	doc := &runResultJSON{
 		Schema: RunResultSchema, Firedrill: m.Version, Scenario: m.Name, RunDir: dir,
 		Status: m.Status, Error: m.Error,
-		Target:     runResultTarget{Kind: m.Target.Kind, Embedded: m.Target.Embedded, ServerVersion: m.Target.ServerVersion},
+		Target:     runResultTarget{Kind: m.Target.Kind, Product: m.Target.ProductName(), Embedded: m.Target.Embedded, ServerVersion: m.Target.ServerVersion},
 		Workloads:  []runResultWorkload{},
 		Findings:   []runResultFinding{},
 		Thresholds: []runResultThreshold{},

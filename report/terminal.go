@@ -27,6 +27,7 @@ type progressAcc struct {
 	span          float64
 	p50, p99      int64
 	clients       int
+	unconnected   int // clients waiting to retry a connection, at the last interval's end
 	poolP99       int64
 }
 
@@ -50,6 +51,7 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		a.p50 = max(a.p50, iv.LatencyPct.P50)
 		a.p99 = max(a.p99, iv.LatencyPct.P99)
 		a.clients = iv.Clients
+		a.unconnected = iv.Unconnected
 		a.poolP99 = max(a.poolP99, iv.PoolWaitPct.P99)
 	}
 	if p.Every > 0 && t-p.last < p.Every-0.05 { // ticks land a little late
@@ -65,6 +67,9 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		}
 		line := fmt.Sprintf("%7.1f s  %-12s %9.1f tps  p50 %s  p99 %s  failed %d  clients %d",
 			t, name, tps, ms(a.p50), ms(a.p99), a.failed, a.clients)
+		if a.unconnected > 0 {
+			line += fmt.Sprintf(" (%d without a connection)", a.unconnected)
+		}
 		if a.poolP99 > 0 {
 			line += "  pool wait p99 " + ms(a.poolP99)
 		}
@@ -140,6 +145,10 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 		for _, ws := range run.Summary.Workloads {
 			for _, e := range ws.Errors {
 				fmt.Fprintf(w, "  %s: %d × %s %s (first at %.1f s)\n", ws.Name, e.Count, e.Code, firstLine(e.Message), e.First)
+			}
+			if ws.RefusedClients > 0 {
+				fmt.Fprintf(w, "  %s: %d clients could not open a connection at least once; they retried with backoff (%.1f s waited in all)\n",
+					ws.Name, ws.RefusedClients, ws.ReconnectWait)
 			}
 		}
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	Command            []string // the command line, for the manifest
 	// Log receives progress lines (server start, setup, events, errors).
 	Log io.Writer
+	// Secret, when set, is told each password the backend made itself
+	// (an embedded server's), for the caller's own masking of Log.
+	Secret func(password string)
 	// OnTick is called after each tick with the intervals and samples
 	// just recorded (for live output and live diagnosis); it runs on the
 	// clock's goroutine and must be quick.
@@ -166,7 +169,13 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 
 	// The target: a throwaway server of its backend, or the given one.
-	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact,
+	secretOf := func(password string) {
+		red.LearnSecret(password)
+		if opts.Secret != nil {
+			opts.Secret(password)
+		}
+	}
+	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
 		AllowOutsideSchema: opts.AllowOutsideSchema, Connections: connections(sc)})
 	if err != nil {
 		return nil, interrupted(ctx, err)
@@ -513,6 +522,10 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 				default: // another workload stopped the run first
 				}
 				return
+			}
+			if wr.result != nil && wr.result.RefusedClients > 0 {
+				r.logf("workload %s: %d clients could not open a connection at least once; they retried with backoff, waiting %.1f s in all",
+					wr.spec.Name, wr.result.RefusedClients, wr.result.ReconnectWait.Seconds())
 			}
 			if wr.result != nil && wr.result.Backoff > 0 {
 				r.logf("workload %s: clients whose transactions kept failing at once waited %.1f s in all before retrying (backoff)",

@@ -172,12 +172,11 @@ func toTimeline(workload string, p *engine.Progress, offset time.Duration) *time
 		out.LagMaxUS = int64(t.Lag.Max)
 		out.LagMeanUS = t.Lag.Mean()
 	}
-	if len(iv.Errors) > 0 {
-		out.Errors = make(map[string]int64, len(iv.Errors))
-		for k, v := range iv.Errors {
-			out.Errors[k] = v
-		}
-	}
+	out.Errors = copyCounts(iv.Errors)
+	out.Refused = copyCounts(iv.Refused)
+	out.Unavailable = copyCounts(iv.Unavailable)
+	out.Lost = copyCounts(iv.Lost)
+	out.Unconnected = p.Unconnected
 	if iv.PoolWait != nil {
 		out.PoolWait = iv.PoolWait.Clone()
 		out.PoolWaitPct = iv.PoolWait.Percentiles()
@@ -240,5 +239,19 @@ func summarize(name string, res *engine.Result, scripts []*script.Script, start 
 		ws.Errors = append(ws.Errors, es)
 	}
 	ws.Backoff = res.Backoff.Seconds()
+	ws.RefusedClients = res.RefusedClients
+	ws.ReconnectWait = res.ReconnectWait.Seconds()
 	return ws
+}
+
+// copyCounts copies counts by code; nil when there are none.
+func copyCounts(m map[string]int64) map[string]int64 {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

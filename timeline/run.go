@@ -106,6 +106,10 @@ func (t Target) ProductName() string {
 		return t.Product
 	case t.Kind == "" || t.Kind == "postgres":
 		return "PostgreSQL"
+	case t.Kind == "redis": // runs recorded before the backend filled Product in
+		return "Redis"
+	case t.Kind == "mariadb":
+		return "MariaDB"
 	}
 	return t.Kind
 }
@@ -197,6 +201,19 @@ type Interval struct {
 	// connection the pool could not give in time, "08006" and the like
 	// for lost connections).
 	Errors map[string]int64 `json:"errors,omitempty"`
+	// Refused, Unavailable and Lost count, by the same codes, the failed
+	// tries of Errors that were about the connection, as the target
+	// classified them: attempts to open a session that the server
+	// refused (up, but at its connection limit) or could not take (down,
+	// starting, shutting down: an outage), and open sessions lost.
+	// Unconnected is how many of the clients wanted had no session at the
+	// interval's end, waiting to retry one (clients that own their
+	// connection; not with a pool). All absent in runs recorded before
+	// they were.
+	Refused     map[string]int64 `json:"refused,omitempty"`
+	Unavailable map[string]int64 `json:"unavailable,omitempty"`
+	Lost        map[string]int64 `json:"lost,omitempty"`
+	Unconnected int              `json:"unconnected,omitempty"`
 	// Latency of successful transactions (µs), from the scheduled start
 	// under a rate; LatencyPct is its summary for readers without HDR.
 	Latency    *Histogram  `json:"lat"`
@@ -208,14 +225,47 @@ type Interval struct {
 	PoolWaitPct Percentiles `json:"pool_pct,omitzero"`
 }
 
+// ConnectionFailures is how many of the interval's failed tries were
+// about the connection (refused, unavailable, lost): from Refused,
+// Unavailable and Lost, or in a run recorded before them (all
+// PostgreSQL's), from the codes that ConnectionError names.
+func (iv *Interval) ConnectionFailures() int64 {
+	var n int64
+	if iv.Refused == nil && iv.Unavailable == nil && iv.Lost == nil {
+		for code, c := range iv.Errors {
+			if ConnectionError(code) {
+				n += c
+			}
+		}
+		return n
+	}
+	for _, m := range []map[string]int64{iv.Refused, iv.Unavailable, iv.Lost} {
+		for _, c := range m {
+			n += c
+		}
+	}
+	return n
+}
+
+// ConnectionCode reports whether the interval's failed tries of code were
+// about the connection (see ConnectionFailures).
+func (iv *Interval) ConnectionCode(code string) bool {
+	if iv.Refused == nil && iv.Unavailable == nil && iv.Lost == nil {
+		return ConnectionError(code)
+	}
+	return iv.Refused[code] > 0 || iv.Unavailable[code] > 0 || iv.Lost[code] > 0
+}
+
 // PoolTimeoutCode is the error code of a transaction that failed because
 // the pool had no connection for it within the pool timeout.
 const PoolTimeoutCode = "pool-timeout"
 
-// ConnectionError reports whether an error code says the client lost its
-// connection or could not open one (SQLSTATE class 08, and the server
-// shutting down or starting: 57P01–57P03): the failures of an outage,
-// rather than of what a transaction did.
+// ConnectionError reports whether a PostgreSQL error code says the client
+// lost its connection or could not open one (SQLSTATE class 08, and the
+// server shutting down or starting: 57P01–57P03): the failures of an
+// outage, rather than of what a transaction did. It reads runs recorded
+// before intervals classified their errors (Interval.Refused, Lost);
+// newer runs carry the target's own classification.
 func ConnectionError(code string) bool {
 	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
 }
@@ -296,6 +346,11 @@ type WorkloadSummary struct {
 	// Backoff is the time clients waited, over all of them, after
 	// transactions that kept failing at once (seconds).
 	Backoff float64 `json:"backoff_s,omitempty"`
+	// RefusedClients is how many clients failed to open a session at
+	// least once (refused, server unavailable), and ReconnectWait the
+	// time clients waited, over all of them, before retrying (seconds).
+	RefusedClients int     `json:"refused_clients,omitempty"`
+	ReconnectWait  float64 `json:"reconnect_wait_s,omitempty"`
 }
 
 // ScriptSummary is one script's totals with its commands'.

@@ -11,7 +11,9 @@ func TestProductName(t *testing.T) {
 		{Target{}, "PostgreSQL"}, // runs from before the kind was recorded
 		{Target{Kind: "postgres"}, "PostgreSQL"},
 		{Target{Kind: "mariadb", Product: "MySQL"}, "MySQL"},
-		{Target{Kind: "redis"}, "redis"},
+		{Target{Kind: "redis"}, "Redis"}, // Redis runs recorded before Product
+		{Target{Kind: "http"}, "http"},   // a kind without a known name: its kind
+		{Target{Kind: "redis", Product: "Redis"}, "Redis"},
 	}
 	for _, test := range tests {
 		if got := test.target.ProductName(); got != test.want {

@@ -127,6 +127,9 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	tg.cfg.Logger = &mysql.NopLogger{}
 	tg.cfg.Net, tg.cfg.Addr = "tcp", inst.TCPAddr()
 	tg.cfg.User, tg.cfg.Passwd = inst.User(), inst.Password()
+	if spec.Secret != nil {
+		spec.Secret(inst.Password()) // shell events get it in FIREDRILL_CONNSTRING
+	}
 	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.TCPAddr(), Database: inst.Database(),
 		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes, Product: "MariaDB"}
 	return tg, nil

@@ -35,6 +35,9 @@ import (
 // Kind is the backend's name in scenarios and run.json.
 const Kind = "postgres"
 
+// product names the server in reports (timeline.Target.Product).
+const product = "PostgreSQL"
+
 // errorCodes is what PostgreSQL calls its error codes.
 const errorCodes = "SQLSTATE"
 
@@ -108,7 +111,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
 		}
 		tg.connString = dsn
-		tg.info = timeline.Target{Kind: Kind, Address: tg.redact(dsn), ErrorCodes: errorCodes}
+		tg.info = timeline.Target{Kind: Kind, Product: product, Address: tg.redact(dsn), ErrorCodes: errorCodes}
 		tg.schema = sc.Setup.Schema
 		if tg.schema == "" {
 			tg.schema = scenario.DefaultSchema
@@ -130,7 +133,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		return nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
 	}
 	tg.inst, tg.connString = inst, inst.ConnString()
-	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.TCPAddr(),
+	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.TCPAddr(),
 		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
 }

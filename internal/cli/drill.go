@@ -86,8 +86,9 @@ throughput during the hold is at most 0.7 × the throughput before".
 'firedrill drills' lists them; each drill's README (in the drills/ folder of
 the source) tells its story.
 
-The variants run one after the other, each on a fresh throwaway PostgreSQL
-(started from the server binaries on this machine, removed afterwards), so
+The variants run one after the other, each on a fresh throwaway server of
+the drill's kind (PostgreSQL, MariaDB or Redis, as its scenarios' target.kind
+says; started from the server binaries on this machine, removed afterwards), so
 no variant inherits another's bloat or caches. After each run the diagnosis
 is written to the run directory. At the end a side-by-side table compares
 the variants (throughput over the run and in the drill's windows, latency

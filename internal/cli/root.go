@@ -7,6 +7,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +32,11 @@ func Main(env *clikit.Env, args []string) int {
 insides on the same timeline, and says what went wrong and why.
 
 Without connection options every command runs against a throwaway
-PostgreSQL that firedrill starts itself (from the server binaries on this
-machine) and removes afterwards.`,
+server of the scenario's kind (target.kind: ` + kindsText(backends) + `;
+postgres when unset) that firedrill starts itself from the server
+binaries on this machine (initdb/postgres, mariadb-install-db/mariadbd,
+redis-server) and removes afterwards. With --dsn it targets your server
+instead, its kind read from the URL's scheme.`,
 		Version:       clikit.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -75,4 +79,14 @@ func addCommands(root *cobra.Command, kind string, cmds []*cobra.Command) {
 		}
 		root.AddCommand(cmd)
 	}
+}
+
+// kindsText lists the registered kinds of database for the help texts:
+// "postgres, mariadb, redis".
+func kindsText(r *backend.Registry) string {
+	var kinds []string
+	for _, b := range r.Backends() {
+		kinds = append(kinds, b.Kind())
+	}
+	return strings.Join(kinds, ", ")
 }

@@ -100,6 +100,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
 		Command: env.CommandLine(),
 		Log:     logw,
+		Secret:  env.LearnSecret,
 	}
 	var runDir atomic.Value
 	runDir.Store("")
@@ -246,9 +247,10 @@ func newReportCmd(env *clikit.Env) *cobra.Command {
 		Use:   "report RUN_DIR",
 		Short: "Summarize a run directory again: totals, latency, errors, events, findings",
 		Long: `Read a run directory again and print its summary: how the run ended,
-each workload's totals and latency percentiles, errors by SQLSTATE, events,
-and the findings. The rules run again on the recorded timeline, so an old
-run gets today's diagnosis. With --write, findings.json and report.html in
+each workload's totals and latency percentiles, errors by code (SQLSTATE,
+MariaDB's error number, Redis's error prefix), events, and the findings.
+The rules run again on the recorded timeline, so an old run gets today's
+diagnosis. With --write, findings.json and report.html in
 the directory are rewritten too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

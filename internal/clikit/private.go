@@ -29,6 +29,12 @@ func (env *Env) Learn(connString string) {
 	env.secrets.Learn(connString)
 }
 
+// LearnSecret teaches the output streams one password to mask (an
+// embedded server's own).
+func (env *Env) LearnSecret(password string) {
+	env.secrets.LearnSecret(password)
+}
+
 // Resolve teaches the output streams a database driver's way of finding
 // the password it would send (secret.Redactor.Resolve).
 func (env *Env) Resolve(password func(connString string) string) {

@@ -376,6 +376,37 @@ func TestWrongPassword(t *testing.T) {
 	}
 }
 
+// A server at a connection limit refuses (MariaDB says 1226 for a user's
+// MAX_USER_CONNECTIONS, MySQL 1203; 1040 for max_connections): the
+// engine must see a refusal to retry, not an error that ends the run.
+func TestConnectionLimitIsARefusal(t *testing.T) {
+	admin := connect(t, mdbtarget.ModeSimple)
+	if err := execScript(admin, `
+DROP USER IF EXISTS 'limited'@'%';
+CREATE USER 'limited'@'%' IDENTIFIED BY 'limited-pw' WITH MAX_USER_CONNECTIONS 1;
+GRANT SELECT ON `+"`"+server.db+"`"+`.* TO 'limited'@'%';
+`, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { execScript(admin, "DROP USER IF EXISTS 'limited'@'%';", nil) })
+	limited := func(cfg *mdbtarget.Config) { cfg.User, cfg.Password = "limited", "limited-pw" }
+	connect(t, mdbtarget.ModeSimple, limited) // its one connection
+	cfg := baseConfig()
+	limited(&cfg)
+	target, err := mdbtarget.NewTarget(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := target.Connect(context.Background(), 0)
+	if err == nil {
+		c.Close()
+		t.Fatal("a second connection over MAX_USER_CONNECTIONS 1 was accepted")
+	}
+	if f := engine.FaultOf(err); f != engine.Refused || !strings.Contains(err.Error(), "max_user_connections") {
+		t.Errorf("over the user's limit: %v (fault %v), want the max_user_connections error as a refusal", err, f)
+	}
+}
+
 func TestUnixSocket(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode string) {
 		c := connect(t, mode, func(c *mdbtarget.Config) { c.Network, c.Addr = "unix", server.socket })

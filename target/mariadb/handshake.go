@@ -202,13 +202,28 @@ func (c *conn) connectError(err error) error {
 		if se.Number == 1045 {
 			msg = fmt.Errorf("%w (check the user and password)", msg)
 		}
-		return &engine.DBError{Code: se.code(), Err: msg}
+		return &engine.DBError{Code: se.code(), Err: msg, Fault: connectFault(se.Number)}
 	}
 	var de *engine.DBError
 	if errors.As(err, &de) { // from fail: already names the server
 		return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect: %w", de.Err)}
 	}
 	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to %s: %w", c.t.addr, err)}
+}
+
+// connectFault says which refusals of a connection are the server's
+// limits, which an application's pool retries: 1040 too many connections
+// (max_connections), 1203 too many of this user's (max_user_connections),
+// 1226 a per-user resource limit (MAX_CONNECTIONS_PER_HOUR …); and which
+// are a server going away (1053 shutdown in progress).
+func connectFault(number uint16) engine.ConnFault {
+	switch number {
+	case 1040, 1203, 1226:
+		return engine.Refused
+	case 1053:
+		return engine.Unavailable
+	}
+	return engine.NoFault
 }
 
 func firstByte(b []byte) byte {

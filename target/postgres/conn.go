@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -89,11 +90,7 @@ func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 func (t *Target) Connect(ctx context.Context, clientID int) (engine.Conn, error) {
 	pg, err := t.ConnectRaw(ctx)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) { // e.g. 53300 too many clients
-			return nil, &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
-		}
-		return nil, &engine.DBError{Code: engine.CodeConnect, Err: err}
+		return nil, connectError(err)
 	}
 	return &conn{pg: pg, mode: t.mode, prepared: make(map[*script.SQL]string)}, nil
 }
@@ -494,6 +491,9 @@ func classify(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		coded := &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
+		if sessionEnded(pgErr.Code) {
+			coded.Fault = engine.Lost
+		}
 		switch pgErr.Code {
 		case "40001":
 			return &engine.Failure{Kind: engine.Serialization, Err: coded}
@@ -503,9 +503,38 @@ func classify(err error) error {
 		return coded
 	}
 	if isConnError(err) {
-		return &engine.DBError{Code: engine.CodeConnection, Err: err}
+		return &engine.DBError{Code: engine.CodeConnection, Fault: engine.Lost, Err: err}
 	}
 	return err
+}
+
+// connectError turns a failed attempt to open a session into an
+// *engine.DBError that says whether to retry it later: the server full
+// (class 53, e.g. 53300 too_many_connections) is Refused; the server not
+// there, starting or shutting down (no answer, class 08, 57P01–57P03) is
+// Unavailable; anything else (28P01 a wrong password, 3D000 no such
+// database) is not about the connection and is not retried.
+func connectError(err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return &engine.DBError{Code: engine.CodeConnect, Fault: engine.Unavailable, Err: err}
+	}
+	coded := &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
+	switch {
+	case strings.HasPrefix(pgErr.Code, "53"):
+		coded.Fault = engine.Refused
+	case sessionEnded(pgErr.Code):
+		coded.Fault = engine.Unavailable
+	}
+	return coded
+}
+
+// sessionEnded reports the SQLSTATEs of a session the server ended or
+// could not keep: connection exceptions (class 08) and the server
+// shutting down or starting (57P01 admin_shutdown, 57P02 crash_shutdown,
+// 57P03 cannot_connect_now).
+func sessionEnded(code string) bool {
+	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
 }
 
 // isConnError reports errors of a connection that is gone or never was.

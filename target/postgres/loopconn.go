@@ -29,18 +29,14 @@ var _ engine.LoopTarget = (*Target)(nil)
 
 // ConnectLoop opens a client's session for an event loop.
 func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller) (engine.Conn, error) {
-	pg, err := t.ConnectRaw(ctx)
+	pg, err := t.connectParked(ctx, p)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			return nil, &engine.DBError{Code: pgErr.Code, Detail: pgErr.Detail, Err: err}
-		}
-		return nil, &engine.DBError{Code: engine.CodeConnect, Err: err}
+		return nil, connectError(err)
 	}
 	h, err := pg.Hijack()
 	if err != nil {
 		pg.Close(ctx)
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: err}
+		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: err}
 	}
 	sc, ok := h.Conn.(syscall.Conn)
 	if !ok || h.TLSConfig != nil {
@@ -63,12 +59,12 @@ func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller)
 		fd = int(r)
 	}); err != nil || dupErr != nil {
 		h.Conn.Close()
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("dup socket: %v%v", err, dupErr)}
+		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: fmt.Errorf("dup socket: %v%v", err, dupErr)}
 	}
 	h.Conn.Close() // the duplicate keeps the session open
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		syscall.Close(fd)
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: err}
+		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: err}
 	}
 	c := &loopConn{
 		fd: fd, p: p, mode: t.mode, txStatus: h.TxStatus,
@@ -82,6 +78,50 @@ func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller)
 		c.cancelNet, c.cancelAddr = "tcp", net.JoinHostPort(h.Config.Host, strconv.Itoa(int(h.Config.Port)))
 	}
 	return c, nil
+}
+
+// connectParked opens a session with pgconn on a goroutine of its own
+// while the client waits through its Poller on a pipe that the goroutine
+// closes when done. pgconn's connect blocks (a fork and an authentication
+// on the server): on the client's event loop it would stop every other
+// client of the loop, for seconds when a full server refuses clients that
+// retry (each refusal costs the server a backend's start).
+func (t *Target) connectParked(ctx context.Context, p engine.Poller) (*pgconn.PgConn, error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return t.ConnectRaw(ctx) // no pipe: connect in place
+	}
+	type result struct {
+		pg  *pgconn.PgConn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		pg, err := t.ConnectRaw(ctx)
+		done <- result{pg, err}
+		syscall.Close(fds[1]) // the read end sees end-of-file: the client wakes
+	}()
+	defer syscall.Close(fds[0])
+	defer p.Forget(fds[0])
+	for {
+		select {
+		case r := <-done:
+			return r.pg, r.err
+		default:
+		}
+		if err := p.WaitRead(fds[0]); err != nil {
+			if ctx.Err() != nil { // the run is stopping: the goroutine closes what it opens
+				go func() {
+					if r := <-done; r.pg != nil {
+						_ = r.pg.Close(context.Background())
+					}
+				}()
+				return nil, err
+			}
+			r := <-done // could not park: wait here, as a blocking connect would
+			return r.pg, r.err
+		}
+	}
 }
 
 type loopConn struct {
@@ -126,7 +166,7 @@ func (c *loopConn) fail(err error) error {
 	if c.broken == nil {
 		c.broken = err
 	}
-	return &engine.DBError{Code: engine.CodeConnection, Err: err}
+	return &engine.DBError{Code: engine.CodeConnection, Fault: engine.Lost, Err: err}
 }
 
 // fill reads more of the server's messages into rbuf.
@@ -280,7 +320,7 @@ func (c *loopConn) sendSync() {
 
 func (c *loopConn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) error {
 	if c.broken != nil {
-		return &engine.DBError{Code: engine.CodeConnection, Err: c.broken}
+		return &engine.DBError{Code: engine.CodeConnection, Fault: engine.Lost, Err: c.broken}
 	}
 	switch cmd.Kind {
 	case script.KindSQL:

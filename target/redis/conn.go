@@ -1,6 +1,7 @@
 package redistarget
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ var _ engine.Conn = (*conn)(nil)
 var errClosed = errors.New("server closed the connection unexpectedly")
 
 func newConn(fd int, p engine.Poller, addr string) *conn {
-	return &conn{fd: fd, p: p, addr: addr, rbuf: make([]byte, 16<<10), wbuf: make([]byte, 0, 4096)}
+	return &conn{fd: fd, p: p, addr: addr, rbuf: make([]byte, 8<<10), wbuf: make([]byte, 0, 4096)}
 }
 
 // handshake sends the session's setup commands (AUTH, HELLO, CLIENT
@@ -78,14 +79,32 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 	for c.owed > 0 {
 		reply, err := c.readReply()
 		if err != nil {
+			if first != nil { // the server said why, then hung up (maxclients)
+				return first
+			}
 			return c.connectError()
 		}
 		if isError(reply) && first == nil {
 			msg := errorText(reply)
-			first = &engine.DBError{Code: errorCode(msg), Err: fmt.Errorf("redis at %s: connection setup: %s", c.addr, msg)}
+			first = &engine.DBError{Code: errorCode(msg), Err: fmt.Errorf("redis at %s: connection setup: %s", c.addr, msg),
+				Fault: setupFault(msg)}
 		}
 	}
 	return first
+}
+
+// setupFault says which errors at a session's setup are the server's
+// state rather than the session's mistake: a server at maxclients (which
+// replies so and hangs up) refuses, one loading its data set is not
+// available yet; both are retried as an application's pool would.
+func setupFault(msg []byte) engine.ConnFault {
+	switch {
+	case bytes.HasPrefix(msg, []byte("ERR max number of clients reached")):
+		return engine.Refused
+	case bytes.HasPrefix(msg, []byte("LOADING")):
+		return engine.Unavailable
+	}
+	return engine.NoFault
 }
 
 // connectError is the error of a session that broke during its setup.
@@ -100,6 +119,10 @@ func (c *conn) fail(err error) error {
 	return &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("redis at %s: %w", c.addr, err)}
 }
 
+// Exec runs one command of a Redis script: a Redis command is sent and
+// its reply read (an error reply returned as *engine.DBError with the
+// reply's code), or queued inside a pipeline, whose replies \endpipeline
+// reads, returning the first error among them.
 func (c *conn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) error {
 	if c.broken != nil {
 		return &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("redis at %s: %w", c.addr, c.broken)}

@@ -380,6 +380,26 @@ func TestLargeReplies(t *testing.T) {
 
 // TestServerStateErrors checks the codes of errors a stressed server
 // gives: OOM above maxmemory, BUSY while a script runs too long.
+// A server at maxclients replies so and hangs up: the engine must see a
+// refusal to retry, with the server's words, not a broken connection.
+func TestMaxClientsIsARefusal(t *testing.T) {
+	srv := startServer(t, redis.Options{Settings: map[string]string{"maxclients": "1"}})
+	cfg := Config{Network: "unix", Addr: srv.Socket(), AppName: "app"}
+	connect(t, cfg) // the one client it takes
+	target, err := NewTarget(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := target.Connect(context.Background(), 1)
+	if err == nil {
+		conn.Close()
+		t.Fatal("a second client was accepted at maxclients 1")
+	}
+	if f := engine.FaultOf(err); f != engine.Refused || !strings.Contains(err.Error(), "max number of clients") {
+		t.Errorf("at maxclients: %v (fault %v), want the server's refusal", err, f)
+	}
+}
+
 func TestServerStateErrors(t *testing.T) {
 	srv := startServer(t, redis.Options{Settings: map[string]string{"busy-reply-threshold": "100"}})
 	s := connect(t, Config{Network: "unix", Addr: srv.Socket()})
@@ -409,4 +429,63 @@ func TestServerStateErrors(t *testing.T) {
 		t.Errorf("killed script replied %q", got)
 	}
 	s.must("PING\n")
+}
+
+// countingPoller is an engine.Poller that waits in poll(2) and counts the
+// waits, to see where a session waits.
+type countingPoller struct{ reads int }
+
+func (p *countingPoller) WaitRead(fd int) error  { p.reads++; return poll(fd, 0x1) }
+func (p *countingPoller) WaitWrite(fd int) error { return poll(fd, 0x4) }
+func (p *countingPoller) Forget(int)             {}
+
+// TestConnectLoopParks checks that a loop client connecting waits
+// through its Poller (so its event loop runs the other clients meanwhile),
+// also for a server that accepts and never answers, and that the session
+// then waits through the same Poller.
+func TestConnectLoopParks(t *testing.T) {
+	srv := startServer(t)
+	target, err := NewTarget(Config{Network: "unix", Addr: srv.Socket(), AppName: "parked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingPoller{}
+	c, err := target.ConnectLoop(context.Background(), 0, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if p.reads == 0 {
+		t.Fatal("ConnectLoop did not wait through the Poller")
+	}
+	before := p.reads
+	s := &session{t: t, conn: c, syms: script.NewSymbols()}
+	s.vars = script.NewVars(s.syms)
+	s.must("CLIENT GETNAME \\gset name\n")
+	if s.get("name") != "parked" || p.reads == before {
+		t.Fatalf("session after ConnectLoop: name %q, %d waits through the Poller", s.get("name"), p.reads-before)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	silent, err := NewTarget(Config{Addr: l.Addr().String(), AppName: "x", ConnectTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = &countingPoller{}
+	if _, err := silent.ConnectLoop(context.Background(), 0, p); code(err) != engine.CodeConnect || p.reads == 0 {
+		t.Fatalf("silent server: %q %v, %d waits through the Poller", code(err), err, p.reads)
+	}
 }

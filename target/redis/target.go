@@ -132,12 +132,79 @@ func (t *Target) Addr() string { return t.cfg.Addr }
 
 // Connect opens a client's session that blocks in poll(2) when it waits
 // (a goroutine per client: runs with an application pool).
-func (t *Target) Connect(ctx context.Context, clientID int) (engine.Conn, error) {
-	return t.ConnectLoop(ctx, clientID, blocking{})
+func (t *Target) Connect(ctx context.Context, _ int) (engine.Conn, error) {
+	c, err := t.connect(ctx, blocking{})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// ConnectLoop opens a client's session whose waits go through p.
+// ConnectLoop opens a client's session whose waits go through p. The
+// connect and the handshake run on a goroutine of their own while the
+// client waits through p on a pipe that the goroutine closes when done:
+// connecting blocks (a dial, the server's replies to AUTH and SETNAME),
+// and on the event loop that would stop every other client of the loop,
+// for seconds when a full or restarting server refuses clients that
+// retry (as target/postgres does).
 func (t *Target) ConnectLoop(ctx context.Context, _ int, p engine.Poller) (engine.Conn, error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return t.connectIn(ctx, p) // no pipe: connect in place
+	}
+	type result struct {
+		c   *conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := t.connect(ctx, blocking{})
+		done <- result{c, err}
+		syscall.Close(fds[1]) // the read end sees end-of-file: the client wakes
+	}()
+	defer syscall.Close(fds[0])
+	defer p.Forget(fds[0])
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				return nil, r.err
+			}
+			r.c.p = p
+			return r.c, nil
+		default:
+		}
+		if err := p.WaitRead(fds[0]); err != nil {
+			if ctx.Err() != nil { // the run is stopping: the goroutine's session is closed when it comes
+				go func() {
+					if r := <-done; r.c != nil {
+						_ = r.c.closeFD()
+					}
+				}()
+				return nil, &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", t.cfg.Addr, err)}
+			}
+			r := <-done // could not park: wait here, as a blocking connect would
+			if r.err != nil {
+				return nil, r.err
+			}
+			r.c.p = p
+			return r.c, nil
+		}
+	}
+}
+
+// connectIn opens a session in place, its waits going through p.
+func (t *Target) connectIn(ctx context.Context, p engine.Poller) (engine.Conn, error) {
+	c, err := t.connect(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// connect dials the server and sends the handshake, within the connect
+// timeout.
+func (t *Target) connect(ctx context.Context, p engine.Poller) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.ConnectTimeout)
 	defer cancel()
 	var d net.Dialer
@@ -147,7 +214,7 @@ func (t *Target) ConnectLoop(ctx context.Context, _ int, p engine.Poller) (engin
 	}
 	fd, err := rawFD(nc)
 	if err != nil {
-		return nil, &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("redis at %s: %w", t.cfg.Addr, err)}
+		return nil, &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", t.cfg.Addr, err)}
 	}
 	c := newConn(fd, p, t.cfg.Addr)
 	if t.count > 0 {

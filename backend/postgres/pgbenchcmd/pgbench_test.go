@@ -120,8 +120,10 @@ func summaryKeys(s string) []string {
 			continue
 		}
 		if strings.HasPrefix(line, "   ") && !strings.HasPrefix(line, "   -") {
-			// a per-command line: its column layout is the key
-			keys = append(keys, digits.ReplaceAllString(line, "#"))
+			// a per-command line: its columns are the key; their widths
+			// move with the figures (3.230 or 13.145 ms), so runs of
+			// spaces count as one
+			keys = append(keys, strings.Join(strings.Fields(digits.ReplaceAllString(line, "#")), " "))
 			continue
 		}
 		if i := strings.IndexAny(line, ":="); i > 0 {

@@ -149,6 +149,10 @@ type workloadData struct {
 	tps, failed, skipped           int
 	p50, p95, p99, pool99          int
 	anyFailed, anySkipped, anyPool bool
+	// Connections refused (or the server unavailable) and lost per
+	// second, and the clients waiting for a connection.
+	refused, lost, unconnected          int
+	anyRefused, anyLost, anyUnconnected bool
 }
 
 // chartSources groups the run's samples by source once.
@@ -170,13 +174,20 @@ func buildCharts(run *timeline.Run, duration float64) chartData {
 	}
 	wl := workloadColumns(&d, run)
 
+	if postgresKind(run.Manifest.Target) {
+		d.Charts = append(d.Charts,
+			throughputChart(&d, wl, run),
+			aasChart(&d, &src),
+			latencyChart(wl, run),
+			connectionsChart(&d, &src, wl),
+			slruChart(&d, &src),
+			horizonChart(&d, &src),
+		)
+	} else {
+		d.Charts = append(d.Charts, throughputChart(&d, wl, run), latencyChart(wl, run))
+		d.Charts = append(d.Charts, declaredCharts(&d, &src, kindCharts[run.Manifest.Target.Kind])...)
+	}
 	d.Charts = append(d.Charts,
-		throughputChart(&d, wl, run),
-		aasChart(&d, &src),
-		latencyChart(wl, run),
-		connectionsChart(&d, &src, wl),
-		slruChart(&d, &src),
-		horizonChart(&d, &src),
 		hostCPUChart(&d, &src),
 		hostDiskChart(&d, &src),
 		firedrillChart(&d, &src),
@@ -212,6 +223,7 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 		x := make([]float64, n)
 		tps, failed, skipped := make(column, n), make(column, n), make(column, n)
 		p50, p95, p99, pool := make(column, n), make(column, n), make(column, n), make(column, n)
+		refused, lost, unconnected := make(column, n), make(column, n), make(column, n)
 		w := workloadData{name: name}
 		for i, iv := range ivs {
 			x[i] = iv.End
@@ -225,6 +237,14 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 			}
 			w.anyFailed = w.anyFailed || iv.Failed > 0
 			w.anySkipped = w.anySkipped || iv.Skipped > 0
+			nRefused, nLost := sumCounts(iv.Refused)+sumCounts(iv.Unavailable), sumCounts(iv.Lost)
+			refused[i], lost[i], unconnected[i] = math.NaN(), math.NaN(), float64(iv.Unconnected)
+			if dt > 0 {
+				refused[i], lost[i] = float64(nRefused)/dt, float64(nLost)/dt
+			}
+			w.anyRefused = w.anyRefused || nRefused > 0
+			w.anyLost = w.anyLost || nLost > 0
+			w.anyUnconnected = w.anyUnconnected || iv.Unconnected > 0
 			if iv.Count == 0 { // no successful transaction: no latency, a gap
 				p50[i], p95[i], p99[i] = math.NaN(), math.NaN(), math.NaN()
 			} else {
@@ -242,6 +262,9 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 		w.x = d.addX(x)
 		w.tps, w.failed, w.skipped = d.addCol(tps), d.addCol(failed), d.addCol(skipped)
 		w.p50, w.p95, w.p99, w.pool99 = d.addCol(p50), d.addCol(p95), d.addCol(p99), d.addCol(pool)
+		if w.anyRefused || w.anyLost || w.anyUnconnected {
+			w.refused, w.lost, w.unconnected = d.addCol(refused), d.addCol(lost), d.addCol(unconnected)
+		}
 		out = append(out, w)
 	}
 	return out
@@ -295,8 +318,24 @@ func throughputChart(d *chartData, wl []workloadData, run *timeline.Run) chartSp
 		if w.anySkipped {
 			c.Series = append(c.Series, seriesSpec{Label: w.name + " skipped/s", X: w.x, Col: w.skipped, Axis: 1, Color: colorAt(i), Width: 1, Alpha: 0.4, Hidden: shared})
 		}
+		// Of the failures, the connections refused and lost.
+		if w.anyRefused {
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " connections refused/s", X: w.x, Col: w.refused, Axis: 1, Color: "#d62728", Width: 1, Alpha: 0.6, Hidden: shared})
+		}
+		if w.anyLost {
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " connections lost/s", X: w.x, Col: w.lost, Axis: 1, Color: "#8c1c13", Width: 1, Alpha: 0.6, Hidden: shared})
+		}
 	}
 	return c
+}
+
+// sumCounts adds up counts by code.
+func sumCounts(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // sumCols adds columns of one time axis; a point is a gap only where
@@ -581,6 +620,11 @@ func connectionsChart(d *chartData, src *chartSources, wl []workloadData) chartS
 	}
 	if !anyPool && len(wl) > 0 {
 		c.Notes = append(c.Notes, "pool wait: no workload shares a pool (each client has its own connection)")
+	}
+	for i, w := range wl {
+		if w.anyUnconnected {
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " clients without a connection", X: w.x, Col: w.unconnected, Color: colorAt(i), Style: "dot", Width: 1.5})
+		}
 	}
 	if len(c.Series) == 0 {
 		c.NoData = src.why(sourceDatabase, "connection counts") + "; and no workload shares a pool"

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"math"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
@@ -111,6 +112,10 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string) chartData {
 	if len(order) == 0 {
 		d.Charts = append(d.Charts, chartSpec{ID: "tps", Title: "Throughput", NoData: "neither run recorded workload intervals"})
 	}
+	if !postgresKind(runs[0].Manifest.Target) || !postgresKind(runs[1].Manifest.Target) {
+		d.Charts = append(d.Charts, compareLoadChart(&d, runs, labels))
+		return d
+	}
 	aas := chartSpec{
 		ID: "aas", Title: "Database load (average active sessions)",
 		Help: "Sessions active in the database per tick, all waits together; each run from its own start.",
@@ -133,6 +138,40 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string) chartData {
 	}
 	d.Charts = append(d.Charts, aas)
 	return d
+}
+
+// compareLoadChart overlays the runs' load series of their kind
+// (compareLoads), for runs not of PostgreSQL.
+func compareLoadChart(d *chartData, runs [2]*timeline.Run, labels [2]string) chartSpec {
+	c := chartSpec{ID: "load", Title: "Database load"}
+	var sources []string
+	for s, run := range runs {
+		load, ok := compareLoads[run.Manifest.Target.Kind]
+		if !ok {
+			continue
+		}
+		if c.Help == "" {
+			c.Title, c.Help, c.Axes = load.Title, load.Help, []axisSpec{load.Axis}
+		}
+		sources = append(sources, load.Source)
+		src := chartSources{run: run, samples: map[string][]*timeline.Sample{}}
+		for i := range run.Samples {
+			sm := &run.Samples[i]
+			src.samples[sm.Source] = append(src.samples[sm.Source], sm)
+		}
+		if len(src.keys(load.Source, func(k string) bool { return k == load.Key })) == 0 {
+			continue
+		}
+		t := src.table(d, load.Source, []string{load.Key}, math.NaN())
+		c.Series = append(c.Series, seriesSpec{Label: labels[s], X: t.x, Col: t.cols[load.Key], Color: sideColors[s], Width: 1.5})
+	}
+	if len(c.Series) == 0 {
+		c.NoData = "neither run recorded its server's load"
+		if len(sources) > 0 {
+			c.NoData = "neither run sampled " + sources[0]
+		}
+	}
+	return c
 }
 
 func uniq(names []string) []string {

@@ -213,6 +213,7 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
 		Cols:     cd.Cols,
 		Charts:   cd.Charts,
 		Events:   bands,
+		Findings: []findingBand{}, // [] not null: the script maps over it
 	}
 	for _, f := range p.Findings {
 		data.Findings = append(data.Findings, findingBand{

@@ -1,0 +1,1 @@
+SELECT id, name FROM items ORDER BY random() LIMIT 5;

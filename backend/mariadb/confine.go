@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -75,48 +74,7 @@ func ConfinementProblems(sc *scenario.Scenario) []string {
 			problems = append(problems, fmt.Sprintf("%s: %s", where(e.Line, e.Col), e.What))
 		}
 	}
-	inFile := func(path string) func(int, int) string {
-		return func(line, col int) string { return fmt.Sprintf("%s:%d:%d", path, line, col) }
-	}
-	inline := func(pos scenario.Pos, what string) func(int, int) string {
-		return func(line, col int) string {
-			return fmt.Sprintf("%s:%d:%d (%s, its line %d col %d)", sc.File, pos.Line, pos.Col, what, line, col)
-		}
-	}
-	read := func(file string, pos scenario.Pos) (string, bool) {
-		b, err := os.ReadFile(sc.Resolve(file))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d:%d: %v", sc.File, pos.Line, pos.Col, err))
-			return "", false
-		}
-		return string(b), true
-	}
-	for _, src := range sc.Setup.SQL {
-		if src.File != "" {
-			if text, ok := read(src.File, src.Pos); ok {
-				report(inFile(sc.Resolve(src.File)), text)
-			}
-		} else {
-			report(inline(src.Pos, "inline setup SQL"), src.Inline)
-		}
-	}
-	for _, w := range sc.Workloads {
-		for _, src := range w.Scripts {
-			switch {
-			case src.File != "":
-				if text, ok := read(src.File, src.Pos); ok {
-					report(inFile(sc.Resolve(src.File)), text)
-				}
-			case src.Inline != "":
-				report(inline(src.Pos, "inline script of workload "+w.Name), src.Inline)
-			}
-		}
-	}
-	for _, ev := range sc.Events {
-		for i, sql := range mdbevent.Statements(ev) {
-			report(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
-		}
-	}
+	backend.EachSQL(sc, mdbevent.Statements, report, func(problem string) { problems = append(problems, problem) })
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(firedrill keeps to the database %s on a given server; leave your tables unqualified, "+
 			"or run with --allow-outside-schema if you mean to change the rest of the server)", database))

@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/firedrill/firedrill/backend"
 )
 
 // Setup runs the scenario's setup once, before any load: on a given server
@@ -56,15 +57,9 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 	}
 	defer conn.Close()
 	for _, src := range tg.sc.Setup.SQL {
-		name := fmt.Sprintf("%s:%d:%d (inline SQL)", tg.sc.File, src.Pos.Line, src.Pos.Col)
-		text := src.Inline
-		if src.File != "" {
-			path := tg.sc.Resolve(src.File)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("setup: %w", err)
-			}
-			name, text = path, string(b)
+		name, text, err := backend.ReadSQLSource(tg.sc, src)
+		if err != nil {
+			return fmt.Errorf("setup: %w", err)
 		}
 		tg.logf("setup: %s", name)
 		t0 := time.Now()

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/postgres/pgevent"
 	"github.com/firedrill/firedrill/scenario"
 	pgtarget "github.com/firedrill/firedrill/target/postgres"
@@ -43,53 +43,12 @@ func ConfinementProblems(sc *scenario.Scenario, others []string) []string {
 		c.Schema = scenario.DefaultSchema
 	}
 	var problems []string
-	report := func(where func(e pgtarget.Escape) string, sql string) {
+	report := func(at func(line, col int) string, sql string) {
 		for _, e := range c.Escapes(sql) {
-			problems = append(problems, fmt.Sprintf("%s: %s %s", where(e), e.Object, e.Why))
+			problems = append(problems, fmt.Sprintf("%s: %s %s", at(e.Line, e.Col), e.Object, e.Why))
 		}
 	}
-	inFile := func(path string) func(pgtarget.Escape) string {
-		return func(e pgtarget.Escape) string { return fmt.Sprintf("%s:%d:%d", path, e.Line, e.Col) }
-	}
-	inline := func(pos scenario.Pos, what string) func(pgtarget.Escape) string {
-		return func(e pgtarget.Escape) string {
-			return fmt.Sprintf("%s:%d:%d (%s, its line %d col %d)", sc.File, pos.Line, pos.Col, what, e.Line, e.Col)
-		}
-	}
-	read := func(file string, pos scenario.Pos) (string, bool) {
-		b, err := os.ReadFile(sc.Resolve(file))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d:%d: %v", sc.File, pos.Line, pos.Col, err))
-			return "", false
-		}
-		return string(b), true
-	}
-	for _, src := range sc.Setup.SQL {
-		if src.File != "" {
-			if text, ok := read(src.File, src.Pos); ok {
-				report(inFile(sc.Resolve(src.File)), text)
-			}
-		} else {
-			report(inline(src.Pos, "inline setup SQL"), src.Inline)
-		}
-	}
-	for _, w := range sc.Workloads {
-		for _, src := range w.Scripts {
-			switch {
-			case src.File != "":
-				if text, ok := read(src.File, src.Pos); ok {
-					report(inFile(sc.Resolve(src.File)), text)
-				}
-			case src.Inline != "":
-				report(inline(src.Pos, "inline script of workload "+w.Name), src.Inline)
-			}
-		}
-	}
-	for _, ev := range sc.Events {
-		for i, sql := range pgevent.Statements(ev) {
-			report(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
-		}
-	}
+	backend.EachSQL(sc, pgevent.Statements, report, func(problem string) { problems = append(problems, problem) })
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(firedrill keeps to the schema %s on a given server; qualify your own objects with %s. "+
 			"or leave them unqualified, or run with --allow-outside-schema if you mean to change the rest of the database)", c.Schema, c.Schema))

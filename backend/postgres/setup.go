@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/target/postgres/tpcb"
 )
 
@@ -71,15 +71,9 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 		}
 	}
 	for _, src := range tg.sc.Setup.SQL {
-		name := fmt.Sprintf("%s:%d:%d (inline SQL)", tg.sc.File, src.Pos.Line, src.Pos.Col)
-		text := src.Inline
-		if src.File != "" {
-			path := tg.sc.Resolve(src.File)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("setup: %w", err)
-			}
-			name, text = path, string(b)
+		name, text, err := backend.ReadSQLSource(tg.sc, src)
+		if err != nil {
+			return fmt.Errorf("setup: %w", err)
 		}
 		tg.logf("setup: %s", name)
 		t0 := time.Now()

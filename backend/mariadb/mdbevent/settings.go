@@ -59,12 +59,7 @@ func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
 	d.Key("restart", func(v scenario.Value) {
 		c.Restart, _ = v.Bool()
 		if c.Restart {
-			what := d.What()
-			d.Later(func(s *scenario.Scenario) {
-				if !s.Target.Embedded() {
-					v.Hintf("firedrill restarts only the server it started; remove dsn or restart", "%s: restart needs the embedded target, and dsn is set", what)
-				}
-			})
+			event.NeedEmbedded(d, v.Hintf, "firedrill restarts only the server it started; remove dsn or restart")
 		}
 	})
 	d.Need("settings")

@@ -14,8 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -83,16 +81,7 @@ type Instance struct {
 	password string
 	runAs    *syscall.Credential // nil: run as the current user
 	progress io.Writer
-
-	stopping     chan struct{} // closed when Stop begins, to abort a start in progress
-	stoppingOnce sync.Once
-	current      atomic.Pointer[serverproc.Process] // the server for PID, which must not wait for mu (Restart holds it for seconds)
-
-	mu       sync.Mutex // guards the fields below, and serialises Restart and Stop
-	settings map[string]string
-	server   *serverproc.Process // nil while the server is down
-	stopped  bool
-	stopErr  error
+	life     *serverproc.Lifecycle // the server, its settings, Restart and Stop
 }
 
 // Start creates, configures and starts a throwaway server, and returns once
@@ -102,7 +91,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	inst := &Instance{progress: opts.Progress, stopping: make(chan struct{})}
+	inst := &Instance{progress: opts.Progress}
 	if inst.bins, err = findBinaries(opts.BinDir); err != nil {
 		return nil, err
 	}
@@ -112,18 +101,14 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if inst.runAs, err = serverproc.Credential(ctx, "MariaDB", inst.say); err != nil {
 		return nil, err
 	}
-	tempRoot := os.TempDir()
-	if err := reaper().ReapStale(tempRoot, inst.say); err != nil {
-		// Someone else's leftovers must not stop this run; say so and go on.
-		inst.say("warning: %v", err)
-	}
-	inst.settings = defaultSettings()
-	maps.Copy(inst.settings, settings)
+	startSettings := defaultSettings()
+	maps.Copy(startSettings, settings)
+	inst.life = serverproc.NewLifecycle(startSettings)
 	if inst.password, err = newPassword(); err != nil {
 		return nil, err
 	}
-	if inst.dir, err = os.MkdirTemp(tempRoot, dirPrefix); err != nil {
-		return nil, fmt.Errorf("create instance directory in %s: %w", tempRoot, err)
+	if inst.dir, err = reaper().NewDir(inst.say); err != nil {
+		return nil, err
 	}
 	inst.dataDir = filepath.Join(inst.dir, dataDirName)
 	inst.logPath = filepath.Join(inst.dir, logFileName)
@@ -148,33 +133,26 @@ func (i *Instance) create(ctx context.Context) error {
 	if err := i.mkdirOwned(filepath.Join(i.dir, tmpDirName)); err != nil {
 		return err
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	// The option file is read by mariadb-install-db too: settings such as
-	// innodb_page_size only take effect when the files are created.
-	if err := writeConfig(filepath.Join(i.dir, confFileName), i.settings); err != nil {
-		return err
-	}
-	if err := i.install(ctx); err != nil {
-		return err
-	}
-	for attempt := 1; ; attempt++ {
-		port, err := serverproc.FreePort()
+	return i.life.Start(func(settings map[string]string) error {
+		// The option file is read by mariadb-install-db too: settings such as
+		// innodb_page_size only take effect when the files are created.
+		if err := writeConfig(filepath.Join(i.dir, confFileName), settings); err != nil {
+			return err
+		}
+		if err := i.install(ctx); err != nil {
+			return err
+		}
+		err := serverproc.OnFreePort(portAttempts, i.say, func(port int) error {
+			i.port = port
+			i.say("starting MariaDB %s on %s (socket in %s%s)…", i.version, i.TCPAddr(), i.dir, serverproc.RunsAsNote(i.runAs))
+			return i.launch(ctx, settings)
+		})
 		if err != nil {
 			return err
 		}
-		i.port = port
-		i.say("starting MariaDB %s on %s (socket in %s%s)…", i.version, i.TCPAddr(), i.dir, i.runsAsNote())
-		err = i.launch(ctx, i.settings)
-		switch {
-		case err == nil:
-			i.say("started MariaDB %s on %s", i.version, i.TCPAddr())
-			return nil
-		case !errors.Is(err, errPortInUse) || attempt == portAttempts:
-			return err
-		}
-		i.say("port %d was taken meanwhile; trying another", i.port)
-	}
+		i.say("started MariaDB %s on %s", i.version, i.TCPAddr())
+		return nil
+	})
 }
 
 // install runs mariadb-install-db: the system tables, then the run's
@@ -214,7 +192,7 @@ func (i *Instance) install(ctx context.Context) error {
 		err = process.Err()
 	case <-ctx.Done():
 		err = ctx.Err()
-	case <-i.stopping:
+	case <-i.life.Stopping():
 		err = errors.New("stopped while installing")
 	case <-timer.C:
 		err = fmt.Errorf("did not finish in %v", installWait)
@@ -248,24 +226,20 @@ func initSQL(password string) string {
 	return b.String()
 }
 
-// errPortInUse marks a start that failed only because the port was taken.
-var errPortInUse = errors.New("port already in use")
-
 // launch writes the option file for settings, starts mariadbd and waits
-// until it accepts connections. On error the server is gone. Called with
-// mu held.
+// until it accepts connections. On error the server is gone. Called from
+// the lifecycle's Start or Restart.
 func (i *Instance) launch(ctx context.Context, settings map[string]string) error {
 	confPath := filepath.Join(i.dir, confFileName)
 	if err := writeConfig(confPath, settings); err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(i.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// The probe connects as the run's user.
+	cfg := i.clientConfig("unix")
+	cfg.Timeout = 5 * time.Second
+	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return fmt.Errorf("open server log %s: %w", i.logPath, err)
-	}
-	var logStart int64
-	if info, err := logFile.Stat(); err == nil {
-		logStart = info.Size()
+		return fmt.Errorf("start mariadbd in %s: client settings: %w", i.dataDir, err)
 	}
 	// --defaults-file first (mariadbd insists): no option file of the
 	// machine is read. The managed options follow on the command line,
@@ -281,61 +255,31 @@ func (i *Instance) launch(ctx context.Context, settings map[string]string) error
 		"--tmpdir="+filepath.Join(i.dir, tmpDirName),
 		"--skip-name-resolve")
 	cmd.Dir = i.dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
 	// SIGKILL: the data is thrown away with the directory, so the quickest
 	// end is the right one when firedrill dies.
 	cmd.SysProcAttr = serverproc.ProcAttr(i.runAs, syscall.SIGKILL)
-	server, err := serverproc.Spawn(cmd)
-	logFile.Close() // the child has its own copy
-	if err != nil {
-		return fmt.Errorf("start mariadbd in %s: %w", i.dataDir, err)
-	}
-	if err := i.waitReady(ctx, server); err != nil {
-		stopErr := server.Stop(stopSteps()...)
-		tail := serverproc.LogTail(i.logPath, logStart)
-		err = fmt.Errorf("start mariadbd in %s on port %d: %w\n%s", i.dataDir, i.port, err, tail)
-		if strings.Contains(tail, "Address already in use") || strings.Contains(tail, "Bind on TCP/IP port") {
-			err = fmt.Errorf("%w: %w", errPortInUse, err)
-		}
-		return errors.Join(err, stopErr)
-	}
-	i.server = server
-	i.current.Store(server)
-	return nil
-}
-
-// waitReady connects until the server accepts a connection as the run's
-// user, the server exits, Stop is called, ctx ends or readyWait passes.
-func (i *Instance) waitReady(ctx context.Context, server *serverproc.Process) error {
-	ctx, cancel := context.WithTimeout(ctx, readyWait)
-	defer cancel()
-	cfg := i.clientConfig("unix")
-	cfg.Timeout = 5 * time.Second
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return fmt.Errorf("client settings: %w", err)
-	}
-	var lastErr error
-	for {
-		conn, err := connector.Connect(ctx)
-		if err == nil {
+	return i.life.Launch(ctx, serverproc.Launch{
+		Cmd:       cmd,
+		LogPath:   i.logPath,
+		SpawnWhat: "mariadbd in " + i.dataDir,
+		What:      "mariadbd in " + i.dataDir,
+		Port:      i.port,
+		PortTaken: []string{"Address already in use", "Bind on TCP/IP port"},
+		Probe: func(ctx context.Context) error {
+			conn, err := connector.Connect(ctx)
+			if err != nil {
+				return err
+			}
 			// The probe has done its job; a failure to say goodbye on a
 			// fresh connection says nothing about the server.
 			_ = conn.Close()
 			return nil
-		}
-		lastErr = err
-		select {
-		case <-server.Exited():
-			return fmt.Errorf("server exited during startup (%v)", server.Err())
-		case <-i.stopping:
-			return errors.New("stopped while starting")
-		case <-ctx.Done():
-			return fmt.Errorf("server not ready: %w (last connection attempt: %v)", ctx.Err(), lastErr)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		},
+		ProbeName: "connection attempt",
+		Poll:      50 * time.Millisecond,
+		ReadyWait: readyWait,
+		Abort:     stopSteps(),
+	})
 }
 
 // clientConfig is how the run's user reaches the server over network
@@ -373,28 +317,7 @@ func (i *Instance) Restart(ctx context.Context, settings map[string]string) erro
 	if err != nil {
 		return fmt.Errorf("restart mariadbd in %s: %w", i.dataDir, err)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.stopped {
-		return fmt.Errorf("restart mariadbd in %s: instance is stopped", i.dataDir)
-	}
-	if i.server != nil {
-		i.say("restarting MariaDB on %s…", i.TCPAddr())
-		i.current.Store(nil)
-		err := i.server.Stop(stopSteps()...)
-		i.server = nil
-		if err != nil {
-			return fmt.Errorf("restart mariadbd in %s: %w", i.dataDir, err)
-		}
-	}
-	merged := maps.Clone(i.settings)
-	maps.Copy(merged, settings)
-	if err := i.launch(ctx, merged); err != nil {
-		return fmt.Errorf("restart: %w", err)
-	}
-	i.settings = merged
-	i.say("restarted MariaDB %s on %s", i.version, i.TCPAddr())
-	return nil
+	return i.life.Restart(ctx, i.names(), settings, stopSteps(), i.launch)
 }
 
 // Keep adds settings to the options the server starts with, without
@@ -405,9 +328,7 @@ func (i *Instance) Keep(settings map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("keep settings of mariadbd in %s: %w", i.dataDir, err)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	maps.Copy(i.settings, settings)
+	i.life.Keep(settings)
 	return nil
 }
 
@@ -415,39 +336,16 @@ func (i *Instance) Keep(settings map[string]string) error {
 // temp dir; idempotent, safe to call from several goroutines: every call
 // returns the first call's result.
 func (i *Instance) Stop() error {
-	i.stoppingOnce.Do(func() { close(i.stopping) })
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.stopped {
-		return i.stopErr
-	}
-	i.stopped = true
-	var errs []error
-	wasRunning := i.server != nil && i.server.Running()
-	if i.server != nil {
-		i.current.Store(nil)
-		// The data goes with the directory: no need for a clean shutdown's
-		// checkpoint, so a short one, then SIGKILL.
-		if err := i.server.Stop(serverproc.Step{Signal: syscall.SIGTERM, Wait: 10 * time.Second},
-			serverproc.Step{Signal: syscall.SIGKILL, Wait: 5 * time.Second}); err != nil {
-			errs = append(errs, fmt.Errorf("stop mariadbd in %s: %w", i.dataDir, err))
-		}
-		i.server = nil
-	}
-	if i.dir != "" {
-		if err := os.RemoveAll(i.dir); err != nil {
-			errs = append(errs, fmt.Errorf("remove instance directory: %w", err))
-		}
-	}
-	i.stopErr = errors.Join(errs...)
-	switch {
-	case i.stopErr != nil:
-	case wasRunning:
-		i.say("stopped MariaDB on %s and removed %s", i.TCPAddr(), i.dir)
-	case i.dir != "":
-		i.say("removed %s", i.dir)
-	}
-	return i.stopErr
+	// The data goes with the directory: no need for a clean shutdown's
+	// checkpoint, so a short one, then SIGKILL.
+	return i.life.Stop(i.names(), serverproc.Step{Signal: syscall.SIGTERM, Wait: 10 * time.Second},
+		serverproc.Step{Signal: syscall.SIGKILL, Wait: 5 * time.Second})
+}
+
+// names are how the lifecycle names this server.
+func (i *Instance) names() serverproc.Names {
+	return serverproc.Names{Program: "mariadbd", Where: i.dataDir, Title: "MariaDB",
+		Version: i.version, Addr: i.TCPAddr(), Dir: i.dir, Say: i.say}
 }
 
 // Host is the address the server listens on, "127.0.0.1".
@@ -490,34 +388,13 @@ func (i *Instance) Version() string { return i.version }
 
 // Settings are the options the server was last started with (the
 // instance's defaults and the caller's), for run.json.
-func (i *Instance) Settings() map[string]string {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return maps.Clone(i.settings)
-}
+func (i *Instance) Settings() map[string]string { return i.life.Settings() }
 
 // PID is mariadbd's process id, for host samplers; 0 while the server is down or has died.
-func (i *Instance) PID() int {
-	if server := i.current.Load(); server != nil && server.Running() {
-		return server.PID()
-	}
-	return 0
-}
+func (i *Instance) PID() int { return i.life.PID() }
 
 // say writes one progress line, if anyone listens.
-func (i *Instance) say(format string, args ...any) {
-	if i.progress != nil {
-		fmt.Fprintf(i.progress, format+"\n", args...)
-	}
-}
-
-// runsAsNote tells, in the start line, that the server runs as another user.
-func (i *Instance) runsAsNote() string {
-	if i.runAs == nil {
-		return ""
-	}
-	return ", running as user " + serverproc.OSUser
-}
+func (i *Instance) say(format string, args ...any) { serverproc.Say(i.progress, format, args...) }
 
 // writeOwned writes a file the server's user may read.
 func (i *Instance) writeOwned(path, content string, perm os.FileMode) error {

@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,16 +62,7 @@ type Instance struct {
 	port     int
 	runAs    *syscall.Credential // nil: run as the current user
 	progress io.Writer
-
-	stopping     chan struct{} // closed when Stop begins, to abort a start in progress
-	stoppingOnce sync.Once
-	current      atomic.Pointer[serverproc.Process] // the server for PID, which must not wait for mu (Restart holds it for seconds)
-
-	mu       sync.Mutex // guards the fields below, and serialises Restart and Stop
-	settings map[string]string
-	server   *serverproc.Process // nil while the server is down
-	stopped  bool
-	stopErr  error
+	life     *serverproc.Lifecycle // the server, its settings, Restart and Stop
 }
 
 // Start creates, configures and starts a throwaway server, and returns once
@@ -82,7 +71,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if err := validateSettings(opts.Settings); err != nil {
 		return nil, err
 	}
-	inst := &Instance{progress: opts.Progress, stopping: make(chan struct{})}
+	inst := &Instance{progress: opts.Progress}
 	binDir, err := findBinDir(opts.BinDir)
 	if err != nil {
 		return nil, err
@@ -94,17 +83,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if inst.runAs, err = serverproc.Credential(ctx, "PostgreSQL", inst.say); err != nil {
 		return nil, err
 	}
-	tempRoot := os.TempDir()
-	if err := reaper().ReapStale(tempRoot, inst.say); err != nil {
-		// Someone else's leftovers must not stop this run; say so and go on.
-		inst.say("warning: %v", err)
-	}
-
-	inst.settings = defaultSettings(ctx, binDir)
-	maps.Copy(inst.settings, opts.Settings)
-
-	if inst.dir, err = os.MkdirTemp(tempRoot, dirPrefix); err != nil {
-		return nil, fmt.Errorf("create instance directory in %s: %w", tempRoot, err)
+	settings := defaultSettings(ctx, binDir)
+	maps.Copy(settings, opts.Settings)
+	inst.life = serverproc.NewLifecycle(settings)
+	if inst.dir, err = reaper().NewDir(inst.say); err != nil {
+		return nil, err
 	}
 	inst.dataDir = filepath.Join(inst.dir, dataDirName)
 	inst.logPath = filepath.Join(inst.dir, logFileName)
@@ -132,24 +115,17 @@ func (i *Instance) create(ctx context.Context) error {
 	if err := appendInclude(i.dataDir); err != nil {
 		return err
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	for attempt := 1; ; attempt++ {
-		port, err := serverproc.FreePort()
+	return i.life.Start(func(settings map[string]string) error {
+		err := serverproc.OnFreePort(portAttempts, i.say, func(port int) error {
+			i.port = port
+			return i.launch(ctx, settings)
+		})
 		if err != nil {
 			return err
 		}
-		i.port = port
-		err = i.launch(ctx, i.settings)
-		switch {
-		case err == nil:
-			i.say("started PostgreSQL %s on %s (socket in %s%s)", i.version, i.TCPAddr(), i.dir, i.runsAsNote())
-			return nil
-		case !errors.Is(err, errPortInUse) || attempt == portAttempts:
-			return err
-		}
-		i.say("port %d was taken meanwhile; trying another", i.port)
-	}
+		i.say("started PostgreSQL %s on %s (socket in %s%s)", i.version, i.TCPAddr(), i.dir, serverproc.RunsAsNote(i.runAs))
+		return nil
+	})
 }
 
 // initdb creates the cluster: trust authentication (the socket is private
@@ -187,74 +163,40 @@ func (i *Instance) initdb(ctx context.Context) error {
 	return nil
 }
 
-// errPortInUse marks a start that failed only because the port was taken.
-var errPortInUse = errors.New("port already in use")
-
 // launch writes the configuration for settings, starts the postmaster and
 // waits until it accepts connections. On error the postmaster is gone.
-// Called with mu held.
+// Called from the lifecycle's Start or Restart.
 func (i *Instance) launch(ctx context.Context, settings map[string]string) error {
 	if err := writeConfig(i.dataDir, i.managed(), settings); err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(i.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open server log %s: %w", i.logPath, err)
-	}
-	var logStart int64
-	if info, err := logFile.Stat(); err == nil {
-		logStart = info.Size()
-	}
 	cmd := exec.Command(filepath.Join(i.binDir, "postgres"), "-D", i.dataDir)
 	cmd.Dir = i.dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
 	cmd.SysProcAttr = serverproc.ProcAttr(i.runAs, syscall.SIGQUIT)
-	server, err := serverproc.Spawn(cmd)
-	logFile.Close() // the child has its own copy
-	if err != nil {
-		return fmt.Errorf("start postgres in %s: %w", i.dataDir, err)
-	}
-	if err := i.waitReady(ctx, server); err != nil {
-		shutdownErr := server.Stop(shutdownSteps()...)
-		tail := serverproc.LogTail(i.logPath, logStart)
-		err = fmt.Errorf("start postgres in %s on port %d: %w\n%s", i.dataDir, i.port, err, tail)
-		if strings.Contains(tail, "Address already in use") {
-			err = fmt.Errorf("%w: %w", errPortInUse, err)
-		}
-		return errors.Join(err, shutdownErr)
-	}
-	i.server = server
-	i.current.Store(server)
-	return nil
-}
-
-// waitReady connects until the server accepts a connection, the server
-// exits, Stop is called, ctx ends or readyWait passes.
-func (i *Instance) waitReady(ctx context.Context, server *serverproc.Process) error {
-	ctx, cancel := context.WithTimeout(ctx, readyWait)
-	defer cancel()
 	probe := i.ConnString() + " application_name=firedrill-ready-probe connect_timeout=5"
-	var lastErr error
-	for {
-		conn, err := pgconn.Connect(ctx, probe)
-		if err == nil {
+	return i.life.Launch(ctx, serverproc.Launch{
+		Cmd:       cmd,
+		LogPath:   i.logPath,
+		SpawnWhat: "postgres in " + i.dataDir,
+		What:      "postgres in " + i.dataDir,
+		Port:      i.port,
+		PortTaken: []string{"Address already in use"},
+		// Connect until the server accepts a connection.
+		Probe: func(ctx context.Context) error {
+			conn, err := pgconn.Connect(ctx, probe)
+			if err != nil {
+				return err
+			}
 			// The probe has done its job; a failure to say goodbye on a
 			// fresh connection says nothing about the server.
 			_ = conn.Close(ctx)
 			return nil
-		}
-		lastErr = err
-		select {
-		case <-server.Exited():
-			return fmt.Errorf("server exited during startup (%v)", server.Err())
-		case <-i.stopping:
-			return errors.New("stopped while starting")
-		case <-ctx.Done():
-			return fmt.Errorf("server not ready: %w (last connection attempt: %v)", ctx.Err(), lastErr)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		},
+		ProbeName: "connection attempt",
+		Poll:      50 * time.Millisecond,
+		ReadyWait: readyWait,
+		Abort:     shutdownSteps(),
+	})
 }
 
 // Restart stops the server (fast shutdown), merges settings into the
@@ -266,62 +208,18 @@ func (i *Instance) Restart(ctx context.Context, settings map[string]string) erro
 	if err := validateSettings(settings); err != nil {
 		return fmt.Errorf("restart postgres in %s: %w", i.dataDir, err)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.stopped {
-		return fmt.Errorf("restart postgres in %s: instance is stopped", i.dataDir)
-	}
-	if i.server != nil {
-		i.say("restarting PostgreSQL on %s…", i.TCPAddr())
-		i.current.Store(nil)
-		err := i.server.Stop(shutdownSteps()...)
-		i.server = nil
-		if err != nil {
-			return fmt.Errorf("restart postgres in %s: %w", i.dataDir, err)
-		}
-	}
-	merged := maps.Clone(i.settings)
-	maps.Copy(merged, settings)
-	if err := i.launch(ctx, merged); err != nil {
-		return fmt.Errorf("restart: %w", err)
-	}
-	i.settings = merged
-	i.say("restarted PostgreSQL %s on %s", i.version, i.TCPAddr())
-	return nil
+	return i.life.Restart(ctx, i.names(), settings, shutdownSteps(), i.launch)
 }
 
 // Stop stops the server (fast shutdown, then immediate, then kill) and
 // removes the whole temp dir; idempotent, safe to call from several
 // goroutines: every call returns the first call's result.
-func (i *Instance) Stop() error {
-	i.stoppingOnce.Do(func() { close(i.stopping) })
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.stopped {
-		return i.stopErr
-	}
-	i.stopped = true
-	var errs []error
-	wasRunning := i.server != nil && i.server.Running()
-	if i.server != nil {
-		i.current.Store(nil)
-		if err := i.server.Stop(shutdownSteps()...); err != nil {
-			errs = append(errs, fmt.Errorf("stop postgres in %s: %w", i.dataDir, err))
-		}
-		i.server = nil
-	}
-	if err := os.RemoveAll(i.dir); err != nil {
-		errs = append(errs, fmt.Errorf("remove instance directory: %w", err))
-	}
-	i.stopErr = errors.Join(errs...)
-	switch {
-	case i.stopErr != nil:
-	case wasRunning:
-		i.say("stopped PostgreSQL on %s and removed %s", i.TCPAddr(), i.dir)
-	default:
-		i.say("removed %s", i.dir)
-	}
-	return i.stopErr
+func (i *Instance) Stop() error { return i.life.Stop(i.names(), shutdownSteps()...) }
+
+// names are how the lifecycle names this server.
+func (i *Instance) names() serverproc.Names {
+	return serverproc.Names{Program: "postgres", Where: i.dataDir, Title: "PostgreSQL",
+		Version: i.version, Addr: i.TCPAddr(), Dir: i.dir, Say: i.say}
 }
 
 // ConnString is the libpq key=value connection string for the unix socket:
@@ -360,27 +258,10 @@ func (i *Instance) BinDir() string { return i.binDir }
 func (i *Instance) Version() string { return i.version }
 
 // PID is the postmaster's process id, for host samplers; 0 while the server is down or has died.
-func (i *Instance) PID() int {
-	if server := i.current.Load(); server != nil && server.Running() {
-		return server.PID()
-	}
-	return 0
-}
+func (i *Instance) PID() int { return i.life.PID() }
 
 // say writes one progress line, if anyone listens.
-func (i *Instance) say(format string, args ...any) {
-	if i.progress != nil {
-		fmt.Fprintf(i.progress, format+"\n", args...)
-	}
-}
-
-// runsAsNote tells, in the start line, that the server runs as another user.
-func (i *Instance) runsAsNote() string {
-	if i.runAs == nil {
-		return ""
-	}
-	return ", running as user " + serverproc.OSUser
-}
+func (i *Instance) say(format string, args ...any) { serverproc.Say(i.progress, format, args...) }
 
 // managed returns the settings the instance decides itself.
 func (i *Instance) managed() map[string]string {

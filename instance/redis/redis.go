@@ -15,8 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -100,16 +98,7 @@ type Instance struct {
 	port     int
 	runAs    *syscall.Credential
 	progress io.Writer
-
-	stopping     chan struct{} // closed when Stop begins, to abort a start in progress
-	stoppingOnce sync.Once
-	current      atomic.Pointer[serverproc.Process] // the server for PID, which must not wait for mu
-
-	mu       sync.Mutex // guards the fields below, and serialises Restart and Stop
-	settings map[string]string
-	server   *serverproc.Process
-	stopped  bool
-	stopErr  error
+	life     *serverproc.Lifecycle // the server, its settings, Restart and Stop
 }
 
 // Start creates, configures and starts a throwaway server and returns once
@@ -121,7 +110,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if strings.ContainsAny(opts.Password, "\n\r\x00") {
 		return nil, errors.New("redis password contains a line break or NUL")
 	}
-	inst := &Instance{progress: opts.Progress, password: opts.Password, env: opts.Env, stopping: make(chan struct{})}
+	inst := &Instance{progress: opts.Progress, password: opts.Password, env: opts.Env}
 	var err error
 	if inst.binary, err = findBinary(opts.Binary); err != nil {
 		return nil, err
@@ -132,14 +121,11 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if inst.runAs, err = serverproc.Credential(ctx, "Redis", inst.say); err != nil {
 		return nil, err
 	}
-	tempRoot := os.TempDir()
-	if err := reaper.ReapStale(tempRoot, inst.say); err != nil {
-		inst.say("warning: %v", err) // someone else's leftovers must not stop this run
-	}
-	inst.settings = maps.Clone(defaultSettings)
-	maps.Copy(inst.settings, opts.Settings)
-	if inst.dir, err = os.MkdirTemp(tempRoot, dirPrefix); err != nil {
-		return nil, fmt.Errorf("create instance directory in %s: %w", tempRoot, err)
+	settings := maps.Clone(defaultSettings)
+	maps.Copy(settings, opts.Settings)
+	inst.life = serverproc.NewLifecycle(settings)
+	if inst.dir, err = reaper.NewDir(inst.say); err != nil {
+		return nil, err
 	}
 	inst.dataDir = filepath.Join(inst.dir, dataDirName)
 	inst.logPath = filepath.Join(inst.dir, logFileName)
@@ -178,91 +164,46 @@ func (i *Instance) create(ctx context.Context) error {
 		}
 		i.env = append(slices.Clone(i.env), slowdisk.Env(lib, i.slowDisk)...)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	for attempt := 1; ; attempt++ {
-		port, err := serverproc.FreePort()
+	return i.life.Start(func(settings map[string]string) error {
+		err := serverproc.OnFreePort(portAttempts, i.say, func(port int) error {
+			i.port = port
+			return i.launch(ctx, settings)
+		})
 		if err != nil {
 			return err
 		}
-		i.port = port
-		err = i.launch(ctx, i.settings)
-		switch {
-		case err == nil:
-			i.say("started Redis %s on %s (socket %s%s)", i.version, i.Addr(), i.Socket(), i.runsAsNote())
-			return nil
-		case !errors.Is(err, errPortInUse) || attempt == portAttempts:
-			return err
-		}
-		i.say("port %d was taken meanwhile; trying another", i.port)
-	}
+		i.say("started Redis %s on %s (socket %s%s)", i.version, i.Addr(), i.Socket(), serverproc.RunsAsNote(i.runAs))
+		return nil
+	})
 }
 
-// errPortInUse marks a start that failed only because the port was taken.
-var errPortInUse = errors.New("port already in use")
-
 // launch writes the configuration for settings, starts the server and
-// waits until it answers. On error the server is gone. Called with mu held.
+// waits until it answers. On error the server is gone. Called from the
+// lifecycle's Start or Restart.
 func (i *Instance) launch(ctx context.Context, settings map[string]string) error {
 	if err := i.writeConfig(settings); err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(i.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open server log %s: %w", i.logPath, err)
-	}
-	var logStart int64
-	if info, err := logFile.Stat(); err == nil {
-		logStart = info.Size()
-	}
 	cmd := exec.Command(i.binary, filepath.Join(i.dir, confFileName))
 	cmd.Dir = i.dataDir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
 	cmd.Env = append(os.Environ(), i.env...)
 	// SIGKILL at firedrill's death: the data is throwaway, and nothing
 	// else is sure to stop a server stuck on a slow disk.
 	cmd.SysProcAttr = serverproc.ProcAttr(i.runAs, syscall.SIGKILL)
-	server, err := serverproc.Spawn(cmd)
-	logFile.Close() // the child has its own copy
-	if err != nil {
-		return fmt.Errorf("start %s in %s: %w", i.binary, i.dir, err)
-	}
-	if err := i.waitReady(ctx, server); err != nil {
-		stopErr := server.Stop(serverproc.Step{Signal: syscall.SIGKILL, Wait: killWait})
-		tail := serverproc.LogTail(i.logPath, logStart)
-		err = fmt.Errorf("start redis-server in %s on port %d: %w\n%s", i.dir, i.port, err, tail)
-		if strings.Contains(tail, "Address already in use") {
-			err = fmt.Errorf("%w: %w", errPortInUse, err)
-		}
-		return errors.Join(err, stopErr)
-	}
-	i.server = server
-	i.current.Store(server)
-	return nil
-}
-
-// waitReady pings until the server answers PONG, exits, Stop is called,
-// ctx ends or readyWait passes. A server loading its data answers
-// -LOADING, which is not ready yet.
-func (i *Instance) waitReady(ctx context.Context, server *serverproc.Process) error {
-	ctx, cancel := context.WithTimeout(ctx, readyWait)
-	defer cancel()
-	var lastErr error
-	for {
-		if lastErr = i.ping(ctx); lastErr == nil {
-			return nil
-		}
-		select {
-		case <-server.Exited():
-			return fmt.Errorf("server exited during startup (%v)", server.Err())
-		case <-i.stopping:
-			return errors.New("stopped while starting")
-		case <-ctx.Done():
-			return fmt.Errorf("server not ready: %w (last PING: %v)", ctx.Err(), lastErr)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return i.life.Launch(ctx, serverproc.Launch{
+		Cmd:       cmd,
+		LogPath:   i.logPath,
+		SpawnWhat: i.binary + " in " + i.dir,
+		What:      "redis-server in " + i.dir,
+		Port:      i.port,
+		PortTaken: []string{"Address already in use"},
+		// A server loading its data answers -LOADING, which is not ready yet.
+		Probe:     i.ping,
+		ProbeName: "PING",
+		Poll:      20 * time.Millisecond,
+		ReadyWait: readyWait,
+		Abort:     []serverproc.Step{{Signal: syscall.SIGKILL, Wait: killWait}},
+	})
 }
 
 // ping sends AUTH (when a password is set) and PING over the unix socket.
@@ -321,63 +262,23 @@ func (i *Instance) Restart(ctx context.Context, settings map[string]string) erro
 	if err := validateSettings(settings); err != nil {
 		return fmt.Errorf("restart redis-server in %s: %w", i.dir, err)
 	}
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.stopped {
-		return fmt.Errorf("restart redis-server in %s: instance is stopped", i.dir)
-	}
-	if i.server != nil {
-		i.say("restarting Redis on %s…", i.Addr())
-		i.current.Store(nil)
-		err := i.server.Stop(serverproc.Step{Signal: syscall.SIGTERM, Wait: shutdownWait},
-			serverproc.Step{Signal: syscall.SIGKILL, Wait: killWait})
-		i.server = nil
-		if err != nil {
-			return fmt.Errorf("restart redis-server in %s: %w", i.dir, err)
-		}
-	}
-	merged := maps.Clone(i.settings)
-	maps.Copy(merged, settings)
-	if err := i.launch(ctx, merged); err != nil {
-		return fmt.Errorf("restart: %w", err)
-	}
-	i.settings = merged
-	i.say("restarted Redis %s on %s", i.version, i.Addr())
-	return nil
+	return i.life.Restart(ctx, i.names(), settings, []serverproc.Step{
+		{Signal: syscall.SIGTERM, Wait: shutdownWait},
+		{Signal: syscall.SIGKILL, Wait: killWait},
+	}, i.launch)
 }
 
 // Stop kills the server (its data is thrown away, so there is nothing to
 // save) and removes the whole temp dir; idempotent and safe from several
 // goroutines: every call returns the first call's result.
 func (i *Instance) Stop() error {
-	i.stoppingOnce.Do(func() { close(i.stopping) })
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.stopped {
-		return i.stopErr
-	}
-	i.stopped = true
-	var errs []error
-	wasRunning := i.server != nil && i.server.Running()
-	if i.server != nil {
-		i.current.Store(nil)
-		if err := i.server.Stop(serverproc.Step{Signal: syscall.SIGKILL, Wait: killWait}); err != nil {
-			errs = append(errs, fmt.Errorf("stop redis-server in %s: %w", i.dir, err))
-		}
-		i.server = nil
-	}
-	if err := os.RemoveAll(i.dir); err != nil {
-		errs = append(errs, fmt.Errorf("remove instance directory: %w", err))
-	}
-	i.stopErr = errors.Join(errs...)
-	switch {
-	case i.stopErr != nil:
-	case wasRunning:
-		i.say("stopped Redis on %s and removed %s", i.Addr(), i.dir)
-	default:
-		i.say("removed %s", i.dir)
-	}
-	return i.stopErr
+	return i.life.Stop(i.names(), serverproc.Step{Signal: syscall.SIGKILL, Wait: killWait})
+}
+
+// names are how the lifecycle names this server.
+func (i *Instance) names() serverproc.Names {
+	return serverproc.Names{Program: "redis-server", Where: i.dir, Title: "Redis",
+		Version: i.version, Addr: i.Addr(), Dir: i.dir, Say: i.say}
 }
 
 // Addr is the loopback TCP address the server listens on, "127.0.0.1:<port>".
@@ -411,34 +312,13 @@ func (i *Instance) Version() string { return i.version }
 
 // Settings are the redis.conf directives of the running server (defaults,
 // the options', those of restarts); CONFIG SET changes are not in them.
-func (i *Instance) Settings() map[string]string {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return maps.Clone(i.settings)
-}
+func (i *Instance) Settings() map[string]string { return i.life.Settings() }
 
 // PID is the server's process id, for host samplers; 0 while it is down or has died.
-func (i *Instance) PID() int {
-	if server := i.current.Load(); server != nil && server.Running() {
-		return server.PID()
-	}
-	return 0
-}
+func (i *Instance) PID() int { return i.life.PID() }
 
 // say writes one progress line, if anyone listens.
-func (i *Instance) say(format string, args ...any) {
-	if i.progress != nil {
-		fmt.Fprintf(i.progress, format+"\n", args...)
-	}
-}
-
-// runsAsNote tells, in the start line, that the server runs as another user.
-func (i *Instance) runsAsNote() string {
-	if i.runAs == nil {
-		return ""
-	}
-	return ", running as user " + serverproc.OSUser
-}
+func (i *Instance) say(format string, args ...any) { serverproc.Say(i.progress, format, args...) }
 
 // writeConfig writes redis.conf: settings, then what the instance manages
 // (later lines win). It may hold the password, so only the server's user

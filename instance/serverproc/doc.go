@@ -28,4 +28,10 @@
 // (WriteOwnerFile); ReapStale removes directories whose owner is gone
 // (killing a server still running in one) and never touches those of a
 // live owner.
+//
+// An instance keeps its server in a Lifecycle: Launch starts it with its
+// output in the log and waits until a probe says it is ready (retried on
+// another port by OnFreePort when the port was taken meanwhile), Restart
+// stops it and starts it again with merged settings, and Stop stops it and
+// removes the instance directory, each serialised with the others.
 package serverproc

@@ -1,6 +1,7 @@
 package serverproc
 
 import (
+	"errors"
 	"fmt"
 	"net"
 )
@@ -18,4 +19,24 @@ func FreePort() (int, error) {
 		return 0, fmt.Errorf("release probe port %d: %w", port, err)
 	}
 	return port, nil
+}
+
+// OnFreePort calls launch with a free port until the server starts, fails
+// for another reason than its port being taken meanwhile (ErrPortInUse),
+// or has failed attempts times.
+func OnFreePort(attempts int, say func(format string, args ...any), launch func(port int) error) error {
+	for attempt := 1; ; attempt++ {
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		err = launch(port)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, ErrPortInUse) || attempt == attempts:
+			return err
+		}
+		say("port %d was taken meanwhile; trying another", port)
+	}
 }

@@ -233,3 +233,19 @@ func Args(pid int) []string {
 	}
 	return strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 }
+
+// RunsAsNote tells, in a server's start line, that it runs as another
+// user (cred is not nil).
+func RunsAsNote(cred *syscall.Credential) string {
+	if cred == nil {
+		return ""
+	}
+	return ", running as user " + OSUser
+}
+
+// Say writes one progress line to w, if anyone listens (w is not nil).
+func Say(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}

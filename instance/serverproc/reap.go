@@ -201,3 +201,18 @@ func (r Reaper) reapDir(dir string) error {
 	}
 	return nil
 }
+
+// NewDir makes a fresh instance directory of r's kind in the temp
+// directory, after reaping the stale ones there; a failure to reap is only
+// said: someone else's leftovers must not stop this run.
+func (r Reaper) NewDir(progress func(string, ...any)) (string, error) {
+	tempRoot := os.TempDir()
+	if err := r.ReapStale(tempRoot, progress); err != nil {
+		progress("warning: %v", err)
+	}
+	dir, err := os.MkdirTemp(tempRoot, r.Prefix)
+	if err != nil {
+		return "", fmt.Errorf("create instance directory in %s: %w", tempRoot, err)
+	}
+	return dir, nil
+}

@@ -3,6 +3,7 @@ package event
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -72,6 +73,37 @@ func NeedEmbedded(d *scenario.EventDecoder, hintf func(hint, format string, args
 			hintf(hint, "%s: restart needs the embedded target, and dsn is set", what)
 		}
 	})
+}
+
+// DecodeSettings decodes a settings event's settings key: a mapping of
+// names to values, not empty (example is one, for the hint), whose values
+// hold no NUL byte and whose names validName (nil: any) accepts — names
+// are spliced into the backend's statements, values quoted. notAName says
+// what a name must be ("a parameter name").
+func DecodeSettings(d *scenario.EventDecoder, v scenario.Value, example string, validName func(string) bool, notAName string) map[string]string {
+	settings := v.Settings()
+	if len(settings) == 0 && v.EmptyMapping() {
+		v.Hintf("as in "+example, "%s: settings: empty", d.What())
+	}
+	for _, name := range slices.Sorted(maps.Keys(settings)) {
+		switch {
+		case validName != nil && !validName(name):
+			v.Errorf("settings: %q is not %s", name, notAName)
+		case strings.ContainsRune(settings[name], 0):
+			v.Errorf("settings.%s: the value holds a NUL byte", name)
+		}
+	}
+	return settings
+}
+
+// DecodeRestart decodes a settings event's restart key, which a scenario
+// may set only for the embedded server.
+func DecodeRestart(d *scenario.EventDecoder, v scenario.Value) bool {
+	restart, _ := v.Bool()
+	if restart {
+		NeedEmbedded(d, v.Hintf, "firedrill restarts only the server it started; remove dsn or restart")
+	}
+	return restart
 }
 
 // SummarizeSQL shortens a statement to one line of at most 60 characters

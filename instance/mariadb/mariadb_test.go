@@ -1,12 +1,10 @@
 package mariadb
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
-	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/firedrill/firedrill/instance/serverproc"
+	"github.com/firedrill/firedrill/instance/serverproc/servertest"
 )
 
 // startForTest starts an instance that is stopped when the test ends.
@@ -81,56 +80,6 @@ func execSQL(t *testing.T, db *sql.DB, statements ...string) {
 	}
 }
 
-// processesIn lists live processes whose working directory is inside dir
-// (mariadbd chdirs to its data directory), even after the directory has
-// been removed, when the kernel appends " (deleted)".
-func processesIn(dir string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, entry := range entries {
-		pid, err := strconv.Atoi(entry.Name())
-		if err != nil {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", entry.Name(), "cwd"))
-		if err != nil || serverproc.State(pid) == 'Z' {
-			continue
-		}
-		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || strings.HasPrefix(cwd, dir+" ") {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// waitNoProcessesIn fails the test if processes still run inside dir after timeout.
-func waitNoProcessesIn(t *testing.T, dir string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		pids := processesIn(dir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v still run in %s", pids, dir)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// assertGone fails the test if dir exists or has processes.
-func assertGone(t *testing.T, dir string) {
-	t.Helper()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("%s still exists (stat: %v)", dir, err)
-	}
-	waitNoProcessesIn(t, dir, 2*time.Second)
-}
-
 func TestStartConnectStop(t *testing.T) {
 	t.Parallel()
 	var progress strings.Builder
@@ -143,7 +92,7 @@ func TestStartConnectStop(t *testing.T) {
 		if err := inst.Stop(); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
-		assertGone(t, dir)
+		servertest.AssertGone(t, dir)
 	}()
 	if !strings.Contains(progress.String(), "starting MariaDB "+inst.Version()+" on "+inst.TCPAddr()) {
 		t.Errorf("progress does not say what it starts where:\n%s", progress.String())
@@ -200,7 +149,7 @@ func TestStartConnectStop(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, initFileName)); !os.IsNotExist(err) {
 		t.Errorf("the file with the password is still in %s (stat: %v)", dir, err)
 	}
-	if len(processesIn(dir)) == 0 {
+	if len(servertest.ProcessesIn(dir)) == 0 {
 		t.Fatalf("no processes found in %s while the server runs: the /proc check is broken", dir)
 	}
 }
@@ -274,7 +223,7 @@ func TestBadSettingFailsCleanly(t *testing.T) {
 			// Another test's instance may have appeared meanwhile: only
 			// one whose owner is us and that has no server counts.
 			if owner, _ := os.ReadFile(filepath.Join(dir, serverproc.OwnerFileName)); strings.HasPrefix(string(owner), strconv.Itoa(os.Getpid())+" ") &&
-				len(processesIn(dir)) == 0 {
+				len(servertest.ProcessesIn(dir)) == 0 {
 				t.Errorf("failed Start left %s behind", dir)
 			}
 		}
@@ -378,92 +327,24 @@ func TestVersionFromBanner(t *testing.T) {
 	}
 }
 
-// helperEnv makes the test binary act as a firedrill process that owns an
-// instance and is then killed (see TestHelperProcess).
-const helperEnv = "FIREDRILL_MDB_TEST_HELPER"
+// owner is how servertest starts this package's instances and finds their servers.
+var owner = servertest.Owner{
+	Env: "FIREDRILL_MDB_TEST_HELPER",
+	Start: func(ctx context.Context, progress io.Writer) (string, func() error, error) {
+		inst, err := Start(ctx, Options{Progress: progress})
+		if err != nil {
+			return "", nil, err
+		}
+		return inst.Dir(), inst.Stop, nil
+	},
+	Server:     reaper().ServerPID,
+	ProcessDir: func(dir string) string { return dir },
+	Settle:     15 * time.Second,
+}
 
 // TestHelperProcess is not a test: run by TestKilledOwnerIsReaped in a
 // child process, it starts an instance, prints its directory and waits to
 // be killed.
-func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "owner" {
-		t.Skip("helper process for TestKilledOwnerIsReaped")
-	}
-	inst, err := Start(context.Background(), Options{})
-	if err != nil {
-		fmt.Printf("error=%v\n", strings.ReplaceAll(err.Error(), "\n", " | "))
-		os.Exit(1)
-	}
-	fmt.Printf("dir=%s\n", inst.Dir())
-	time.Sleep(time.Hour)
-}
+func TestHelperProcess(t *testing.T) { servertest.Helper(t, owner) }
 
-func TestKilledOwnerIsReaped(t *testing.T) {
-	// A private temp root: with the shared one, a parallel test's Start
-	// may reap the killed owner's directory first and report it instead.
-	// (t.Setenv also keeps this test out of the parallel phase.)
-	root, err := os.MkdirTemp("/tmp", "fdreap-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	if err := os.Chmod(root, 0o755); err != nil { // the server's user must reach its socket
-		t.Fatal(err)
-	}
-	t.Setenv("TMPDIR", root)
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.timeout=5m")
-	child.Env = append(os.Environ(), helperEnv+"=owner")
-	child.Stderr = os.Stderr
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatalf("start helper: %v", err)
-	}
-	defer func() { // in case the test fails before killing it
-		_ = child.Process.Kill()
-		_ = child.Wait()
-	}()
-	var dir string
-	lines := bufio.NewScanner(stdout)
-	for dir == "" && lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "error=") {
-			t.Fatalf("helper: %s", line)
-		}
-		dir, _ = strings.CutPrefix(line, "dir=")
-	}
-	if dir == "" {
-		t.Fatalf("helper printed no directory (%v)", lines.Err())
-	}
-	server, ok := reaper().ServerPID(dir)
-	if !ok {
-		t.Fatalf("no running mariadbd in %s (pid %d)", dir, server)
-	}
-
-	if err := child.Process.Kill(); err != nil {
-		t.Fatalf("kill helper: %v", err)
-	}
-	_ = child.Wait() // "signal: killed" is the expected outcome
-
-	// The parent-death signal ends the server without any help.
-	waitNoProcessesIn(t, dir, 15*time.Second)
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the killed owner's directory should still be there for the reaper: %v", err)
-	}
-
-	// The next Start reaps the directory of the dead owner.
-	var progress strings.Builder
-	inst, err := Start(t.Context(), Options{Progress: &progress})
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer inst.Stop()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("stale %s not reaped (stat: %v); progress:\n%s", dir, err, progress.String())
-	}
-	if !strings.Contains(progress.String(), "removed stale "+dir) {
-		t.Errorf("progress does not report the reaping:\n%s", progress.String())
-	}
-}
+func TestKilledOwnerIsReaped(t *testing.T) { servertest.KilledOwnerIsReaped(t, owner) }

@@ -1,11 +1,10 @@
 package postgres
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/instance/serverproc"
+	"github.com/firedrill/firedrill/instance/serverproc/servertest"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -88,57 +88,6 @@ func tcpConnString(inst *Instance) string {
 		inst.Port(), inst.User(), inst.Database())
 }
 
-// processesIn lists live processes whose working directory is inside dir:
-// the postmaster chdirs to its data directory and every backend inherits it,
-// so this finds all of an instance's processes (even after the directory
-// has been removed, when the kernel appends " (deleted)").
-func processesIn(dir string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, entry := range entries {
-		pid, err := strconv.Atoi(entry.Name())
-		if err != nil {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", entry.Name(), "cwd"))
-		if err != nil || serverproc.State(pid) == 'Z' {
-			continue
-		}
-		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || strings.HasPrefix(cwd, dir+" ") {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// waitNoProcessesIn fails the test if processes still run inside dir after timeout.
-func waitNoProcessesIn(t *testing.T, dir string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		pids := processesIn(dir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v still run in %s", pids, dir)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// assertGone fails the test if dir exists or has processes.
-func assertGone(t *testing.T, dir string) {
-	t.Helper()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("%s still exists (stat: %v)", dir, err)
-	}
-	waitNoProcessesIn(t, dir, 2*time.Second)
-}
-
 func TestStartConnectStop(t *testing.T) {
 	t.Parallel()
 	inst, err := Start(t.Context(), Options{
@@ -187,7 +136,7 @@ func TestStartConnectStop(t *testing.T) {
 		!strings.HasPrefix(string(owner), strconv.Itoa(os.Getpid())+" ") {
 		t.Errorf("owner file = %q, %v; want our pid %d first", owner, err, os.Getpid())
 	}
-	if len(processesIn(dir)) == 0 {
+	if len(servertest.ProcessesIn(dir)) == 0 {
 		t.Fatalf("no processes found in %s while the server runs: the /proc check is broken", dir)
 	}
 
@@ -204,7 +153,7 @@ func TestStartConnectStop(t *testing.T) {
 			t.Errorf("Stop in goroutine %d: %v", g, err)
 		}
 	}
-	assertGone(t, dir)
+	servertest.AssertGone(t, dir)
 	if inst.PID() != 0 {
 		t.Errorf("PID() = %d after Stop", inst.PID())
 	}
@@ -348,7 +297,7 @@ func TestBadSettingFailsCleanly(t *testing.T) {
 	if dir == "" {
 		t.Fatalf("error does not name the instance directory:\n%s", message)
 	}
-	assertGone(t, dir)
+	servertest.AssertGone(t, dir)
 }
 
 func TestSettingsRejectedBeforeAnythingStarts(t *testing.T) {
@@ -384,91 +333,24 @@ func TestNoBinariesGivesInstallHint(t *testing.T) {
 	}
 }
 
-// helperEnv makes the test binary act as a firedrill process that owns an
-// instance and is then killed (see TestHelperProcess).
-const helperEnv = "FIREDRILL_PG_TEST_HELPER"
+// owner is how servertest starts this package's instances and finds their servers.
+var owner = servertest.Owner{
+	Env: "FIREDRILL_PG_TEST_HELPER",
+	Start: func(ctx context.Context, progress io.Writer) (string, func() error, error) {
+		inst, err := Start(ctx, Options{Progress: progress})
+		if err != nil {
+			return "", nil, err
+		}
+		return inst.Host(), inst.Stop, nil
+	},
+	Server:     postmasterPID,
+	ProcessDir: func(dir string) string { return dir },
+	Settle:     15 * time.Second,
+}
 
 // TestHelperProcess is not a test: run by TestKilledOwnerIsReaped in a
 // child process, it starts an instance, prints its directory and waits to
 // be killed.
-func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "owner" {
-		t.Skip("helper process for TestKilledOwnerIsReaped")
-	}
-	inst, err := Start(context.Background(), Options{})
-	if err != nil {
-		fmt.Printf("error=%v\n", strings.ReplaceAll(err.Error(), "\n", " | "))
-		os.Exit(1)
-	}
-	fmt.Printf("dir=%s\n", inst.Host())
-	time.Sleep(time.Hour)
-}
+func TestHelperProcess(t *testing.T) { servertest.Helper(t, owner) }
 
-func TestKilledOwnerIsReaped(t *testing.T) {
-	// A private temp root: with the shared one, a parallel test's Start
-	// may reap the killed owner's directory first and report it instead.
-	// (t.Setenv also keeps this test out of the parallel phase.)
-	root, err := os.MkdirTemp("/tmp", "fdreap-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	if err := os.Chmod(root, 0o755); err != nil { // the server's user must reach its socket
-		t.Fatal(err)
-	}
-	t.Setenv("TMPDIR", root)
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.timeout=5m")
-	child.Env = append(os.Environ(), helperEnv+"=owner")
-	child.Stderr = os.Stderr
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatalf("start helper: %v", err)
-	}
-	defer func() { // in case the test fails before killing it
-		_ = child.Process.Kill()
-		_ = child.Wait()
-	}()
-	var dir string
-	lines := bufio.NewScanner(stdout)
-	for dir == "" && lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "error=") {
-			t.Fatalf("helper: %s", line)
-		}
-		dir, _ = strings.CutPrefix(line, "dir=")
-	}
-	if dir == "" {
-		t.Fatalf("helper printed no directory (%v)", lines.Err())
-	}
-	if postmaster, ok := postmasterPID(dir); !ok {
-		t.Fatalf("no running postmaster in %s (pid %d)", dir, postmaster)
-	}
-
-	if err := child.Process.Kill(); err != nil {
-		t.Fatalf("kill helper: %v", err)
-	}
-	_ = child.Wait() // "signal: killed" is the expected outcome
-
-	// The parent-death signal shuts the server down without any help.
-	waitNoProcessesIn(t, dir, 15*time.Second)
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the killed owner's directory should still be there for the reaper: %v", err)
-	}
-
-	// The next Start reaps the directory of the dead owner.
-	var progress strings.Builder
-	inst, err := Start(t.Context(), Options{Progress: &progress})
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer inst.Stop()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("stale %s not reaped (stat: %v); progress:\n%s", dir, err, progress.String())
-	}
-	if !strings.Contains(progress.String(), "removed stale "+dir) {
-		t.Errorf("progress does not report the reaping:\n%s", progress.String())
-	}
-}
+func TestKilledOwnerIsReaped(t *testing.T) { servertest.KilledOwnerIsReaped(t, owner) }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/instance/serverproc"
+	"github.com/firedrill/firedrill/instance/serverproc/servertest"
 )
 
 // startForTest starts an instance that is stopped when the test ends.
@@ -113,49 +114,6 @@ func readReply(r *bufio.Reader) (string, error) {
 	return "", fmt.Errorf("unexpected reply %q", line)
 }
 
-// processesIn lists live processes whose working directory is inside dir
-// (redis-server chdirs to its data directory), also after dir is removed.
-func processesIn(dir string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var pids []int
-	for _, entry := range entries {
-		pid, err := strconv.Atoi(entry.Name())
-		if err != nil {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", entry.Name(), "cwd"))
-		if err != nil {
-			continue
-		}
-		if serverproc.State(pid) == 'Z' {
-			continue
-		}
-		if cwd == dir || strings.HasPrefix(cwd, dir+"/") || strings.HasPrefix(cwd, dir+" ") {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// waitNoProcessesIn fails the test if processes still run inside dir after timeout.
-func waitNoProcessesIn(t *testing.T, dir string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		pids := processesIn(dir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v still run in %s", pids, dir)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestStartPingStop(t *testing.T) {
 	t.Parallel()
 	var progress strings.Builder
@@ -206,7 +164,7 @@ func TestStartPingStop(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s still exists after Stop (stat: %v)", dir, err)
 	}
-	waitNoProcessesIn(t, dir, 2*time.Second)
+	servertest.WaitNoProcessesIn(t, dir, 2*time.Second)
 	if inst.PID() != 0 {
 		t.Errorf("PID %d after Stop, want 0", inst.PID())
 	}
@@ -377,89 +335,27 @@ func TestIsServerOfRejectsOtherProcesses(t *testing.T) {
 	}
 }
 
-const helperEnv = "FIREDRILL_REDIS_TEST_HELPER"
+// owner is how servertest starts this package's instances and finds their servers.
+var owner = servertest.Owner{
+	Env: "FIREDRILL_REDIS_TEST_HELPER",
+	Start: func(ctx context.Context, progress io.Writer) (string, func() error, error) {
+		inst, err := Start(ctx, Options{Progress: progress})
+		if err != nil {
+			return "", nil, err
+		}
+		return inst.Dir(), inst.Stop, nil
+	},
+	Server:     serverIn,
+	ProcessDir: func(dir string) string { return filepath.Join(dir, dataDirName) },
+	Settle:     10 * time.Second,
+}
 
 // TestHelperProcess is not a test: run by TestKilledOwnerIsReaped in a
 // child process, it starts an instance, prints its directory and waits to
 // be killed.
-func TestHelperProcess(t *testing.T) {
-	if os.Getenv(helperEnv) != "owner" {
-		t.Skip("helper process for TestKilledOwnerIsReaped")
-	}
-	inst, err := Start(context.Background(), Options{})
-	if err != nil {
-		fmt.Printf("error=%v\n", strings.ReplaceAll(err.Error(), "\n", " | "))
-		os.Exit(1)
-	}
-	fmt.Printf("dir=%s\n", inst.Dir())
-	time.Sleep(time.Hour)
-}
+func TestHelperProcess(t *testing.T) { servertest.Helper(t, owner) }
 
-func TestKilledOwnerIsReaped(t *testing.T) {
-	// A private temp root, so that a parallel test's Start cannot reap
-	// the killed owner's directory first.
-	root, err := os.MkdirTemp("/tmp", "fdreap-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TMPDIR", root)
-	child := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.timeout=5m")
-	child.Env = append(os.Environ(), helperEnv+"=owner")
-	child.Stderr = os.Stderr
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatalf("start helper: %v", err)
-	}
-	defer func() {
-		_ = child.Process.Kill()
-		_ = child.Wait()
-	}()
-	var dir string
-	lines := bufio.NewScanner(stdout)
-	for dir == "" && lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "error=") {
-			t.Fatalf("helper: %s", line)
-		}
-		dir, _ = strings.CutPrefix(line, "dir=")
-	}
-	if dir == "" {
-		t.Fatalf("helper printed no directory (%v)", lines.Err())
-	}
-	pid, ok := pidFromFile(filepath.Join(dir, pidFileName))
-	if !ok || !isServerOf(pid, filepath.Join(dir, dataDirName)) {
-		t.Fatalf("no running redis-server for %s (pid %d)", dir, pid)
-	}
-	if err := child.Process.Kill(); err != nil {
-		t.Fatalf("kill helper: %v", err)
-	}
-	_ = child.Wait()
-
-	// The parent-death signal ends the server without any help.
-	waitNoProcessesIn(t, filepath.Join(dir, dataDirName), 10*time.Second)
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("the killed owner's directory should still be there for the reaper: %v", err)
-	}
-	var progress strings.Builder
-	inst, err := Start(t.Context(), Options{Progress: &progress})
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer inst.Stop()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("stale %s not reaped (stat: %v); progress:\n%s", dir, err, progress.String())
-	}
-	if !strings.Contains(progress.String(), "removed stale "+dir) {
-		t.Errorf("progress does not report the reaping:\n%s", progress.String())
-	}
-}
+func TestKilledOwnerIsReaped(t *testing.T) { servertest.KilledOwnerIsReaped(t, owner) }
 
 // A server still running in a dead owner's directory (its parent-death
 // signal lost, say) is killed by the reaper before the directory goes.
@@ -481,7 +377,7 @@ func TestReapKillsAServerLeftRunning(t *testing.T) {
 	if _, err := os.Stat(inst.Dir()); !os.IsNotExist(err) {
 		t.Errorf("%s not removed", inst.Dir())
 	}
-	waitNoProcessesIn(t, inst.DataDir(), 5*time.Second)
+	servertest.WaitNoProcessesIn(t, inst.DataDir(), 5*time.Second)
 }
 
 // A process the server forked (a BGSAVE child) that outlived the server

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/firedrill/firedrill/instance/serverproc/servertest"
 )
 
 // setLoad is what timeSETs measured.
@@ -124,5 +126,5 @@ func TestSlowDiskStallsTheAOF(t *testing.T) {
 	if _, err := os.Stat(inst.Dir()); !os.IsNotExist(err) {
 		t.Errorf("Stop left %s (with the library): %v", inst.Dir(), err)
 	}
-	waitNoProcessesIn(t, inst.Dir(), 5*time.Second)
+	servertest.WaitNoProcessesIn(t, inst.Dir(), 5*time.Second)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -124,26 +123,6 @@ func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error)
 	return objects, nil
 }
 
-// outsideChanges says what differs between two fingerprints.
-func outsideChanges(before, after map[string]string) []string {
-	var changes []string
-	for name, v := range before {
-		switch w, ok := after[name]; {
-		case !ok:
-			changes = append(changes, "dropped "+name)
-		case w != v:
-			changes = append(changes, "changed "+name+" ("+v+" → "+w+")")
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			changes = append(changes, "created "+name)
-		}
-	}
-	slices.Sort(changes)
-	return changes
-}
-
 // How long restoring settings may take: a few statements; on a server
 // found frozen, one short try.
 const (
@@ -192,15 +171,7 @@ func (tg *target) checkOutsideAfter(ctx context.Context) {
 	if !tg.confined() || tg.outsideBefore == nil {
 		return
 	}
-	after, err := tg.outsideObjects(ctx)
-	if err != nil {
-		tg.logf("after the run: %v", err)
-		return
-	}
-	if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
-		tg.logf("warning: objects outside the database %s changed during the run (by this run or by another session): %s",
-			tg.database, strings.Join(changes, "; "))
-	}
+	backend.WarnChangedOutside(tg.logf, "the database "+tg.database, tg.outsideBefore, func() (map[string]string, error) { return tg.outsideObjects(ctx) })
 }
 
 // Restore puts back the global variables that settings events changed on

@@ -122,26 +122,6 @@ func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error)
 	return objects, nil
 }
 
-// outsideChanges says what differs between two fingerprints.
-func outsideChanges(before, after map[string]string) []string {
-	var changes []string
-	for name, v := range before {
-		switch w, ok := after[name]; {
-		case !ok:
-			changes = append(changes, "dropped "+name)
-		case w != v:
-			changes = append(changes, "changed "+name+" ("+v+" → "+w+")")
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			changes = append(changes, "created "+name)
-		}
-	}
-	slices.Sort(changes)
-	return changes
-}
-
 // connectAs opens a plain session on the target.
 func (tg *target) connectAs(ctx context.Context, appName string) (*pgconn.PgConn, error) {
 	cfg, err := pgconn.ParseConfig(tg.connString)
@@ -200,15 +180,7 @@ func (tg *target) checkOutsideAfter() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	after, err := tg.outsideObjects(ctx)
-	if err != nil {
-		tg.logf("after the run: %v", err)
-		return
-	}
-	if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
-		tg.logf("warning: objects outside the schema %s changed during the run (by this run or by another session): %s",
-			tg.schema, strings.Join(changes, "; "))
-	}
+	backend.WarnChangedOutside(tg.logf, "the schema "+tg.schema, tg.outsideBefore, func() (map[string]string, error) { return tg.outsideObjects(ctx) })
 }
 
 func joinLines(lines []string) string { return strings.Join(lines, "\n  ") }

@@ -51,16 +51,8 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 			return fmt.Errorf("setup: create schema %s: %w", tg.schema, err)
 		}
 		defer func() {
-			if err != nil {
-				return
-			}
-			after, ferr := tg.outsideObjects(ctx)
-			if ferr != nil {
-				err = fmt.Errorf("setup: %w", ferr)
-				return
-			}
-			if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
-				err = fmt.Errorf("%w %s (by dynamic SQL, or by another session meanwhile): %s", errOutside, tg.schema, strings.Join(changes, "; "))
+			if err == nil {
+				err = backend.SetupChangedOutside(errOutside, tg.schema, tg.outsideBefore, func() (map[string]string, error) { return tg.outsideObjects(ctx) })
 			}
 		}()
 	}

@@ -19,9 +19,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
+	"github.com/firedrill/firedrill/bench/internal/benchkit"
 	"github.com/firedrill/firedrill/instance/postgres"
 )
 
@@ -48,14 +47,10 @@ func main() {
 	bin := flag.String("firedrill", "", "firedrill binary (default: build one)")
 	threadList := flag.String("threads", "1", "comma-separated -j values: each case runs at every one (e.g. 1,2 on 2 cores)")
 	flag.Parse()
-	var threads []int
-	for _, f := range strings.Split(*threadList, ",") {
-		j, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || j < 1 {
-			fmt.Fprintf(os.Stderr, "vs-pgbench: -threads: %q is not a thread count\n", f)
-			os.Exit(2)
-		}
-		threads = append(threads, j)
+	threads, err := benchkit.Threads(*threadList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vs-pgbench:", err)
+		os.Exit(2)
 	}
 	if err := run(*pairs, *seconds, *scale, strings.Split(*cases, ","), *bin, threads); err != nil {
 		fmt.Fprintln(os.Stderr, "vs-pgbench:", err)
@@ -89,7 +84,7 @@ func run(pairs, seconds, scale int, cases []string, bin string, threads []int) e
 	if out, err := exec.Command(pgbench, initArgs...).CombinedOutput(); err != nil {
 		return fmt.Errorf("pgbench -i: %v\n%s", err, out)
 	}
-	fmt.Printf("server: PostgreSQL %s (embedded), scale %d, %d s per run, %d pairs; machine: %d CPUs\n\n", inst.Version(), scale, seconds, pairs, numCPU())
+	fmt.Printf("server: PostgreSQL %s (embedded), scale %d, %d s per run, %d pairs; machine: %d CPUs\n\n", inst.Version(), scale, seconds, pairs, benchkit.NumCPU())
 
 	for _, name := range cases {
 		switch name {
@@ -129,34 +124,14 @@ func benchCaseAt(c benchCase, threads, pairs, seconds int, bin, pgbench string, 
 	}
 	args = append(args, conn...)
 	args = append(args, database)
-	var ratios, pgCPU, fdCPU []float64
 	fmt.Printf("%s (pgbench %s -j %d):\n", c.name, strings.Join(c.args, " "), threads)
-	for p := 0; p < pairs; p++ {
-		// The order alternates, so that a drift of the server over
-		// the runs (bloat, checkpoints, a neighbour's load) does not
-		// always fall on the same tool.
-		var pg, fd *measurement
-		var err error
-		for _, first := range [2]bool{p%2 == 0, p%2 != 0} {
-			if first {
-				pg, err = measure(pgbench, args)
-			} else {
-				fd, err = measure(bin, append([]string{"pgbench"}, args...))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		ratios = append(ratios, fd.tps/pg.tps)
-		pgCPU = append(pgCPU, pg.cpuPerTx)
-		fdCPU = append(fdCPU, fd.cpuPerTx)
-		fmt.Printf("  pair %d: pgbench %9.1f tps (%.1f µs CPU/tx)   firedrill %9.1f tps (%.1f µs CPU/tx)   ratio %.3f\n",
-			p+1, pg.tps, pg.cpuPerTx, fd.tps, fd.cpuPerTx, fd.tps/pg.tps)
-	}
-	fmt.Printf("  median ratio firedrill/pgbench: %.3f (target %s); median client CPU per tx: pgbench %.1f µs, firedrill %.1f µs\n\n",
-		median(ratios), c.target, median(pgCPU), median(fdCPU))
-	return nil
+	return versusPgbench.RunPairs(os.Stdout, pairs, c.target,
+		func() (benchkit.Measure, error) { return measured(measure(pgbench, args)) },
+		func() (benchkit.Measure, error) { return measured(measure(bin, append([]string{"pgbench"}, args...))) })
 }
+
+// versusPgbench is how a pair of runs is printed.
+var versusPgbench = benchkit.Comparison{Tool: "pgbench", Rate: "tps", RateVerb: "%9.1f", CPUVerb: "%.1f", Unit: "tx", UnitName: "tx"}
 
 type measurement struct {
 	tps      float64
@@ -164,6 +139,14 @@ type measurement struct {
 	cpuPerTx float64 // µs of client CPU (user+system) per transaction
 	maxRSSKB int64
 	out      string
+}
+
+// measured is a run as RunPairs compares it.
+func measured(m *measurement, err error) (benchkit.Measure, error) {
+	if err != nil {
+		return benchkit.Measure{}, err
+	}
+	return benchkit.Measure{Rate: m.tps, CPUPerUnit: m.cpuPerTx}, nil
 }
 
 var tpsRe = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
@@ -184,10 +167,9 @@ func measure(bin string, args []string) (*measurement, error) {
 	}
 	m.tps, _ = strconv.ParseFloat(t[1], 64)
 	m.tx, _ = strconv.ParseFloat(n[1], 64)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		m.cpuPerTx = float64(cpu.Microseconds()) / m.tx
-		m.maxRSSKB = ru.Maxrss
+	if cpu, maxRSS, ok := benchkit.Usage(cmd); ok {
+		m.cpuPerTx = cpu / m.tx
+		m.maxRSSKB = maxRSS
 	}
 	return m, nil
 }
@@ -216,24 +198,4 @@ func memoryCase(bin string, conn []string, db string, seconds int) error {
 	}
 	fmt.Printf("memory: 1000 clients (-S -c 1000): peak RSS %.1f MB (target < 200 MB), %.1f tps\n\n", float64(m.maxRSSKB)/1024, m.tps)
 	return nil
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func numCPU() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(b), "processor\t:")
 }

@@ -27,9 +27,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/firedrill/firedrill/bench/internal/benchkit"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/instance/redis"
 	"github.com/firedrill/firedrill/script"
@@ -87,14 +87,10 @@ func main() {
 		}
 		return
 	}
-	var js []int
-	for _, f := range strings.Split(*threadList, ",") {
-		j, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || j < 1 {
-			fmt.Fprintf(os.Stderr, "vs-redis-benchmark: -threads: %q is not a thread count\n", f)
-			os.Exit(2)
-		}
-		js = append(js, j)
+	js, err := benchkit.Threads(*threadList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vs-redis-benchmark:", err)
+		os.Exit(2)
 	}
 	if err := run(*pairs, *seconds, *clients, js, strings.Split(*cases, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "vs-redis-benchmark:", err)
@@ -126,7 +122,7 @@ func run(pairs int, seconds float64, clients int, threads []int, cases []string)
 	}
 	defer inst.Stop()
 	fmt.Printf("server: Redis %s (embedded, no persistence), %d clients, %.0f s per run, %d pairs; machine: %d CPUs, load average %s\n\n",
-		inst.Version(), clients, seconds, pairs, numCPU(), loadAverage())
+		inst.Version(), clients, seconds, pairs, benchkit.NumCPU(), loadAverage())
 	for _, c := range selected {
 		for _, j := range threads {
 			if err := benchCaseAt(c, j, clients, pairs, seconds, bench, self, inst); err != nil {
@@ -148,43 +144,26 @@ func benchCaseAt(c benchCase, j, clients, pairs int, seconds float64, bench, sel
 	// redis-benchmark runs a number of requests, not a time: size it from
 	// the last rate seen so that both tools run about as long.
 	rate := 50_000.0 * float64(c.pipeline)
-	var ratios, rbCPU, fdCPU []float64
-	for p := 0; p < pairs; p++ {
-		var rb, fd *measurement
-		var err error
-		for _, first := range [2]bool{p%2 == 0, p%2 != 0} {
-			if first {
-				n := int(rate * seconds)
-				rb, err = measureBenchmark(bench, append(rbArgs, "-n", strconv.Itoa(n)), n)
-				if err == nil {
-					rate = rb.opsPerSec
-				}
-			} else {
-				fd, err = measureChild(self, fdArgs)
-				if err == nil {
-					rate = fd.opsPerSec
-				}
+	return versusRedisBenchmark.RunPairs(os.Stdout, pairs, ">= 1",
+		func() (benchkit.Measure, error) {
+			n := int(rate * seconds)
+			m, err := measureBenchmark(bench, append(rbArgs, "-n", strconv.Itoa(n)), n)
+			if err == nil {
+				rate = m.Rate
 			}
-			if err != nil {
-				return err
+			return m, err
+		},
+		func() (benchkit.Measure, error) {
+			m, err := measureChild(self, fdArgs)
+			if err == nil {
+				rate = m.Rate
 			}
-		}
-		ratios = append(ratios, fd.opsPerSec/rb.opsPerSec)
-		rbCPU = append(rbCPU, rb.cpuPerOp)
-		fdCPU = append(fdCPU, fd.cpuPerOp)
-		fmt.Printf("  pair %d: redis-benchmark %10.0f ops/s (%.2f µs CPU/op)   firedrill %10.0f ops/s (%.2f µs CPU/op)   ratio %.3f\n",
-			p+1, rb.opsPerSec, rb.cpuPerOp, fd.opsPerSec, fd.cpuPerOp, fd.opsPerSec/rb.opsPerSec)
-	}
-	fmt.Printf("  median ratio firedrill/redis-benchmark: %.3f (target >= 1); median client CPU per command: redis-benchmark %.2f µs, firedrill %.2f µs\n\n",
-		median(ratios), median(rbCPU), median(fdCPU))
-	return nil
+			return m, err
+		})
 }
 
-// measurement is one run of one tool.
-type measurement struct {
-	opsPerSec float64
-	cpuPerOp  float64 // µs of client CPU (user+system) per command
-}
+// versusRedisBenchmark is how a pair of runs is printed.
+var versusRedisBenchmark = benchkit.Comparison{Tool: "redis-benchmark", Rate: "ops/s", RateVerb: "%10.0f", CPUVerb: "%.2f", Unit: "op", UnitName: "command"}
 
 // childResult is what the firedrill child prints.
 type childResult struct {
@@ -192,12 +171,13 @@ type childResult struct {
 	Seconds  float64 `json:"seconds"`
 }
 
-func measureBenchmark(bin string, args []string, n int) (*measurement, error) {
+// measureBenchmark runs redis-benchmark for n commands.
+func measureBenchmark(bin string, args []string, n int) (benchkit.Measure, error) {
 	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("redis-benchmark %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
+		return benchkit.Measure{}, fmt.Errorf("redis-benchmark %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
 	}
 	// --csv: a header, then "SET","123456.79",… per test.
 	var rps float64
@@ -212,31 +192,30 @@ func measureBenchmark(bin string, args []string, n int) (*measurement, error) {
 		}
 	}
 	if rps == 0 {
-		return nil, fmt.Errorf("redis-benchmark: no rate in its output:\n%s", out.String())
+		return benchkit.Measure{}, fmt.Errorf("redis-benchmark: no rate in its output:\n%s", out.String())
 	}
-	return &measurement{opsPerSec: rps, cpuPerOp: cpuMicros(cmd) / float64(n)}, nil
+	return benchkit.Measure{Rate: rps, CPUPerUnit: cpuMicros(cmd) / float64(n)}, nil
 }
 
-func measureChild(bin string, args []string) (*measurement, error) {
+// measureChild runs firedrill's side, this program with -child.
+func measureChild(bin string, args []string) (benchkit.Measure, error) {
 	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("firedrill child %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+		return benchkit.Measure{}, fmt.Errorf("firedrill child %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	var r childResult
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.Commands == 0 || r.Seconds <= 0 {
-		return nil, fmt.Errorf("firedrill child: no result (%v):\n%s%s", err, out.String(), errOut.String())
+		return benchkit.Measure{}, fmt.Errorf("firedrill child: no result (%v):\n%s%s", err, out.String(), errOut.String())
 	}
-	return &measurement{opsPerSec: float64(r.Commands) / r.Seconds, cpuPerOp: cpuMicros(cmd) / float64(r.Commands)}, nil
+	return benchkit.Measure{Rate: float64(r.Commands) / r.Seconds, CPUPerUnit: cpuMicros(cmd) / float64(r.Commands)}, nil
 }
 
 // cpuMicros is a finished child's user+system CPU time in µs.
 func cpuMicros(cmd *exec.Cmd) float64 {
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1000
-	}
-	return 0
+	cpu, _, _ := benchkit.Usage(cmd)
+	return cpu
 }
 
 // runChild is firedrill's side of one run: the engine with the Redis
@@ -280,35 +259,11 @@ func runChild(addr, caseName string, clients, threads int, seconds float64) erro
 	})
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func numCPU() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(b), "processor\t:")
-}
-
 // loadAverage is the machine's 1-minute load average, to say how busy it
 // was.
 func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	if f := strings.Fields(string(b)); len(f) > 0 {
-		return f[0]
+	if load := benchkit.LoadAverage(1); load != "" {
+		return load
 	}
 	return "unknown"
 }

@@ -24,12 +24,11 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/firedrill/firedrill/bench/internal/benchkit"
 	"github.com/firedrill/firedrill/engine"
 	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
 	"github.com/firedrill/firedrill/script"
@@ -121,14 +120,10 @@ func main() {
 }
 
 func mustThreads(list string) []int {
-	var threads []int
-	for _, f := range strings.Split(list, ",") {
-		j, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || j < 1 {
-			fmt.Fprintf(os.Stderr, "vs-sysbench: -threads: %q is not a thread count\n", f)
-			os.Exit(2)
-		}
-		threads = append(threads, j)
+	threads, err := benchkit.Threads(list)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vs-sysbench:", err)
+		os.Exit(2)
 	}
 	return threads
 }
@@ -183,7 +178,7 @@ func run(pairs, seconds, clients int, threads []int, caseNames, modes []string, 
 		return fmt.Errorf("sysbench prepare: %v\n%s", err, out)
 	}
 	fmt.Printf("server: MariaDB %s (embedded), sbtest1 of %d rows, %d clients, %d s per run, %d pairs; machine: %d CPUs, load average %s\n\n",
-		inst.Version(), tableSize, clients, seconds, pairs, numCPU(), loadAvg())
+		inst.Version(), tableSize, clients, seconds, pairs, benchkit.NumCPU(), loadAvg())
 	for _, name := range caseNames {
 		c, ok := cases[name]
 		if !ok {
@@ -209,38 +204,24 @@ func run(pairs, seconds, clients int, threads []int, caseNames, modes []string, 
 					how = "on goroutines"
 				}
 				fmt.Printf("%s, firedrill %s %s vs sysbench %s --db-ps-mode=%s:\n", name, mode, how, c.sysbench, psMode)
-				var ratios, sbCPU, fdCPU []float64
-				for p := range pairs {
-					var sb, fd *measurement
-					for _, sysbenchFirst := range [2]bool{p%2 == 0, p%2 != 0} {
-						if sysbenchFirst {
-							sb, err = measure("sysbench", sbArgs, nil, sbTxRe, sbTPSRe)
-						} else {
-							fd, err = measure(self, fdArgs, []string{"VS_SYSBENCH_PASSWORD=" + inst.Password()}, fdTxRe, fdTPSRe)
-						}
-						if err != nil {
-							return err
-						}
-					}
-					ratios = append(ratios, fd.tps/sb.tps)
-					sbCPU = append(sbCPU, sb.cpuPerTx)
-					fdCPU = append(fdCPU, fd.cpuPerTx)
-					fmt.Printf("  pair %d: sysbench %9.1f tps (%.1f µs CPU/tx)   firedrill %9.1f tps (%.1f µs CPU/tx)   ratio %.3f\n",
-						p+1, sb.tps, sb.cpuPerTx, fd.tps, fd.cpuPerTx, fd.tps/sb.tps)
+				err := versusSysbench.RunPairs(os.Stdout, pairs, ">= 0.95",
+					func() (benchkit.Measure, error) {
+						return measure("sysbench", sbArgs, nil, sbTxRe, sbTPSRe)
+					},
+					func() (benchkit.Measure, error) {
+						return measure(self, fdArgs, []string{"VS_SYSBENCH_PASSWORD=" + inst.Password()}, fdTxRe, fdTPSRe)
+					})
+				if err != nil {
+					return err
 				}
-				fmt.Printf("  median ratio firedrill/sysbench: %.3f (target >= 0.95); median client CPU per tx: sysbench %.1f µs, firedrill %.1f µs\n\n",
-					median(ratios), median(sbCPU), median(fdCPU))
 			}
 		}
 	}
 	return nil
 }
 
-type measurement struct {
-	tps      float64
-	tx       float64
-	cpuPerTx float64 // µs of client CPU (user+system) per transaction
-}
+// versusSysbench is how a pair of runs is printed.
+var versusSysbench = benchkit.Comparison{Tool: "sysbench", Rate: "tps", RateVerb: "%9.1f", CPUVerb: "%.1f", Unit: "tx", UnitName: "tx"}
 
 var (
 	sbTxRe  = regexp.MustCompile(`(?m)^\s*transactions:\s+([0-9]+)`)
@@ -249,56 +230,33 @@ var (
 	fdTPSRe = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 )
 
-func measure(bin string, args, env []string, txRe, tpsRe *regexp.Regexp) (*measurement, error) {
+// measure runs one side and reads its transactions and rate from its
+// output, and its client CPU per transaction from its rusage.
+func measure(bin string, args, env []string, txRe, tpsRe *regexp.Regexp) (benchkit.Measure, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s: %v\n%s", bin, err, out.String())
+		return benchkit.Measure{}, fmt.Errorf("%s: %v\n%s", bin, err, out.String())
 	}
 	t, n := tpsRe.FindStringSubmatch(out.String()), txRe.FindStringSubmatch(out.String())
 	if t == nil || n == nil {
-		return nil, fmt.Errorf("%s: no transactions in its output:\n%s", bin, out.String())
+		return benchkit.Measure{}, fmt.Errorf("%s: no transactions in its output:\n%s", bin, out.String())
 	}
-	m := &measurement{}
-	m.tps, _ = strconv.ParseFloat(t[1], 64)
-	m.tx, _ = strconv.ParseFloat(n[1], 64)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && m.tx > 0 {
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		m.cpuPerTx = float64(cpu.Microseconds()) / m.tx
+	var m benchkit.Measure
+	m.Rate, _ = strconv.ParseFloat(t[1], 64)
+	tx, _ := strconv.ParseFloat(n[1], 64)
+	if cpu, _, ok := benchkit.Usage(cmd); ok && tx > 0 {
+		m.CPUPerUnit = cpu / tx
 	}
 	return m, nil
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func numCPU() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(b), "processor\t:")
-}
-
+// loadAvg is the machine's three load averages, or "?".
 func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
+	if load := benchkit.LoadAverage(3); load != "" {
+		return load
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
+	return "?"
 }

@@ -1,0 +1,128 @@
+// Package benchkit holds what the bench/vs-* commands share: running
+// firedrill and the tool it is compared with in alternating pairs,
+// printing each pair and the medians, a child's client CPU time from its
+// rusage, and what the machine was like.
+package benchkit
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Comparison names the tool firedrill is compared with and the units of
+// the lines RunPairs prints.
+type Comparison struct {
+	Tool     string // "pgbench"
+	Rate     string // the rate's unit: "tps", "ops/s"
+	RateVerb string // how a rate is printed: "%9.1f"
+	CPUVerb  string // how µs of CPU are printed: "%.1f"
+	Unit     string // what a rate counts, short: "tx" in "µs CPU/tx"
+	UnitName string // the same, in the medians' line: "median client CPU per tx"
+}
+
+// Measure is one run of one side: its rate and its client's CPU time per
+// unit (µs, user+system).
+type Measure struct {
+	Rate       float64
+	CPUPerUnit float64
+}
+
+// RunPairs runs pairs of the tool and firedrill, prints each pair's rates,
+// CPU and ratio firedrill/tool, then the median ratio (with the target it
+// should reach) and the median CPU of each side. The order alternates
+// (the tool first in the first pair), so that a drift of the server over
+// the runs (bloat, checkpoints, a neighbour's load) does not always fall
+// on the same side.
+func (c Comparison) RunPairs(w io.Writer, pairs int, target string, tool, firedrill func() (Measure, error)) error {
+	pairLine := "  pair %d: %s " + c.RateVerb + " %s (" + c.CPUVerb + " µs CPU/%s)   firedrill " +
+		c.RateVerb + " %s (" + c.CPUVerb + " µs CPU/%s)   ratio %.3f\n"
+	var ratios, toolCPU, fdCPU []float64
+	for p := range pairs {
+		var tm, fm Measure
+		var err error
+		for _, toolFirst := range [2]bool{p%2 == 0, p%2 != 0} {
+			if toolFirst {
+				tm, err = tool()
+			} else {
+				fm, err = firedrill()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		ratios = append(ratios, fm.Rate/tm.Rate)
+		toolCPU = append(toolCPU, tm.CPUPerUnit)
+		fdCPU = append(fdCPU, fm.CPUPerUnit)
+		fmt.Fprintf(w, pairLine, p+1, c.Tool, tm.Rate, c.Rate, tm.CPUPerUnit, c.Unit,
+			fm.Rate, c.Rate, fm.CPUPerUnit, c.Unit, fm.Rate/tm.Rate)
+	}
+	fmt.Fprintf(w, "  median ratio firedrill/%s: %.3f (target %s); median client CPU per %s: %s "+c.CPUVerb+" µs, firedrill "+c.CPUVerb+" µs\n\n",
+		c.Tool, Median(ratios), target, c.UnitName, c.Tool, Median(toolCPU), Median(fdCPU))
+	return nil
+}
+
+// Usage is a finished child's client CPU time (user+system, µs) and peak
+// resident memory (KiB), from its rusage; ok is false where there is none.
+func Usage(cmd *exec.Cmd) (cpuMicros float64, maxRSSKB int64, ok bool) {
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, 0, false
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1000, ru.Maxrss, true
+}
+
+// Median is the middle of v (the mean of the two middle values when
+// their number is even), 0 for none.
+func Median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Threads reads a -threads list ("1,2"): thread counts of at least one.
+func Threads(list string) ([]int, error) {
+	var threads []int
+	for _, f := range strings.Split(list, ",") {
+		j, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || j < 1 {
+			return nil, fmt.Errorf("-threads: %q is not a thread count", f)
+		}
+		threads = append(threads, j)
+	}
+	return threads, nil
+}
+
+// NumCPU is the machine's processor count from /proc/cpuinfo, 0 if unknown.
+func NumCPU() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "processor\t:")
+}
+
+// LoadAverage is the machine's first n load averages (1, 5, 15 minutes)
+// joined by spaces, to say how busy it was; "" if unknown.
+func LoadAverage(n int) string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < n {
+		return ""
+	}
+	return strings.Join(f[:n], " ")
+}

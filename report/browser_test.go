@@ -394,6 +394,7 @@ func TestHTMLInBrowserKinds(t *testing.T) {
 	t.Parallel()
 	chromium := findChromium(t)
 	redis := []string{"redis-ops", "redis-aof", "redis-latency", "redis-clients", "redis-memory"}
+	mariadb := []string{"mariadb-states", "mariadb-locks", "mariadb-rowlocks", "mariadb-qcache", "mariadb-connections"}
 	tests := []struct {
 		run        string
 		want       []string // the kind's charts, each drawn with data
@@ -401,6 +402,9 @@ func TestHTMLInBrowserKinds(t *testing.T) {
 	}{
 		{"aof-broken", redis, false},
 		{"aof-fixed", redis, true},
+		{"openchat-broken", mariadb, false},      // AUTO-INC and query-cache lock waits
+		{"openchat-fixed", mariadb, false},       // no findings at all
+		{"stock-mariadb-broken", mariadb, false}, // deadlocks, row locks
 	}
 	postgresOnly := []string{"aas", "connections", "slru", "horizon"}
 	for _, test := range tests {
@@ -446,16 +450,28 @@ func TestHTMLInBrowserKinds(t *testing.T) {
 // second), not PostgreSQL's active sessions, and draws every chart.
 func TestCompareHTMLInBrowserRedis(t *testing.T) {
 	t.Parallel()
+	compareKindInBrowser(t, "aof-broken", "aof-fixed", "Redis 7.0.15")
+}
+
+// TestCompareHTMLInBrowserMariaDB: the same for the openchat drill's runs,
+// whose load is the process list's active sessions.
+func TestCompareHTMLInBrowserMariaDB(t *testing.T) {
+	t.Parallel()
+	compareKindInBrowser(t, "openchat-broken", "openchat-fixed", "MariaDB 10.11")
+}
+
+func compareKindInBrowser(t *testing.T, runA, runB, server string) {
+	t.Helper()
 	chromium := findChromium(t)
-	a, fa := openCompareFixture(t, "../diagnose/testdata/aof-broken")
-	b, fb := openCompareFixture(t, "../diagnose/testdata/aof-fixed")
+	a, fa := openCompareFixture(t, "../diagnose/testdata/"+runA)
+	b, fb := openCompareFixture(t, "../diagnose/testdata/"+runB)
 	var text bytes.Buffer
 	if err := WriteCompare(&text, Compare(a, b, fa, fb)); err != nil {
 		t.Fatal(err)
 	}
 	dir := artifactDir(t)
 	var page bytes.Buffer
-	if err := WriteCompareHTML(&page, a, b, CompareSide{Label: "broken", Dir: "aof-broken"}, CompareSide{Label: "fixed", Dir: "aof-fixed"}, text.String()); err != nil {
+	if err := WriteCompareHTML(&page, a, b, CompareSide{Label: "A", Dir: runA}, CompareSide{Label: "B", Dir: runB}, text.String()); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "compare.html")
@@ -469,10 +485,10 @@ func TestCompareHTMLInBrowserRedis(t *testing.T) {
 		ids[c.ID] = true
 	}
 	if !ids["load"] || ids["aas"] {
-		t.Errorf("charts %s: want Redis's load, not PostgreSQL's active sessions", chartStates(st))
+		t.Errorf("charts %s: want the kind's load, not PostgreSQL's active sessions", chartStates(st))
 	}
-	if !strings.Contains(dom, "Redis 7.0.15") {
-		t.Error("the page does not name the server Redis")
+	if !strings.Contains(dom, server) {
+		t.Errorf("the page does not name the server %s", server)
 	}
 	t.Logf("rendered in %d ms: %s", st.MS, chartStates(st))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	mm "github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	rm "github.com/firedrill/firedrill/backend/redis/redismetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -51,6 +52,20 @@ var compareKinds = map[string]kindCompare{
 			{rm.Info, rm.RejectedConnections, "connections refused (maxclients)", "", aggSum},
 			{rm.Info, rm.EvictedKeys, "keys evicted (maxmemory)", "", aggSum},
 			{rm.Info, rm.OpsPerS, "commands per second", "/s", aggMean},
+		},
+	},
+	"mariadb": {
+		StallMS: 1000, // a second: a lock wait or a queue on a global lock, not a slow plan
+		Counters: []counterSpec{
+			{mm.GlobalStatus, mm.Deadlocks, "deadlocks (Innodb_deadlocks)", "", aggSum},
+			{mm.GlobalStatus, mm.RowLockTimeMS, "time waiting for row locks", "ms", aggSum},
+			{mm.InnoDBLocks, mm.LocksBlocked, "most transactions waiting for a lock at once", "", aggMax},
+			{mm.InnoDBLocks, mm.LockWaits(mm.LockAutoInc), "most waiting for a table's AUTO-INC lock at once", "", aggMax},
+			{mm.Processlist, mm.State(mm.StateQueryCacheLock), "most sessions waiting for the query cache lock at once", "", aggMax},
+			{mm.GlobalStatus, mm.QcacheInvalidPerS, "query-cache invalidations per second", "/s", aggMean},
+			{mm.GlobalStatus, mm.ThreadsRunning, "most threads running at once", "", aggMax},
+			{mm.GlobalStatus, mm.ConnErrorsMaxConn, "connections refused (max_connections)", "", aggSum},
+			{mm.GlobalStatus, mm.QuestionsPerS, "statements per second", "/s", aggMean},
 		},
 	},
 }

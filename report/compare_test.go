@@ -588,3 +588,32 @@ func TestComparePostgresUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareMariaDBRuns compares the openchat drill's recorded broken and
+// fixed runs: the counters that tell AUTO-INC and query-cache contention
+// apart (waiters at once, invalidations) are set side by side, with the
+// workloads' slowest transactions.
+func TestCompareMariaDBRuns(t *testing.T) {
+	t.Parallel()
+	a, fa := openCompareFixture(t, "../diagnose/testdata/openchat-broken")
+	b, fb := openCompareFixture(t, "../diagnose/testdata/openchat-fixed")
+	c := Compare(a, b, fa, fb)
+	counters := map[string]CounterChange{}
+	for _, cc := range c.Counters {
+		counters[cc.Name] = cc
+	}
+	for _, name := range []string{"mariadb_innodb_locks:lock_waits.auto_inc", "mariadb_processlist:state.Waiting for query cache lock"} {
+		cc, ok := counters[name]
+		if !ok || cc.A == nil || *cc.A < 5 || cc.B == nil || *cc.B != 0 {
+			t.Errorf("%s: %+v: want many waiters at once in the broken run and none in the fixed one", name, cc)
+		}
+	}
+	if len(c.Workloads) == 0 {
+		t.Fatal("no workloads compared")
+	}
+	for _, wc := range c.Workloads {
+		if wc.Stalls == nil || wc.Stalls.ThresholdMS != 1000 || len(wc.Metrics) != len(compareMetrics)+1 {
+			t.Errorf("workload %s: stalls %+v, %d metrics: want MariaDB's max row and stalls over 1 s", wc.Name, wc.Stalls, len(wc.Metrics))
+		}
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"maps"
 	"strings"
 	"sync"
@@ -82,18 +81,12 @@ func (Backend) EventKinds() []event.Kind { return mdbevent.Kinds() }
 // settings a killed run may have left changed: those are put back first.
 func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
 	sc := spec.Scenario
-	tg := &target{spec: spec, sc: sc, logf: logfTo(spec.Log), redact: spec.Redact}
+	tg := &target{spec: spec, sc: sc, logf: backend.Logf(spec.Log), redact: spec.Redact}
 	if tg.redact == nil {
 		tg.redact = func(s string) string { return s }
 	}
-	dsn := spec.DSN
-	if dsn == "" {
-		dsn = sc.Target.DSN
-	}
-	if dsn != "" {
-		if spec.DSN != "" && len(sc.Target.Settings) > 0 {
-			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
-		}
+	if dsn := backend.GivenDSN(spec); dsn != "" {
+		backend.NoteIgnoredSettings(spec, tg.logf)
 		given, err := parseDSN(dsn)
 		if err != nil {
 			return nil, err
@@ -293,15 +286,6 @@ func (tg *target) Close(frozen bool) error {
 		tg.checkOutsideAfter(ctx)
 	}
 	return err
-}
-
-// logfTo prints progress lines to w.
-func logfTo(w io.Writer) func(string, ...any) {
-	return func(format string, args ...any) {
-		if w != nil {
-			fmt.Fprintf(w, format+"\n", args...)
-		}
-	}
 }
 
 // productOf names the server a VERSION() belongs to: MariaDB's say so

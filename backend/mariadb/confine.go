@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,48 +73,7 @@ func ConfinementProblems(sc *scenario.Scenario) []string {
 			problems = append(problems, fmt.Sprintf("%s: %s", where(e.Line, e.Col), e.What))
 		}
 	}
-	inFile := func(path string) func(int, int) string {
-		return func(line, col int) string { return fmt.Sprintf("%s:%d:%d", path, line, col) }
-	}
-	inline := func(pos scenario.Pos, what string) func(int, int) string {
-		return func(line, col int) string {
-			return fmt.Sprintf("%s:%d:%d (%s, its line %d col %d)", sc.File, pos.Line, pos.Col, what, line, col)
-		}
-	}
-	read := func(file string, pos scenario.Pos) (string, bool) {
-		b, err := os.ReadFile(sc.Resolve(file))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d:%d: %v", sc.File, pos.Line, pos.Col, err))
-			return "", false
-		}
-		return string(b), true
-	}
-	for _, src := range sc.Setup.SQL {
-		if src.File != "" {
-			if text, ok := read(src.File, src.Pos); ok {
-				report(inFile(sc.Resolve(src.File)), text)
-			}
-		} else {
-			report(inline(src.Pos, "inline setup SQL"), src.Inline)
-		}
-	}
-	for _, w := range sc.Workloads {
-		for _, src := range w.Scripts {
-			switch {
-			case src.File != "":
-				if text, ok := read(src.File, src.Pos); ok {
-					report(inFile(sc.Resolve(src.File)), text)
-				}
-			case src.Inline != "":
-				report(inline(src.Pos, "inline script of workload "+w.Name), src.Inline)
-			}
-		}
-	}
-	for _, ev := range sc.Events {
-		for i, sql := range mdbevent.Statements(ev) {
-			report(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
-		}
-	}
+	backend.EachSQL(sc, mdbevent.Statements, report, func(problem string) { problems = append(problems, problem) })
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(firedrill keeps to the database %s on a given server; leave your tables unqualified, "+
 			"or run with --allow-outside-schema if you mean to change the rest of the server)", database))
@@ -164,26 +121,6 @@ func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error)
 		return nil, fmt.Errorf("read the objects outside the database %s: %w", tg.database, err)
 	}
 	return objects, nil
-}
-
-// outsideChanges says what differs between two fingerprints.
-func outsideChanges(before, after map[string]string) []string {
-	var changes []string
-	for name, v := range before {
-		switch w, ok := after[name]; {
-		case !ok:
-			changes = append(changes, "dropped "+name)
-		case w != v:
-			changes = append(changes, "changed "+name+" ("+v+" → "+w+")")
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			changes = append(changes, "created "+name)
-		}
-	}
-	slices.Sort(changes)
-	return changes
 }
 
 // How long restoring settings may take: a few statements; on a server
@@ -234,15 +171,7 @@ func (tg *target) checkOutsideAfter(ctx context.Context) {
 	if !tg.confined() || tg.outsideBefore == nil {
 		return
 	}
-	after, err := tg.outsideObjects(ctx)
-	if err != nil {
-		tg.logf("after the run: %v", err)
-		return
-	}
-	if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
-		tg.logf("warning: objects outside the database %s changed during the run (by this run or by another session): %s",
-			tg.database, strings.Join(changes, "; "))
-	}
+	backend.WarnChangedOutside(tg.logf, "the database "+tg.database, tg.outsideBefore, func() (map[string]string, error) { return tg.outsideObjects(ctx) })
 }
 
 // Restore puts back the global variables that settings events changed on

@@ -1,7 +1,6 @@
 package mariadb_test
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"net/url"
@@ -11,10 +10,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/backend/backendtest"
 	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
-	"github.com/firedrill/firedrill/runner"
-	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -72,30 +69,7 @@ events:
 	dsn := (&url.URL{Scheme: "mysql", User: url.UserPassword(inst.User(), inst.Password()), Host: inst.TCPAddr(), Path: "/shop"}).String()
 	for _, cancelAt := range []time.Duration{0, 1200 * time.Millisecond} {
 		t.Run(fmt.Sprintf("cancelled at %v", cancelAt), func(t *testing.T) {
-			sc, err := scenario.Parse("users.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := t.Context()
-			if cancelAt > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithCancel(ctx)
-				defer cancel()
-				time.AfterFunc(cancelAt, cancel)
-			}
-			var log strings.Builder
-			res, err := runner.Run(ctx, runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &log})
-			t.Logf("run log:\n%s", log.String())
-			switch {
-			case cancelAt > 0:
-				if err == nil || !strings.Contains(err.Error(), "interrupted") {
-					t.Errorf("a cancelled run: %v, want it interrupted", err)
-				}
-			case err != nil:
-				t.Fatalf("run: %v", err)
-			case res.Manifest.Status != timeline.StatusCompleted:
-				t.Errorf("status %s", res.Manifest.Status)
-			}
+			res, log := backendtest.RunOnGivenServer(t, src, dsn, cancelAt)
 			if cancelAt == 0 {
 				m := res.Manifest
 				if m.Target.Kind != "mariadb" || m.Target.Embedded || strings.Contains(m.Target.Address, inst.Password()) || len(m.Settings) == 0 {
@@ -116,7 +90,7 @@ events:
 			if after := usersState(t, db); after != before {
 				t.Errorf("the user's server changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
-			if strings.Contains(log.String(), inst.Password()) {
+			if strings.Contains(log, inst.Password()) {
 				t.Errorf("the log shows the password")
 			}
 		})

@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/firedrill/firedrill/backend"
 )
 
 // Setup runs the scenario's setup once, before any load: on a given server
@@ -30,16 +31,8 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 			return err
 		}
 		defer func() {
-			if err != nil {
-				return
-			}
-			after, ferr := tg.outsideObjects(ctx)
-			if ferr != nil {
-				err = fmt.Errorf("setup: %w", ferr)
-				return
-			}
-			if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
-				err = fmt.Errorf("%w %s (by dynamic SQL, or by another session meanwhile): %s", errOutside, tg.database, strings.Join(changes, "; "))
+			if err == nil {
+				err = backend.SetupChangedOutside(errOutside, tg.database, tg.outsideBefore, func() (map[string]string, error) { return tg.outsideObjects(ctx) })
 			}
 		}()
 	}
@@ -56,15 +49,9 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 	}
 	defer conn.Close()
 	for _, src := range tg.sc.Setup.SQL {
-		name := fmt.Sprintf("%s:%d:%d (inline SQL)", tg.sc.File, src.Pos.Line, src.Pos.Col)
-		text := src.Inline
-		if src.File != "" {
-			path := tg.sc.Resolve(src.File)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("setup: %w", err)
-			}
-			name, text = path, string(b)
+		name, text, err := backend.ReadSQLSource(tg.sc, src)
+		if err != nil {
+			return fmt.Errorf("setup: %w", err)
 		}
 		tg.logf("setup: %s", name)
 		t0 := time.Now()

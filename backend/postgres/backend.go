@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -98,18 +97,12 @@ func (Backend) Preflight(spec backend.Spec) error {
 // settings a killed run may have left changed: those are restored first.
 func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
 	sc := spec.Scenario
-	tg := &target{spec: spec, sc: sc, logf: logfTo(spec.Log), redact: spec.Redact}
+	tg := &target{spec: spec, sc: sc, logf: backend.Logf(spec.Log), redact: spec.Redact}
 	if tg.redact == nil {
 		tg.redact = func(s string) string { return s }
 	}
-	dsn := spec.DSN
-	if dsn == "" {
-		dsn = sc.Target.DSN
-	}
-	if dsn != "" {
-		if spec.DSN != "" && len(sc.Target.Settings) > 0 {
-			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
-		}
+	if dsn := backend.GivenDSN(spec); dsn != "" {
+		backend.NoteIgnoredSettings(spec, tg.logf)
 		tg.connString = dsn
 		tg.info = timeline.Target{Kind: Kind, Product: product, Address: tg.redact(dsn), ErrorCodes: errorCodes}
 		tg.schema = sc.Setup.Schema
@@ -298,15 +291,6 @@ func (tg *target) Close(frozen bool) error {
 		tg.checkOutsideAfter()
 	}
 	return err
-}
-
-// logfTo prints progress lines to w.
-func logfTo(w io.Writer) func(string, ...any) {
-	return func(format string, args ...any) {
-		if w != nil {
-			fmt.Fprintf(w, format+"\n", args...)
-		}
-	}
 }
 
 // unanswered says whether a sampler's error is the server not answering in

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/postgres/pgevent"
 	"github.com/firedrill/firedrill/scenario"
 	pgtarget "github.com/firedrill/firedrill/target/postgres"
@@ -43,53 +43,12 @@ func ConfinementProblems(sc *scenario.Scenario, others []string) []string {
 		c.Schema = scenario.DefaultSchema
 	}
 	var problems []string
-	report := func(where func(e pgtarget.Escape) string, sql string) {
+	report := func(at func(line, col int) string, sql string) {
 		for _, e := range c.Escapes(sql) {
-			problems = append(problems, fmt.Sprintf("%s: %s %s", where(e), e.Object, e.Why))
+			problems = append(problems, fmt.Sprintf("%s: %s %s", at(e.Line, e.Col), e.Object, e.Why))
 		}
 	}
-	inFile := func(path string) func(pgtarget.Escape) string {
-		return func(e pgtarget.Escape) string { return fmt.Sprintf("%s:%d:%d", path, e.Line, e.Col) }
-	}
-	inline := func(pos scenario.Pos, what string) func(pgtarget.Escape) string {
-		return func(e pgtarget.Escape) string {
-			return fmt.Sprintf("%s:%d:%d (%s, its line %d col %d)", sc.File, pos.Line, pos.Col, what, e.Line, e.Col)
-		}
-	}
-	read := func(file string, pos scenario.Pos) (string, bool) {
-		b, err := os.ReadFile(sc.Resolve(file))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d:%d: %v", sc.File, pos.Line, pos.Col, err))
-			return "", false
-		}
-		return string(b), true
-	}
-	for _, src := range sc.Setup.SQL {
-		if src.File != "" {
-			if text, ok := read(src.File, src.Pos); ok {
-				report(inFile(sc.Resolve(src.File)), text)
-			}
-		} else {
-			report(inline(src.Pos, "inline setup SQL"), src.Inline)
-		}
-	}
-	for _, w := range sc.Workloads {
-		for _, src := range w.Scripts {
-			switch {
-			case src.File != "":
-				if text, ok := read(src.File, src.Pos); ok {
-					report(inFile(sc.Resolve(src.File)), text)
-				}
-			case src.Inline != "":
-				report(inline(src.Pos, "inline script of workload "+w.Name), src.Inline)
-			}
-		}
-	}
-	for _, ev := range sc.Events {
-		for i, sql := range pgevent.Statements(ev) {
-			report(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
-		}
-	}
+	backend.EachSQL(sc, pgevent.Statements, report, func(problem string) { problems = append(problems, problem) })
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(firedrill keeps to the schema %s on a given server; qualify your own objects with %s. "+
 			"or leave them unqualified, or run with --allow-outside-schema if you mean to change the rest of the database)", c.Schema, c.Schema))
@@ -163,26 +122,6 @@ func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error)
 	return objects, nil
 }
 
-// outsideChanges says what differs between two fingerprints.
-func outsideChanges(before, after map[string]string) []string {
-	var changes []string
-	for name, v := range before {
-		switch w, ok := after[name]; {
-		case !ok:
-			changes = append(changes, "dropped "+name)
-		case w != v:
-			changes = append(changes, "changed "+name+" ("+v+" → "+w+")")
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			changes = append(changes, "created "+name)
-		}
-	}
-	slices.Sort(changes)
-	return changes
-}
-
 // connectAs opens a plain session on the target.
 func (tg *target) connectAs(ctx context.Context, appName string) (*pgconn.PgConn, error) {
 	cfg, err := pgconn.ParseConfig(tg.connString)
@@ -241,15 +180,7 @@ func (tg *target) checkOutsideAfter() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	after, err := tg.outsideObjects(ctx)
-	if err != nil {
-		tg.logf("after the run: %v", err)
-		return
-	}
-	if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
-		tg.logf("warning: objects outside the schema %s changed during the run (by this run or by another session): %s",
-			tg.schema, strings.Join(changes, "; "))
-	}
+	backend.WarnChangedOutside(tg.logf, "the schema "+tg.schema, tg.outsideBefore, func() (map[string]string, error) { return tg.outsideObjects(ctx) })
 }
 
 func joinLines(lines []string) string { return strings.Join(lines, "\n  ") }

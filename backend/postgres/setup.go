@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/target/postgres/tpcb"
 )
 
@@ -51,16 +51,8 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 			return fmt.Errorf("setup: create schema %s: %w", tg.schema, err)
 		}
 		defer func() {
-			if err != nil {
-				return
-			}
-			after, ferr := tg.outsideObjects(ctx)
-			if ferr != nil {
-				err = fmt.Errorf("setup: %w", ferr)
-				return
-			}
-			if changes := outsideChanges(tg.outsideBefore, after); len(changes) > 0 {
-				err = fmt.Errorf("%w %s (by dynamic SQL, or by another session meanwhile): %s", errOutside, tg.schema, strings.Join(changes, "; "))
+			if err == nil {
+				err = backend.SetupChangedOutside(errOutside, tg.schema, tg.outsideBefore, func() (map[string]string, error) { return tg.outsideObjects(ctx) })
 			}
 		}()
 	}
@@ -71,15 +63,9 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 		}
 	}
 	for _, src := range tg.sc.Setup.SQL {
-		name := fmt.Sprintf("%s:%d:%d (inline SQL)", tg.sc.File, src.Pos.Line, src.Pos.Col)
-		text := src.Inline
-		if src.File != "" {
-			path := tg.sc.Resolve(src.File)
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("setup: %w", err)
-			}
-			name, text = path, string(b)
+		name, text, err := backend.ReadSQLSource(tg.sc, src)
+		if err != nil {
+			return fmt.Errorf("setup: %w", err)
 		}
 		tg.logf("setup: %s", name)
 		t0 := time.Now()

@@ -24,7 +24,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -94,7 +93,7 @@ func (Backend) Password(dsn string) string {
 // terminate by type) unless --allow-outside-schema; workloads' scripts are
 // checked when their targets are made (Workload).
 func (Backend) Preflight(spec backend.Spec) error {
-	dsn := givenDSN(spec)
+	dsn := backend.GivenDSN(spec)
 	if dsn == "" {
 		return nil
 	}
@@ -118,28 +117,18 @@ func (Backend) Preflight(spec backend.Spec) error {
 	return nil
 }
 
-// givenDSN is the given server's URL, "" for the embedded one.
-func givenDSN(spec backend.Spec) string {
-	if spec.DSN != "" {
-		return spec.DSN
-	}
-	return spec.Scenario.Target.DSN
-}
-
 // Open starts the embedded server with the scenario's settings, or takes
 // the given one, where settings a killed run left changed are put back
 // first.
 func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
 	sc := spec.Scenario
-	tg := &target{spec: spec, sc: sc, logf: logfTo(spec.Log)}
-	if dsn := givenDSN(spec); dsn != "" {
+	tg := &target{spec: spec, sc: sc, logf: backend.Logf(spec.Log)}
+	if dsn := backend.GivenDSN(spec); dsn != "" {
 		cfg, err := redisconn.ParseURL(dsn)
 		if err != nil {
 			return nil, fmt.Errorf("--dsn: %w", err)
 		}
-		if spec.DSN != "" && len(sc.Target.Settings) > 0 {
-			tg.logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
-		}
+		backend.NoteIgnoredSettings(spec, tg.logf)
 		tg.conn = cfg
 		tg.info = timeline.Target{Kind: Kind, Product: product, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes}
 		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
@@ -211,13 +200,4 @@ func (tg *target) Close(frozen bool) error {
 		wait = frozenRestoreWait
 	}
 	return tg.restoreSettings(context.Background(), "after the run", wait)
-}
-
-// logfTo prints progress lines to w.
-func logfTo(w io.Writer) func(string, ...any) {
-	return func(format string, args ...any) {
-		if w != nil {
-			fmt.Fprintf(w, format+"\n", args...)
-		}
-	}
 }

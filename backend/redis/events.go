@@ -96,7 +96,7 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 // url is the server's redis:// URL: the given one, or the embedded
 // server's TCP address.
 func (tg *target) url() string {
-	if dsn := givenDSN(tg.spec); dsn != "" {
+	if dsn := backend.GivenDSN(tg.spec); dsn != "" {
 		return dsn
 	}
 	u := url.URL{Scheme: "redis", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(tg.inst.Port())), Path: "/0"}

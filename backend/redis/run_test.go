@@ -1,19 +1,15 @@
 package redis_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/backend/backendtest"
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
 	redisinstance "github.com/firedrill/firedrill/instance/redis"
-	"github.com/firedrill/firedrill/runner"
-	"github.com/firedrill/firedrill/scenario"
-	"github.com/firedrill/firedrill/timeline"
 )
 
 // A whole run against a user's server — setup, a workload, a settings, a
@@ -59,38 +55,14 @@ events:
 	dsn := fmt.Sprintf("redis://:pw-of-the-user@%s/0", inst.Addr())
 	for _, cancelAt := range []time.Duration{0, 1200 * time.Millisecond} {
 		t.Run(fmt.Sprintf("cancelled at %v", cancelAt), func(t *testing.T) {
-			sc, err := scenario.Parse("users.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := t.Context()
-			if cancelAt > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithCancel(ctx)
-				defer cancel()
-				time.AfterFunc(cancelAt, cancel)
-			}
-			var log strings.Builder
-			begin := time.Now()
-			res, err := runner.Run(ctx, runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &log})
-			t.Logf("run took %v:\n%s", time.Since(begin), log.String())
-			switch {
-			case cancelAt > 0:
-				if err == nil || !strings.Contains(err.Error(), "interrupted") {
-					t.Errorf("a cancelled run: %v, want it interrupted", err)
-				}
-			case err != nil:
-				t.Fatalf("run: %v", err)
-			case res.Manifest.Status != timeline.StatusCompleted:
-				t.Errorf("status %s", res.Manifest.Status)
-			}
+			res, log := backendtest.RunOnGivenServer(t, src, dsn, cancelAt)
 			if cancelAt == 0 && res.Manifest.Target.Kind != "redis" || res.Manifest.Target.Embedded || strings.Contains(res.Manifest.Target.Address, "pw-of") {
 				t.Errorf("target %+v", res.Manifest.Target)
 			}
 			if after := usersState(t, c); after != before {
 				t.Errorf("the user's server changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
-			if strings.Contains(log.String(), "pw-of-the-user") {
+			if strings.Contains(log, "pw-of-the-user") {
 				t.Errorf("the log shows the password")
 			}
 		})

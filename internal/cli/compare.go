@@ -46,12 +46,15 @@ itself (its second half against its first), or whose confidence interval
 reaches no change at all, is reported as "within noise".
 
 Then the findings that appeared or vanished (by rule, with severity), the
-workload definitions and the server settings that differ. For Redis runs
-also each workload's slowest transaction (a "max" row, and the intervals
-with a transaction over 100 ms: a server that stops for a moment shows
-there, not in p99) and the server's key counters over each run
-(aof_delayed_fsync, the latency monitor's longest events, slow log entries,
-refused connections, evictions). Findings come from
+workload definitions and the server settings that differ. For Redis and
+MariaDB runs also each workload's slowest transaction (a "max" row, and the
+intervals with a transaction over 100 ms for Redis, 1 s for MariaDB: a
+server that stops for a moment shows there, not in p99) and the server's
+key counters over each run (Redis: aof_delayed_fsync, the latency
+monitor's longest events, slow log entries, refused connections,
+evictions; MariaDB: deadlocks, row-lock time, most transactions waiting
+for a lock and for an AUTO-INC lock, sessions waiting for the query cache
+lock, invalidations, threads running). Findings come from
 each run's findings.json, or are recomputed when it has none.
 
 Two runs on a shared machine differ for reasons that are not the code: when

@@ -30,7 +30,7 @@ func TestDecode(t *testing.T) {
 		{"terminate by workload", "{kind: terminate, at: 1s, workload: oltp}", terminateConfig{Workload: "oltp"}, ""},
 		{"terminate, neither", "{kind: terminate, at: 1s}", nil, "workload"},
 		{"sql", "{kind: sql, at: 1s, sql: [\"ANALYZE TABLE t\", \"OPTIMIZE TABLE t\"]}", sqlConfig{SQL: []string{"ANALYZE TABLE t", "OPTIMIZE TABLE t"}}, ""},
-		{"restart", "{kind: restart, at: 1s}", restartConfig{}, ""},
+		{"restart", "{kind: restart, at: 1s}", event.RestartConfig{}, ""},
 	}
 	for _, test := range tests {
 		eventtest.CheckDecode(t, options(), build, test.name, test.event, test.want, test.wantErr)

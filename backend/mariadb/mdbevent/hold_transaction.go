@@ -38,25 +38,13 @@ func (c holdTransactionConfig) statements() []string { return c.SQL }
 
 func decodeHoldTransaction(d *scenario.EventDecoder) (any, time.Duration) {
 	var c holdTransactionConfig
-	d.Key("duration", func(v scenario.Value) {
-		var ok bool
-		if c.Duration, ok = v.Duration(); ok && c.Duration <= 0 {
-			v.Errorf("%s: duration must be longer than 0s", d.What())
-		}
-	})
+	d.Key("duration", func(v scenario.Value) { c.Duration = event.DecodePositiveDuration(d, v) })
 	d.Key("isolation", func(v scenario.Value) {
-		s, ok := v.Str()
-		if !ok {
-			return
+		if level, ok := event.DecodeIsolation(v, isolationLevels); ok {
+			c.Isolation = level
 		}
-		level := strings.Join(strings.Fields(strings.NewReplacer("_", " ", "-", " ").Replace(strings.ToLower(s))), " ")
-		if !slices.Contains(isolationLevels, level) {
-			v.Hintf("one of "+strings.Join(isolationLevels, ", "), "isolation: unknown isolation level %s", v.Quote())
-			return
-		}
-		c.Isolation = level
 	})
-	d.Key("sql", func(v scenario.Value) { c.SQL = decodeStatements(v) })
+	d.Key("sql", func(v scenario.Value) { c.SQL = event.DecodeStatements(v) })
 	d.Need("duration")
 	return c, c.Duration
 }
@@ -116,7 +104,7 @@ func (h *holdTransaction) Run(ctx context.Context, env *event.Env, started event
 	for i, stmt := range h.statements {
 		if err := s.exec(ctx, env, stmt); err != nil {
 			return "", detail, event.Cancelled(ctx, fmt.Errorf("hold_transaction %s: statement %d (%s): %w",
-				h.name, i+1, summarizeSQL(stmt), err))
+				h.name, i+1, event.SummarizeSQL(stmt), err))
 		}
 	}
 	if trx, err := s.queryValue(ctx, "SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()"); err == nil && trx != "" {

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
 // appNamePrefix tags the sessions of events (connection attribute
@@ -150,32 +148,3 @@ func quoteString(s string) string {
 
 // quoteIdent quotes a MariaDB identifier.
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
-
-// summarizeSQL shortens a statement to one line of at most 60 characters
-// for outcomes.
-func summarizeSQL(sql string) string {
-	const maxLen = 60
-	line := strings.Join(strings.Fields(sql), " ")
-	if utf8.RuneCountInString(line) <= maxLen {
-		return line
-	}
-	runes := []rune(line)
-	return string(runes[:maxLen-1]) + "…"
-}
-
-// decodeStatements decodes a statement or a list of them, none empty.
-func decodeStatements(v scenario.Value) []string {
-	var statements []string
-	for _, item := range v.List(true) {
-		stmt, ok := item.Str()
-		if !ok {
-			continue
-		}
-		if strings.TrimSpace(stmt) == "" {
-			item.Errorf("sql: empty statement")
-			continue
-		}
-		statements = append(statements, stmt)
-	}
-	return statements
-}

@@ -43,30 +43,10 @@ var variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
 	var c settingsConfig
 	d.Key("settings", func(v scenario.Value) {
-		c.Settings = v.Settings()
-		if len(c.Settings) == 0 && v.EmptyMapping() {
-			v.Hintf("as in settings: {innodb_lock_wait_timeout: 5}", "%s: settings: empty", d.What())
-		}
-		for _, name := range slices.Sorted(maps.Keys(c.Settings)) {
-			switch {
-			case !variableName.MatchString(name):
-				v.Errorf("settings: %q is not a MariaDB variable name (letters, digits and _)", name)
-			case strings.ContainsRune(c.Settings[name], 0):
-				v.Errorf("settings.%s: the value holds a NUL byte", name)
-			}
-		}
+		c.Settings = event.DecodeSettings(d, v, "settings: {innodb_lock_wait_timeout: 5}",
+			variableName.MatchString, "a MariaDB variable name (letters, digits and _)")
 	})
-	d.Key("restart", func(v scenario.Value) {
-		c.Restart, _ = v.Bool()
-		if c.Restart {
-			what := d.What()
-			d.Later(func(s *scenario.Scenario) {
-				if !s.Target.Embedded() {
-					v.Hintf("firedrill restarts only the server it started; remove dsn or restart", "%s: restart needs the embedded target, and dsn is set", what)
-				}
-			})
-		}
-	})
+	d.Key("restart", func(v scenario.Value) { c.Restart = event.DecodeRestart(d, v) })
 	d.Need("settings")
 	return c, 0
 }

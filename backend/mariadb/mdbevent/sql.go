@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/firedrill/firedrill/event"
@@ -32,7 +31,7 @@ func (c sqlConfig) statements() []string { return c.SQL }
 
 func decodeSQL(d *scenario.EventDecoder) (any, time.Duration) {
 	var c sqlConfig
-	d.Key("sql", func(v scenario.Value) { c.SQL = decodeStatements(v) })
+	d.Key("sql", func(v scenario.Value) { c.SQL = event.DecodeStatements(v) })
 	d.Need("sql")
 	return c, 0
 }
@@ -62,30 +61,8 @@ func (e *sqlEvent) Run(ctx context.Context, env *event.Env, started event.Starte
 
 	detail := map[string]any{"connection_id": s.id, "program_name": e.appName}
 	event.Notify(started, maps.Clone(detail))
-	var timings []map[string]any
-	var summary []string
-	for i, stmt := range e.statements {
-		begin := time.Now()
-		err := s.exec(ctx, env, stmt)
-		elapsed := time.Since(begin)
-		timing := map[string]any{"sql": summarizeSQL(stmt), "seconds": elapsed.Seconds()}
-		if err != nil {
-			timing["error"] = err.Error()
-			if code := errorCode(err); code != "" {
-				timing["code"] = code
-			}
-		}
-		timings = append(timings, timing)
-		detail["statements"] = timings
-		if err != nil {
-			summary = append(summary, fmt.Sprintf("%s failed after %s", summarizeSQL(stmt), event.Took(elapsed)))
-			if ctx.Err() != nil {
-				return strings.Join(summary, "; "), detail, ctx.Err()
-			}
-			return strings.Join(summary, "; "), detail, fmt.Errorf("sql %s: statement %d (%s) failed after %s: %w",
-				e.name, i+1, summarizeSQL(stmt), event.Took(elapsed), err)
-		}
-		summary = append(summary, fmt.Sprintf("%s %s", summarizeSQL(stmt), event.Took(elapsed)))
-	}
-	return strings.Join(summary, "; "), detail, nil
+	return event.RunStatements(ctx, e.name, e.statements, detail, event.StatementRunner{
+		Exec:      func(ctx context.Context, stmt string) error { return s.exec(ctx, env, stmt) },
+		ErrorCode: func(err error) (string, string) { return "code", errorCode(err) },
+	})
 }

@@ -141,14 +141,3 @@ func TestSessionAppName(t *testing.T) {
 		t.Errorf("sessionAppName(long) = %q (%d bytes)", long, len(long))
 	}
 }
-
-func TestSummarizeSQL(t *testing.T) {
-	t.Parallel()
-	if got, want := summarizeSQL("CREATE INDEX CONCURRENTLY i\n\t ON t (v)"), "CREATE INDEX CONCURRENTLY i ON t (v)"; got != want {
-		t.Errorf("summarizeSQL = %q, want %q", got, want)
-	}
-	long := summarizeSQL(strings.Repeat("x ", 100))
-	if n := len([]rune(long)); n != 60 || !strings.HasSuffix(long, "…") {
-		t.Errorf("summarizeSQL(long) = %q (%d characters)", long, n)
-	}
-}

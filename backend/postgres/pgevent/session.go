@@ -218,15 +218,3 @@ func quoteLiteral(s string) string {
 	}
 	return quoted
 }
-
-// summarizeSQL shortens a statement to one line of at most 60 characters
-// for outcomes.
-func summarizeSQL(sql string) string {
-	const maxLen = 60
-	line := strings.Join(strings.Fields(sql), " ")
-	if utf8.RuneCountInString(line) <= maxLen {
-		return line
-	}
-	runes := []rune(line)
-	return string(runes[:maxLen-1]) + "…"
-}

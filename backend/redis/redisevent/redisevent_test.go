@@ -27,7 +27,7 @@ func TestDecode(t *testing.T) {
 		{"settings empty", "{kind: settings, at: 1s, settings: {}}", nil, "settings: empty"},
 		{"settings missing", "{kind: settings, at: 1s}", nil, "needs settings"},
 		{"setting name with a space", `{kind: settings, at: 1s, settings: {"append fsync": "no"}}`, nil, "is not a setting name"},
-		{"restart", "{kind: restart, at: 1s}", restartConfig{}, ""},
+		{"restart", "{kind: restart, at: 1s}", event.RestartConfig{}, ""},
 		{"restart takes no keys", "{kind: restart, at: 1s, settings: {a: b}}", nil, "settings"},
 		{"terminate a workload", "{kind: terminate, at: 1s, workload: oltp}", terminateConfig{Workload: "oltp"}, ""},
 		{"terminate by type", "{kind: terminate, at: 1s, type: normal}", terminateConfig{Type: "normal"}, ""},

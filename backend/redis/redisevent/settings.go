@@ -31,15 +31,9 @@ type settingsConfig struct {
 func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
 	var c settingsConfig
 	d.Key("settings", func(v scenario.Value) {
-		c.Settings = v.Settings()
-		if len(c.Settings) == 0 && v.EmptyMapping() {
-			v.Hintf(`as in settings: {appendfsync: "no"}`, "%s: settings: empty", d.What())
-		}
-		for _, name := range slices.Sorted(maps.Keys(c.Settings)) {
-			if strings.ContainsRune(c.Settings[name], 0) {
-				v.Errorf("settings.%s: the value holds a NUL byte", name)
-			}
-		}
+		// CONFIG SET gets the names as arguments, never spliced into text:
+		// the server judges them.
+		c.Settings = event.DecodeSettings(d, v, `settings: {appendfsync: "no"}`, nil, "")
 	})
 	d.Need("settings")
 	return c, 0

@@ -16,7 +16,8 @@ import (
 // kind without an entry gets only the neutral charts (workloads, host,
 // firedrill itself).
 var kindCharts = map[string][]dbChart{
-	"redis": redisCharts,
+	"redis":   redisCharts,
+	"mariadb": mariadbCharts,
 }
 
 // compareLoad is, per kind, the one series the compare page overlays as
@@ -30,7 +31,8 @@ type compareLoad struct {
 // compareLoads are the compare page's load series of the kinds in
 // kindCharts.
 var compareLoads = map[string]compareLoad{
-	"redis": redisLoad,
+	"redis":   redisLoad,
+	"mariadb": mariadbLoad,
 }
 
 // postgresKind says whether a run's database charts are PostgreSQL's:

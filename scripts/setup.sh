@@ -24,6 +24,8 @@ command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 # already running on 3306 is left alone.
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+# sysbench: the field's own MariaDB client, for bench/vs-sysbench.
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 # The HTML report's tests render it in headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
@@ -59,7 +61,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	# Debian's postgresql package creates a cluster on 5432 (not started
 	# here); firedrill never uses it and leaves it alone.
 else
-	echo "setup: PostgreSQL server binaries, pgbench, Redis, MariaDB and chromium present"
+	echo "setup: PostgreSQL server binaries, pgbench, Redis, MariaDB, sysbench and chromium present"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -21,7 +21,7 @@ import (
 func startForTest(t *testing.T, opts Options) *Instance {
 	t.Helper()
 	if testing.Verbose() && opts.Progress == nil {
-		opts.Progress = testWriter{t}
+		opts.Progress = servertest.LogWriter(t)
 	}
 	inst, err := Start(t.Context(), opts)
 	if err != nil {
@@ -33,14 +33,6 @@ func startForTest(t *testing.T, opts Options) *Instance {
 		}
 	})
 	return inst
-}
-
-// testWriter sends progress lines to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // openDB is a database/sql handle on inst as the run's user over network

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/firedrill/firedrill/instance/serverproc/servertest"
 )
 
 // A descriptor firedrill holds without close-on-exec (one its caller
@@ -25,7 +27,7 @@ func TestServerInheritsNoDescriptors(t *testing.T) {
 		t.Fatalf("the test's descriptor %d: flags %#x, %v; want it inheritable", fd, flags, err)
 	}
 
-	inst, err := Start(t.Context(), Options{Progress: testWriter{t}})
+	inst, err := Start(t.Context(), Options{Progress: servertest.LogWriter(t)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

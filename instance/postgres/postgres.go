@@ -35,9 +35,6 @@ const (
 	// portAttempts bounds the retries when another process takes the
 	// chosen port between probing it and the server binding it.
 	portAttempts = 5
-	// maxSocketPath is the longest unix socket path the kernel accepts
-	// (sun_path is 108 bytes with the terminating NUL).
-	maxSocketPath = 107
 )
 
 // managedSettings are chosen by the instance itself; overriding them would
@@ -102,9 +99,8 @@ func (i *Instance) create(ctx context.Context) error {
 	if err := serverproc.WriteOwnerFile(i.dir); err != nil {
 		return err
 	}
-	if socket := filepath.Join(i.dir, ".s.PGSQL.65535"); len(socket) > maxSocketPath {
-		return fmt.Errorf("unix socket path %s is longer than %d bytes; set TMPDIR to a shorter directory such as /tmp",
-			socket, maxSocketPath)
+	if err := serverproc.CheckSocketPath(filepath.Join(i.dir, ".s.PGSQL.65535")); err != nil {
+		return err
 	}
 	if err := serverproc.HandOver(i.dir, i.runAs); err != nil {
 		return err

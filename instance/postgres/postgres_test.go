@@ -23,7 +23,7 @@ import (
 func startForTest(t *testing.T, opts Options) *Instance {
 	t.Helper()
 	if testing.Verbose() && opts.Progress == nil {
-		opts.Progress = testWriter{t}
+		opts.Progress = servertest.LogWriter(t)
 	}
 	inst, err := Start(t.Context(), opts)
 	if err != nil {
@@ -35,14 +35,6 @@ func startForTest(t *testing.T, opts Options) *Instance {
 		}
 	})
 	return inst
-}
-
-// testWriter sends progress lines to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // queryValue runs sql on a new connection and returns the first column of
@@ -92,7 +84,7 @@ func TestStartConnectStop(t *testing.T) {
 	t.Parallel()
 	inst, err := Start(t.Context(), Options{
 		Settings: map[string]string{"synchronous_commit": "off", "application_name": "it's a \\ test"},
-		Progress: testWriter{t},
+		Progress: servertest.LogWriter(t),
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)

@@ -72,7 +72,7 @@ func TestSlowDiskStallsTheAOF(t *testing.T) {
 		t.Skip("drives Redis for about 15 s")
 	}
 	t.Parallel()
-	inst, err := Start(t.Context(), Options{SlowDisk: true, Progress: testWriter{t},
+	inst, err := Start(t.Context(), Options{SlowDisk: true, Progress: servertest.LogWriter(t),
 		Settings: map[string]string{"appendonly": "yes", "appendfsync": "everysec"}})
 	if err != nil {
 		t.Fatalf("Start: %v", err)

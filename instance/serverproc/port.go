@@ -40,3 +40,17 @@ func OnFreePort(attempts int, say func(format string, args ...any), launch func(
 		say("port %d was taken meanwhile; trying another", port)
 	}
 }
+
+// maxSocketPath is the longest unix socket path the kernel accepts
+// (sun_path is 108 bytes with the terminating NUL).
+const maxSocketPath = 107
+
+// CheckSocketPath refuses a server's unix socket path the kernel would
+// not take, saying what to do.
+func CheckSocketPath(socket string) error {
+	if len(socket) > maxSocketPath {
+		return fmt.Errorf("unix socket path %s is longer than %d bytes; set TMPDIR to a shorter directory such as /tmp",
+			socket, maxSocketPath)
+	}
+	return nil
+}

@@ -175,3 +175,13 @@ func KilledOwnerIsReaped(t *testing.T, o Owner) {
 		t.Errorf("progress does not report the reaping:\n%s", progress.String())
 	}
 }
+
+// LogWriter sends an instance's progress lines to the test log.
+func LogWriter(t testing.TB) io.Writer { return logWriter{t} }
+
+type logWriter struct{ t testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

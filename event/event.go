@@ -47,6 +47,16 @@ type Env struct {
 	Backend any
 }
 
+// WorkloadTag is the tag of a workload's sessions (PostgreSQL's
+// application_name, MariaDB's program_name, Redis's client name), by which
+// events find them: AppName's, or the runner's convention without one.
+func (env *Env) WorkloadTag(workload string) string {
+	if env.AppName != nil {
+		return env.AppName(workload)
+	}
+	return "firedrill:" + workload
+}
+
 // Started is called by an event once its action has really begun, with
 // facts for the timeline (e.g. {"pid": 4711, "xid": "1234"}).
 type Started func(detail map[string]any)

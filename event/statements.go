@@ -35,6 +35,18 @@ func DecodeStatements(v scenario.Value) []string {
 	return statements
 }
 
+// DecodeWorkload decodes a key that names one of the scenario's workloads
+// (a terminate event's workload), which is checked once the whole
+// scenario is read.
+func DecodeWorkload(d *scenario.EventDecoder, v scenario.Value) string {
+	name, ok := v.Str()
+	if !ok {
+		return ""
+	}
+	d.WorkloadRef(v, name)
+	return name
+}
+
 // DecodeIsolation decodes an isolation level among levels (lower case,
 // words apart), spelled as a person may: "Repeatable Read",
 // "repeatable_read"; ok is false (and v reported) for any other.

@@ -80,3 +80,14 @@ func TestSharedKeysDecode(t *testing.T) {
 		eventtest.CheckDecode(t, ScenarioOptions(kinds), build, c.name, c.event, c.want, c.wantErr)
 	}
 }
+
+func TestWorkloadTag(t *testing.T) {
+	t.Parallel()
+	if got := (&Env{}).WorkloadTag("orders"); got != "firedrill:orders" {
+		t.Errorf("without AppName: %q", got)
+	}
+	env := &Env{AppName: func(w string) string { return "run7:" + w }}
+	if got := env.WorkloadTag("orders"); got != "run7:orders" {
+		t.Errorf("with AppName: %q", got)
+	}
+}

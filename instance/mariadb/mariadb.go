@@ -397,12 +397,7 @@ func (i *Instance) writeOwned(path, content string, perm os.FileMode) error {
 	if err := os.WriteFile(path, []byte(content), perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if i.runAs != nil {
-		if err := os.Chown(path, int(i.runAs.Uid), int(i.runAs.Gid)); err != nil {
-			return fmt.Errorf("hand %s to user %s: %w", path, serverproc.OSUser, err)
-		}
-	}
-	return nil
+	return serverproc.GiveTo(path, i.runAs)
 }
 
 // mkdirOwned makes a directory of the server's user.
@@ -410,12 +405,7 @@ func (i *Instance) mkdirOwned(path string) error {
 	if err := os.Mkdir(path, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	if i.runAs != nil {
-		if err := os.Chown(path, int(i.runAs.Uid), int(i.runAs.Gid)); err != nil {
-			return fmt.Errorf("hand %s to user %s: %w", path, serverproc.OSUser, err)
-		}
-	}
-	return nil
+	return serverproc.GiveTo(path, i.runAs)
 }
 
 // installErrors picks from mariadb-install-db's output the lines that say

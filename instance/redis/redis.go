@@ -347,13 +347,8 @@ func (i *Instance) writeConfig(settings map[string]string) error {
 	if err := os.WriteFile(path, []byte(text.String()), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if i.runAs != nil {
-		// The server's user owns it: CONFIG REWRITE writes it back.
-		if err := os.Chown(path, int(i.runAs.Uid), int(i.runAs.Gid)); err != nil {
-			return fmt.Errorf("hand %s to user %s: %w", path, serverproc.OSUser, err)
-		}
-	}
-	return nil
+	// The server's user owns it: CONFIG REWRITE writes it back.
+	return serverproc.GiveTo(path, i.runAs)
 }
 
 // confValue writes a setting's value: its words as they are (a directive

@@ -96,8 +96,18 @@ func HandOver(dir string, cred *syscall.Credential) error {
 	if err := CheckReachable(dir, cred); err != nil {
 		return err
 	}
-	if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-		return fmt.Errorf("hand %s to user %s: %w", dir, OSUser, err)
+	return GiveTo(dir, cred)
+}
+
+// GiveTo makes the account in cred the owner of path (a file or directory
+// the server writes, or reads when only it may); a nil cred (not root)
+// needs nothing.
+func GiveTo(path string, cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	if err := os.Chown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+		return fmt.Errorf("hand %s to user %s: %w", path, OSUser, err)
 	}
 	return nil
 }

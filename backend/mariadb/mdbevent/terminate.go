@@ -39,12 +39,7 @@ func (c terminateConfig) needsPerformanceSchema() bool { return c.Workload != ""
 
 func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
 	var c terminateConfig
-	d.Key("workload", func(v scenario.Value) {
-		if name, ok := v.Str(); ok {
-			c.Workload = name
-			d.WorkloadRef(v, name)
-		}
-	})
+	d.Key("workload", func(v scenario.Value) { c.Workload = event.DecodeWorkload(d, v) })
 	d.Key("id", func(v scenario.Value) {
 		if id, ok := v.Int(1, math.MaxInt64); ok {
 			c.ID = id
@@ -69,14 +64,6 @@ func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
 	return &terminateEvent{name: event.Name(spec), appName: sessionAppName(event.Name(spec)), workload: c.Workload, id: c.ID}
 }
 
-// workloadAppName is the program_name of a workload's sessions.
-func workloadAppName(env *event.Env, workload string) string {
-	if env.AppName != nil {
-		return env.AppName(workload)
-	}
-	return "firedrill:" + workload
-}
-
 // workloadSessionsSQL finds a workload's sessions by the program_name
 // their client sent: only performance_schema shows connection attributes.
 const workloadSessionsSQL = `SELECT PROCESSLIST_ID FROM performance_schema.session_connect_attrs
@@ -95,7 +82,7 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 	detail := map[string]any{}
 	var ids []int64
 	if e.workload != "" {
-		name := workloadAppName(env, e.workload)
+		name := env.WorkloadTag(e.workload)
 		detail["workload"], detail["program_name"] = e.workload, name
 		on, err := s.queryValue(ctx, "SELECT @@performance_schema")
 		if err != nil {

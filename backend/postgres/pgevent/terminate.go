@@ -38,12 +38,7 @@ type terminateConfig struct {
 
 func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
 	var c terminateConfig
-	d.Key("workload", func(v scenario.Value) {
-		if name, ok := v.Str(); ok {
-			c.Workload = name
-			d.WorkloadRef(v, name)
-		}
-	})
+	d.Key("workload", func(v scenario.Value) { c.Workload = event.DecodeWorkload(d, v) })
 	d.Key("pid", func(v scenario.Value) {
 		if pid, ok := v.Int(1, math.MaxInt32); ok {
 			c.PID = int(pid)
@@ -73,14 +68,6 @@ func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
 	}
 }
 
-// workloadAppName is the application_name of a workload's sessions.
-func workloadAppName(env *event.Env, workload string) string {
-	if env.AppName != nil {
-		return env.AppName(workload)
-	}
-	return "firedrill:" + workload
-}
-
 // Run terminates the backends and waits (PostgreSQL 14+) until they have
 // exited. A workload with no sessions is an outcome ("terminated 0
 // backends"), and so is one that outlived the wait; a pid that was not
@@ -99,7 +86,7 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 	var query, param string
 	detail := map[string]any{}
 	if e.workload != "" {
-		param = workloadAppName(env, e.workload)
+		param = env.WorkloadTag(e.workload)
 		detail["workload"] = e.workload
 		detail["application_name"] = param
 		query = "SELECT pid, " + terminate + " FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()"

@@ -36,12 +36,7 @@ type terminateConfig struct {
 
 func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
 	var c terminateConfig
-	d.Key("workload", func(v scenario.Value) {
-		if name, ok := v.Str(); ok {
-			c.Workload = name
-			d.WorkloadRef(v, name)
-		}
-	})
+	d.Key("workload", func(v scenario.Value) { c.Workload = event.DecodeWorkload(d, v) })
 	d.Key("type", func(v scenario.Value) {
 		if typ, ok := v.Str(); ok {
 			if !slices.Contains(clientTypes, typ) {
@@ -106,13 +101,7 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 	typ, want := e.typ, ""
 	if e.workload != "" {
 		typ = "normal"
-		want = e.workload
-		if env.AppName != nil {
-			want = env.AppName(e.workload)
-		} else {
-			want = "firedrill:" + e.workload
-		}
-		want = clientName(want)
+		want = clientName(env.WorkloadTag(e.workload))
 	}
 	r, err := c.Do(ctx, "CLIENT", "LIST", "TYPE", typ)
 	if err != nil {

@@ -73,6 +73,13 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 	// The session is not open until the server answered: failing here is
 	// failing to connect.
 	if err := c.flush(); err != nil {
+		// A server at maxclients replies and hangs up at once: our
+		// commands may meet a closed socket, but its reply is there to
+		// read.
+		c.owed, c.queued = c.owed+c.queued, 0
+		if reply, rerr := c.readReply(); rerr == nil && isError(reply) {
+			return c.setupError(errorText(reply))
+		}
 		return c.connectError()
 	}
 	var first error
@@ -85,12 +92,16 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 			return c.connectError()
 		}
 		if isError(reply) && first == nil {
-			msg := errorText(reply)
-			first = &engine.DBError{Code: errorCode(msg), Err: fmt.Errorf("redis at %s: connection setup: %s", c.addr, msg),
-				Fault: setupFault(msg)}
+			first = c.setupError(errorText(reply))
 		}
 	}
 	return first
+}
+
+// setupError is the error a server replied to a session's setup.
+func (c *conn) setupError(msg []byte) error {
+	return &engine.DBError{Code: errorCode(msg), Err: fmt.Errorf("redis at %s: connection setup: %s", c.addr, msg),
+		Fault: setupFault(msg)}
 }
 
 // setupFault says which errors at a session's setup are the server's

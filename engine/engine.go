@@ -482,6 +482,8 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	defer cancelRun()
 	var wg sync.WaitGroup
 	if r.loops != nil {
+		release := reserveLoopProcs(len(r.loops))
+		defer release()
 		for _, l := range r.loops {
 			wg.Add(1)
 			go func() {
@@ -599,10 +601,6 @@ func (r *run) makeLoops(clients []*client) error {
 		for _, c := range clients[t*len(clients)/n : (t+1)*len(clients)/n] {
 			l.add(c)
 		}
-	}
-	raw := n < runtime.GOMAXPROCS(0)
-	for _, l := range r.loops {
-		l.raw = raw
 	}
 	return nil
 }

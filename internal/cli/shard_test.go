@@ -236,3 +236,32 @@ func runDir(t *testing.T, log, out string) *timeline.Run {
 	}
 	return r
 }
+
+// Bad --shard and --start-at values are refused before anything runs,
+// saying what to give.
+func TestShardFlagsRefuseBadValues(t *testing.T) {
+	tmp := t.TempDir()
+	sc := filepath.Join(tmp, "s.yaml")
+	if err := os.WriteFile(sc, []byte("name: s\ntarget: {dsn: \"postgres://127.0.0.1:1/x\"}\nduration: 1s\nworkloads:\n  - {name: w, clients: 1, scripts: [{inline: \"SELECT 1;\"}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shard", "4/4", "--start-at", past}, "the index must be from 0 to 3"},
+		{[]string{"--shard", "x"}, "give it as i/N"},
+		{[]string{"--shard", "1/4"}, "needs --start-at"},
+		{[]string{"--shard", "1/4", "--start-at", "tomorrow"}, "not an RFC 3339 time"},
+		{[]string{"--shard", "1/4", "--start-at", past}, "give every shard a later --start-at"},
+	} {
+		code, out := runCLICode(tmp, append([]string{"run", sc, "--out", filepath.Join(tmp, "runs")}, tc.args...)...)
+		if code != clikit.ExitUsage || !strings.Contains(out, tc.want) {
+			t.Errorf("run %s: exit %d, want %d saying %q:\n%s", strings.Join(tc.args, " "), code, clikit.ExitUsage, tc.want, out)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(tmp, "runs")); len(entries) > 0 {
+		t.Errorf("a refused run left %d run directories", len(entries))
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -31,8 +32,9 @@ shard (completed < degraded < interrupted < failed < killed).
 
 Directories of different runs (scenario, --start-at, N), a shard given
 twice or missing, or a shard still running are refused. The findings and
-report.html are written into the merged directory.`,
-		Example: `  firedrill merge runs/shard-0/* runs/shard-1/* runs/shard-2/* runs/shard-3/* --out runs/merged
+report.html are written into the merged directory. A directory given
+may also be a shard's --out holding its one run directory.`,
+		Example: `  firedrill merge runs/shard-0 runs/shard-1 runs/shard-2 runs/shard-3 --out runs/merged
   firedrill report runs/merged`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -40,12 +42,17 @@ report.html are written into the merged directory.`,
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("merge: give the directory to write with --out (it must not exist or be empty)"))
 			}
 			for _, dir := range args {
+				dir = onlyRunIn(dir)
 				// A shard left "running" by a killed firedrill says so first.
 				if _, err := timeline.SettleKilled(dir); err != nil {
 					fmt.Fprintf(env.Stderr, "firedrill: %v\n", err)
 				}
 			}
-			run, err := timeline.Merge(args, out)
+			dirs := make([]string, len(args))
+			for i, dir := range args {
+				dirs[i] = onlyRunIn(dir)
+			}
+			run, err := timeline.Merge(dirs, out)
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
@@ -66,4 +73,27 @@ report.html are written into the merged directory.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the merged run directory to create (must not exist or be empty)")
 	return cmd
+}
+
+// onlyRunIn lets merge take a shard's --out directory (as 'firedrill k8s'
+// gives each shard): the run directory in it when it holds exactly one,
+// else dir as given.
+func onlyRunIn(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, timeline.ManifestFile)); err == nil {
+		return dir
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return dir
+	}
+	var runs []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), timeline.ManifestFile)); e.IsDir() && err == nil {
+			runs = append(runs, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	return dir
 }

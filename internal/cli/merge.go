@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
+	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
 
 func newMergeCmd(env *clikit.Env) *cobra.Command {
-	var out string
+	var out, scenarioPath string
 	cmd := &cobra.Command{
 		Use:   "merge SHARD_RUN_DIR... --out RUN_DIR",
 		Short: "Combine the run directories of a split run's shards (run --shard i/N) into one",
@@ -32,7 +35,9 @@ shard (completed < degraded < interrupted < failed < killed).
 
 Directories of different runs (scenario, --start-at, N), a shard given
 twice or missing, or a shard still running are refused. The findings and
-report.html are written into the merged directory. A directory given
+report.html are written into the merged directory, and the scenario's
+thresholds, which the shards leave alone (each has only its share of the
+load), are judged on the merged run: exit code 99 if one fails, as run. A directory given
 may also be a shard's --out holding its one run directory.`,
 		Example: `  firedrill merge runs/shard-0 runs/shard-1 runs/shard-2 runs/shard-3 --out runs/merged
   firedrill report runs/merged`,
@@ -66,12 +71,20 @@ may also be a shard's --out holding its one run directory.`,
 			if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 				return err
 			}
+			failed, err := judgeMergedThresholds(env, run, findings, scenarioPath)
+			if err != nil {
+				return clikit.WithCode(clikit.ExitUsage, err)
+			}
 			abs, _ := filepath.Abs(run.Dir)
 			fmt.Fprintf(env.Stdout, "\nmerged %d shards into: %s\nreport: %s\n", len(args), abs, filepath.Join(abs, timeline.ReportFile))
+			if len(failed) > 0 {
+				return clikit.WithCode(clikit.ExitThresholds, fmt.Errorf("%d thresholds failed on the merged run: %s", len(failed), strings.Join(failed, "; ")))
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the merged run directory to create (must not exist or be empty)")
+	cmd.Flags().StringVar(&scenarioPath, "scenario", "", "judge this scenario file's thresholds on the merged run (default: the scenario.yaml the shards kept, when it reads without its script files)")
 	return cmd
 }
 
@@ -96,4 +109,42 @@ func onlyRunIn(dir string) string {
 		return runs[0]
 	}
 	return dir
+}
+
+// judgeMergedThresholds judges the scenario's thresholds on the merged run
+// and prints them; it returns those that failed. The scenario is the file
+// given, else the copy the shards kept; a copy that does not read (its
+// script files are elsewhere) is said and skipped.
+func judgeMergedThresholds(env *clikit.Env, run *timeline.Run, findings []diagnose.Finding, path string) ([]string, error) {
+	given := path != ""
+	if !given {
+		path = filepath.Join(run.Dir, timeline.ScenarioFile)
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil
+		}
+	}
+	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+	if err == nil {
+		err = report.CheckThresholdMetrics(sc)
+	}
+	if err != nil {
+		if given {
+			return nil, err
+		}
+		fmt.Fprintf(env.Stderr, "firedrill: the thresholds were not judged: the shards' scenario.yaml does not read on its own (%s); give the scenario file with --scenario\n", strings.SplitN(err.Error(), "\n", 2)[0])
+		return nil, nil
+	}
+	results := report.EvaluateThresholds(sc.Thresholds, run, findings)
+	if len(results) == 0 {
+		return nil, nil
+	}
+	fmt.Fprintln(env.Stdout)
+	if err := report.WriteThresholds(env.Stdout, results); err != nil {
+		return nil, err
+	}
+	var failed []string
+	for _, r := range report.FailedThresholds(results) {
+		failed = append(failed, r.Metric+" "+r.Condition)
+	}
+	return failed, nil
 }

@@ -148,7 +148,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
-	thresholds := report.EvaluateThresholds(sc.Thresholds, run, findings)
+	thresholds := report.EvaluateThresholds(o.shard.thresholds(sc, env.Stderr), run, findings)
 	if len(thresholds) > 0 {
 		fmt.Fprintln(env.Stdout)
 		if err := report.WriteThresholds(env.Stdout, thresholds); err != nil {

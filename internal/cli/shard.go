@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/firedrill/firedrill/runner"
+	"github.com/firedrill/firedrill/scenario"
 )
 
 // shardFlags are run's --shard and --start-at: one process's part of a
@@ -39,4 +41,19 @@ func (s *shardFlags) apply(o *runner.Options) error {
 		o.StartAt = at
 	}
 	return nil
+}
+
+// thresholds are the scenario's thresholds to judge at the end of run:
+// none on a shard of a split run, whose share of the load would fail
+// thresholds meant for the whole (and fail its pod); 'firedrill merge'
+// judges them on the merged run.
+func (s *shardFlags) thresholds(sc *scenario.Scenario, stderr io.Writer) []scenario.Threshold {
+	if len(sc.Thresholds) == 0 || s.shard == "" {
+		return sc.Thresholds
+	}
+	if sh, err := runner.ParseShard(s.shard); err == nil && sh.Split() {
+		fmt.Fprintf(stderr, "firedrill: shard %s: the scenario's %d thresholds are judged on the merged run ('firedrill merge'), not on one shard\n", sh, len(sc.Thresholds))
+		return nil
+	}
+	return sc.Thresholds
 }

@@ -28,6 +28,8 @@ const (
 // merged run's counts are the shards' sums, its percentiles those of the
 // shards' histograms merged (within HDR precision), both runs meet the
 // rate, agree with each other, and the merge reads as any run (report).
+// A threshold on the whole run's throughput is judged on the merge, not
+// on each shard (which would fail it with its quarter of the load).
 func TestShardsMergeAgreeWithOneProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
@@ -57,6 +59,8 @@ workloads:
           SELECT pg_sleep(0.004);
 events:
   - {kind: sql, name: poke, at: 1s, sql: "UPDATE hits SET n = n + 1 WHERE id = 1"}
+thresholds:
+  w.tps: ">= 120"   # the whole run's 200/s, not a shard's 50/s
 `, inst.ConnString(), shardLoad, shardRate)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +114,8 @@ events:
 		outs = append(outs, filepath.Join(tmp, fmt.Sprintf("shard-%d", i)))
 	}
 	out := runCLI(t, tmp, append(append([]string{"merge"}, outs...), "--out", mergedDir)...)
-	if !strings.Contains(out, "merged 4 shards") {
-		t.Errorf("merge's output does not say what it did:\n%s", out)
+	if !strings.Contains(out, "merged 4 shards") || !strings.Contains(out, "w.tps") {
+		t.Errorf("merge's output does not say what it did, or does not judge the threshold:\n%s", out)
 	}
 	merged, err := timeline.Open(mergedDir)
 	if err != nil {

@@ -107,7 +107,11 @@ func mariadbCommitBound(run *timeline.Run) []Finding {
 			Text: fmt.Sprintf("an fsync in flight in %s of the samples (Innodb_data_pending_fsyncs %s on average): the log device is syncing nearly all the time", humanPct(math.Min(1, pend.Mean)), humanNum(pend.Mean))})
 	}
 	if rowsPerTrx > 0 {
-		text := fmt.Sprintf("%s rows written per transaction (Handler_update + Handler_write + Handler_delete per transaction)", humanNum(rowsPerTrx))
+		rows := humanNum(rowsPerTrx) + " rows"
+		if rows == "1 rows" {
+			rows = "1 row"
+		}
+		text := rows + " written per transaction (Handler_update + Handler_write + Handler_delete per transaction)"
 		if small {
 			text += ": small writes, each paying a whole flush"
 		} else {

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -74,6 +75,55 @@ func TestCommitBoundMariaDBQuiet(t *testing.T) {
 	for _, name := range []string{"mariadb-commit-flush2", "openchat-broken", "openchat-fixed"} {
 		if fs := findingsOf(commitBound{}, openRecording(t, name)); len(fs) != 0 {
 			t.Errorf("%s: %s %s", name, fs[0].Severity, fs[0].Headline)
+		}
+	}
+}
+
+// TestCommitBoundMariaDBSettings reads mariadb-commit as if the server
+// had run with other settings (a copy of the run with its manifest's
+// settings changed): innodb_flush_log_at_trx_commit 0 or 2 never waits
+// for a flush at commit, so nothing is said; with the binary log on the
+// remedy turns to its group commit, and to sync_binlog when it is 1.
+func TestCommitBoundMariaDBSettings(t *testing.T) {
+	t.Parallel()
+	recorded := openRecording(t, "mariadb-commit")
+	with := func(settings map[string]string) []Finding {
+		run := *recorded
+		run.Manifest.Settings = maps.Clone(recorded.Manifest.Settings)
+		maps.Copy(run.Manifest.Settings, settings)
+		return findingsOf(commitBound{}, &run)
+	}
+	for _, flush := range []string{"0", "2"} {
+		if fs := with(map[string]string{"innodb_flush_log_at_trx_commit": flush}); len(fs) != 0 {
+			t.Errorf("flush at commit %s: %s", flush, fs[0].Headline)
+		}
+	}
+	cases := []struct {
+		settings map[string]string
+		want     []string // in the remedy
+		not      []string
+	}{
+		// No binary log: InnoDB groups commits by itself.
+		{map[string]string{"log_bin": "OFF"}, []string{"no group-commit wait to tune"}, []string{"binlog_commit_wait_count"}},
+		// Binary log, not synced per group.
+		{map[string]string{"log_bin": "ON", "sync_binlog": "0"}, []string{"binlog_commit_wait_count", "binlog_commit_wait_usec"}, []string{"sync_binlog = 1"}},
+		// Binary log synced per group: a second sync per commit group.
+		{map[string]string{"log_bin": "ON", "sync_binlog": "1"}, []string{"binlog_commit_wait_count", "sync_binlog = 1"}, nil},
+	}
+	for _, c := range cases {
+		fs := with(c.settings)
+		if len(fs) != 1 {
+			t.Fatalf("%v: %d findings", c.settings, len(fs))
+		}
+		for _, s := range c.want {
+			if !strings.Contains(fs[0].Remedy, s) {
+				t.Errorf("%v: remedy lacks %q: %s", c.settings, s, fs[0].Remedy)
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(fs[0].Remedy, s) {
+				t.Errorf("%v: remedy has %q: %s", c.settings, s, fs[0].Remedy)
+			}
 		}
 	}
 }

@@ -127,3 +127,34 @@ func TestCommitBoundMariaDBSettings(t *testing.T) {
 		}
 	}
 }
+
+// mariadb-commit-ramp: the same writers held at 2, 4, 8 and 16 clients.
+// With group commit the transactions/s grow with the clients while the
+// flush rate stays put: the evidence says so with both ends' figures.
+func TestCommitBoundMariaDBRamp(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(commitBound{}, openRecording(t, "mariadb-commit-ramp"))
+	if len(fs) != 1 || fs[0].Severity != Warning {
+		t.Fatalf("want one warning, got %+v", fs)
+	}
+	var scaling *Evidence
+	for i, e := range fs[0].Evidence {
+		if strings.HasPrefix(e.Text, "from 2 to 16 clients") {
+			scaling = &fs[0].Evidence[i]
+		}
+	}
+	if scaling == nil {
+		t.Fatalf("no evidence of the ramp: %+v", fs[0].Evidence)
+	}
+	// The flush rate at 16 clients is within a factor of 2 of that at 2
+	// clients (the device's pace), though the clients are 8 times as many.
+	if scaling.Value < 0.5 || scaling.Value > 2 || !strings.Contains(scaling.Text, "commits per flush") {
+		t.Errorf("ramp evidence: %+v", *scaling)
+	}
+	// mariadb-commit holds 16 clients throughout: nothing to compare.
+	for _, e := range findingsOf(commitBound{}, openRecording(t, "mariadb-commit"))[0].Evidence {
+		if strings.HasPrefix(e.Text, "from ") {
+			t.Errorf("ramp evidence on a run without a ramp: %s", e.Text)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
+	"github.com/firedrill/firedrill/instance/serverproc"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
@@ -158,7 +159,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 			variants = append(variants, v)
 		}
 	}
-	tmp, err := os.MkdirTemp("", "firedrill-drill-")
+	tmp, err := newDrillTemp(env)
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -470,4 +471,20 @@ func per(v drills.Variant) string {
 		return fmt.Sprintf(" (%d/tx)", n)
 	}
 	return ""
+}
+
+// newDrillTemp makes the folder the variants' files are written to, owned
+// by this process, after removing those of drills that were killed (as
+// the servers' own folders are).
+func newDrillTemp(env *clikit.Env) (string, error) {
+	reaper := serverproc.Reaper{Prefix: "firedrill-drill-"}
+	dir, err := reaper.NewDir(func(format string, a ...any) { fmt.Fprintf(env.Stderr, "firedrill: "+format+"\n", a...) })
+	if err != nil {
+		return "", err
+	}
+	if err := serverproc.WriteOwnerFile(dir); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }

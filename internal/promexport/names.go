@@ -114,12 +114,19 @@ func seriesFor(keys []keyInfo, source, key string) *seriesName {
 			Help:  fmt.Sprintf("%s: value key %q, not in firedrill's key tables (unit unknown)", source, key),
 		}
 	}
-	base, labels, endsInPlaceholder := splitPattern(best.Key)
-	name, scale := withUnit(sanitize(base), best.Unit, endsInPlaceholder)
-	// The source already says it: wal's wal_bytes_per_s is
-	// firedrill_wal_bytes_per_second.
-	if trimmed, ok := strings.CutPrefix(name, sanitize(source)+"_"); ok {
-		name = trimmed
+	name, scale, labels := keyName(*best)
+	if bestValues == nil {
+		// A key that is the total of a pattern's series (Redis's
+		// calls_per_s beside <cmd>.calls_per_s) cannot share its name:
+		// one name has one set of labels.
+		for _, k := range keys {
+			if k.Key != best.Key && strings.Contains(k.Key, "<") {
+				if other, _, _ := keyName(k); other == name {
+					name = "all_" + name
+					break
+				}
+			}
+		}
 	}
 	s := &seriesName{
 		Name:  prefix + "_" + name,
@@ -134,6 +141,19 @@ func seriesFor(keys []keyInfo, source, key string) *seriesName {
 		s.LabelValues = append(s.LabelValues, strings.ToValidUTF8(bestValues[i], "\uFFFD"))
 	}
 	return s
+}
+
+// keyName is the name of a key pattern's series after the source's
+// prefix, the factor to its unit, and its placeholders' labels.
+func keyName(k keyInfo) (name string, scale float64, labels []string) {
+	base, labels, endsInPlaceholder := splitPattern(k.Key)
+	name, scale = withUnit(sanitize(base), k.Unit, endsInPlaceholder)
+	// The source already says it: wal's wal_bytes_per_s is
+	// firedrill_wal_bytes_per_second.
+	if trimmed, ok := strings.CutPrefix(name, sanitize(k.Source)+"_"); ok {
+		name = trimmed
+	}
+	return name, scale, labels
 }
 
 // sourcePrefix is the metric name prefix of a source's series:

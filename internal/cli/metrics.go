@@ -67,8 +67,15 @@ func (m *metricsFlags) start(env *clikit.Env) (*liveMetrics, error) {
 // already has: the exporter starts with the run's labels when the run
 // directory exists, and reads each tick and mark.
 func (lm *liveMetrics) hook(ropts *runner.Options, sc *scenario.Scenario, dsn string) {
+	*ropts = lm.with(sc, dsn, "", *ropts)
+}
+
+// with returns ropts hooked to the exporter (see hook); runIDPrefix goes
+// before the run directory's name in run_id (a drill's directory, as its
+// variants' directories are named after the variants).
+func (lm *liveMetrics) with(sc *scenario.Scenario, dsn, runIDPrefix string, ropts runner.Options) runner.Options {
 	if lm == nil {
-		return
+		return ropts
 	}
 	kind := sc.Target.Kind
 	if be, err := all.Registry().Resolve(sc, dsn); err == nil {
@@ -76,7 +83,7 @@ func (lm *liveMetrics) hook(ropts *runner.Options, sc *scenario.Scenario, dsn st
 	}
 	onStart, onTick, onMark := ropts.OnStart, ropts.OnTick, ropts.OnMark
 	ropts.OnStart = func(dir string) {
-		lm.exp.Start(promexport.Labels{Scenario: sc.Name, RunID: filepath.Base(dir), Backend: kind, Shard: lm.shard}, sc.Duration)
+		lm.exp.Start(promexport.Labels{Scenario: sc.Name, RunID: runIDPrefix + filepath.Base(dir), Backend: kind, Shard: lm.shard}, sc.Duration)
 		if onStart != nil {
 			onStart(dir)
 		}
@@ -93,6 +100,7 @@ func (lm *liveMetrics) hook(ropts *runner.Options, sc *scenario.Scenario, dsn st
 			onMark(mk)
 		}
 	}
+	return ropts
 }
 
 // finish marks the run over (firedrill_run_finished 1).

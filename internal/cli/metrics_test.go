@@ -46,6 +46,12 @@ func TestRunMetricsAddrBusy(t *testing.T) {
 	if entries, _ := os.ReadDir(runs); len(entries) > 0 {
 		t.Errorf("a run directory was made before the refusal: %v", entries)
 	}
+	// drill takes the same flags, refused before its first variant runs.
+	env, _, stderr := clikit.MemoryEnv("")
+	if code := Main(env, []string{"drill", "stock", "--quick", "--out", filepath.Join(dir, "drills"), "--metrics-addr", busy}); code != clikit.ExitUsage ||
+		!strings.Contains(stderr.String(), "--metrics-addr "+busy+": cannot listen") || strings.Contains(stderr.String(), "[1/") {
+		t.Errorf("drill --metrics-addr %s: exit %d, stderr %q", busy, code, stderr)
+	}
 }
 
 // firedrill run --metrics-addr serves /metrics while the run goes on,

@@ -22,11 +22,9 @@ import (
 type metricsFlags struct {
 	addr   string
 	linger time.Duration
-	flags  *pflag.FlagSet // the command's, for --shard when it has one
 }
 
 func (m *metricsFlags) register(f *pflag.FlagSet) {
-	m.flags = f
 	f.StringVar(&m.addr, "metrics-addr", "", "serve the run's live metrics for Prometheus at http://HOST:PORT/metrics while it runs (e.g. 127.0.0.1:9464; README: Prometheus and Grafana)")
 	f.DurationVar(&m.linger, "metrics-linger", 0, "with --metrics-addr, keep serving the final values this long after the run ends (e.g. 30s, so a last scrape gets them; Ctrl-C ends it sooner)")
 }
@@ -38,7 +36,6 @@ type liveMetrics struct {
 	srv    *promexport.Server
 	linger time.Duration
 	stderr io.Writer
-	shard  string
 }
 
 // start binds --metrics-addr before the run, so a busy port is an error
@@ -51,16 +48,12 @@ func (m *metricsFlags) start(env *clikit.Env) (*liveMetrics, error) {
 		return nil, nil
 	}
 	exp := promexport.New(clikit.Version)
-	var shard string
-	if f := m.flags.Lookup("shard"); f != nil && f.Changed {
-		shard = f.Value.String() // one shard of several: its "i/N" on every series
-	}
 	srv, err := promexport.Listen(m.addr, exp)
 	if err != nil {
 		return nil, clikit.WithCode(clikit.ExitUsage, err)
 	}
 	fmt.Fprintf(env.Stderr, "firedrill: serving live metrics at %s\n", srv.URL())
-	return &liveMetrics{exp: exp, srv: srv, linger: m.linger, stderr: env.Stderr, shard: shard}, nil
+	return &liveMetrics{exp: exp, srv: srv, linger: m.linger, stderr: env.Stderr}, nil
 }
 
 // hook makes the runner feed the exporter, beside the callbacks ropts
@@ -81,9 +74,13 @@ func (lm *liveMetrics) with(sc *scenario.Scenario, dsn, runIDPrefix string, ropt
 	if be, err := all.Registry().Resolve(sc, dsn); err == nil {
 		kind = be.Kind()
 	}
+	var shard string
+	if ropts.Shard.Split() {
+		shard = ropts.Shard.String() // one shard of several (--shard i/N)
+	}
 	onStart, onTick, onMark := ropts.OnStart, ropts.OnTick, ropts.OnMark
 	ropts.OnStart = func(dir string) {
-		lm.exp.Start(promexport.Labels{Scenario: sc.Name, RunID: runIDPrefix + filepath.Base(dir), Backend: kind, Shard: lm.shard}, sc.Duration)
+		lm.exp.Start(promexport.Labels{Scenario: sc.Name, RunID: runIDPrefix + filepath.Base(dir), Backend: kind, Shard: shard}, sc.Duration)
 		if onStart != nil {
 			onStart(dir)
 		}

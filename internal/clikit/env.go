@@ -40,6 +40,9 @@ type Env struct {
 	Getenv         func(string) string
 	// Context is cancelled on SIGINT/SIGTERM.
 	Context func() (context.Context, context.CancelFunc)
+	// StdoutTerminal is set when Stdout is a terminal (before Private
+	// wraps it), for Color.
+	StdoutTerminal bool
 
 	// args is the command line after the program's name and secrets
 	// masks passwords in all a command prints: both set by Private.
@@ -51,6 +54,7 @@ type Env struct {
 func OSEnv() *Env {
 	return &Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		StdoutTerminal: IsTerminal(os.Stdout),
 		Context: func() (context.Context, context.CancelFunc) {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			// After the first signal, a second one kills at once: the

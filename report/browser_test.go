@@ -102,11 +102,27 @@ type selftest struct {
 	Charts []struct {
 		ID     string `json:"id"`
 		Title  string `json:"title"`
-		State  string `json:"state"` // drawn, nodata, error
+		State  string `json:"state"` // drawn, nodata, omitted (left off the page), error
 		Why    string `json:"why"`
 		Series int    `json:"series"`
 		Points int    `json:"points"`
 		Pixels int    `json:"pixels"`
+		// BandPixels are the coloured pixels left in the plot area with
+		// every series hidden: a band or tint drawn over the data.
+		BandPixels int  `json:"bandPixels"`
+		Log        bool `json:"log"` // the left axis is logarithmic
+		Axes       []struct {
+			Label string   `json:"label"` // as drawn
+			Unit  string   `json:"unit"`
+			Text  string   `json:"text"` // the unit in words
+			Min   *float64 `json:"min"`
+			Max   *float64 `json:"max"`
+			Log   bool     `json:"log"`
+		} `json:"axes"`
+		Legend []struct {
+			Label string `json:"label"` // as shown
+			Unit  string `json:"unit"`  // its axis's unit in words
+		} `json:"legend"`
 	} `json:"charts"`
 	Problems    []string `json:"problems"`
 	MS          int      `json:"ms"`
@@ -138,9 +154,11 @@ func checkSelftest(t *testing.T, dom string, wantNoData map[string]bool) selftes
 	}
 	for _, c := range st.Charts {
 		switch {
-		case wantNoData[c.ID] && c.State != "nodata":
-			t.Errorf("chart %s: state %s, want nodata", c.ID, c.State)
+		case wantNoData[c.ID] && c.State != "nodata" && c.State != "omitted":
+			t.Errorf("chart %s: state %s, want it left out for want of data", c.ID, c.State)
 		case wantNoData[c.ID]:
+		case c.State == "omitted":
+			t.Errorf("chart %s left out (%s), want drawn", c.ID, c.Why)
 		case c.State != "drawn":
 			t.Errorf("chart %s: state %s (%s), want drawn", c.ID, c.State, c.Why)
 		case c.Pixels < 200:

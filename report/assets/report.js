@@ -111,9 +111,17 @@
   // report's axes all do; this keeps older callers' pages labelled).
   var UNIT_TEXT = { rate: "/s", ms: "ms", s: "s", pct: "%", pct100: "%", bytes: "bytes", bytesps: "bytes/s", cores: "cores", aas: "sessions" };
   function unitText(ax) { return ax.text || UNIT_TEXT[ax.unit] || ""; }
-  // withUnit appends the unit to a name unless the name already says it.
+  // withUnit appends the unit to a name unless the name already says it
+  // (as a word: "s" in "longest wait" is no unit).
+  function saysUnit(name, text) {
+    for (var i = name.indexOf(text); i >= 0; i = name.indexOf(text, i + 1)) {
+      var before = i === 0 ? " " : name.charAt(i - 1), after = name.charAt(i + text.length) || " ";
+      if (/[\s(]/.test(before) && /[\s),]/.test(after)) return true;
+    }
+    return false;
+  }
   function withUnit(name, text) {
-    if (!text || name.indexOf(text) >= 0) return name;
+    if (!text || saysUnit(name, text)) return name;
     if (/\/s$/.test(text) && /\/s\b/.test(name)) return name;
     return name + " (" + text + ")";
   }

@@ -1,6 +1,7 @@
 package htmlpage
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -93,22 +94,39 @@ func emptyReason(d *chartData, c chartSpec) string {
 	if len(c.Series) == 0 {
 		return "nothing was recorded"
 	}
-	for _, s := range c.Series {
-		if !s.Ref && !allZero(d.Cols[s.Col]) {
-			return ""
-		}
-	}
 	var names []string
+	values, ticks, nonzero := 0, 0, false
 	for _, s := range c.Series {
 		if !s.Ref {
+			nonzero = nonzero || !allZero(d.Cols[s.Col])
 			names = append(names, s.Label)
+			ticks = max(ticks, len(d.Cols[s.Col]))
+			for _, v := range d.Cols[s.Col] {
+				if !math.IsNaN(v) {
+					values++
+				}
+			}
 		}
 	}
 	if len(names) == 0 {
 		return "only limits were recorded, no values"
 	}
+	if values < minValues && ticks > 2*minValues {
+		why := fmt.Sprintf("only %d values in %d ticks, too few to draw", values, ticks)
+		if c.Sparse != "" {
+			why += " (" + c.Sparse + ")"
+		}
+		return why
+	}
+	if nonzero {
+		return ""
+	}
 	return "0 throughout (" + strings.Join(names, ", ") + ")"
 }
+
+// minValues is how many values a chart needs to be worth a screen: a dot
+// or two in a minute of gaps (a rare SLRU read) is a line of text.
+const minValues = 3
 
 // allGaps says a column has no value at all.
 func allGaps(c column) bool {

@@ -42,6 +42,9 @@ type chartSpec struct {
 	LogOn  bool         `json:"logOn,omitempty"` // starts on it (see logRatio)
 	NoData string       `json:"nodata,omitempty"`
 	Notes  []string     `json:"-"` // partial data: what is missing and why
+	// Sparse says why a chart may hold only a few values (a hit rate
+	// exists only in ticks with reads), for the line that leaves it out.
+	Sparse string `json:"-"`
 }
 
 // axisSpec is a y axis: 0 on the left, 1 on the right.
@@ -668,8 +671,9 @@ func connectionsChart(d *chartData, src *chartSources, wl []workloadData) chartS
 func slruChart(d *chartData, src *chartSources) chartSpec {
 	c := chartSpec{
 		ID: "slru", Title: "SLRU cache hit rate",
-		Help: "Share of SLRU page reads found in memory per tick; a fall means reads from disk (multixact and subtransaction storms show here). Gaps are ticks without reads.",
-		Axes: []axisSpec{{Label: "hit rate", Unit: "pct", Max: ptr(1)}},
+		Help:   "Share of SLRU page reads found in memory per tick; a fall means reads from disk (multixact and subtransaction storms show here). Gaps are ticks without reads.",
+		Axes:   []axisSpec{{Label: "hit rate", Unit: "pct", Max: ptr(1)}},
+		Sparse: "a hit rate exists only in ticks with SLRU page reads, and there were few",
 	}
 	keys := src.keys(sourceSLRU, func(k string) bool { return strings.HasSuffix(k, hitRateSuffix) })
 	if len(keys) == 0 {

@@ -31,6 +31,7 @@ type runOpts struct {
 	verbose      bool
 	progress     time.Duration
 	jsonOut      string
+	shard        shardFlags // --shard, --start-at (shard.go)
 }
 
 func newRunCmd(env *clikit.Env) *cobra.Command {
@@ -77,6 +78,7 @@ with status "degraded" and exit code 3.`,
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each live finding's evidence too, not just its line")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
+	o.shard.add(f)
 	return cmd
 }
 
@@ -101,6 +103,9 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		Command: env.CommandLine(),
 		Log:     logw,
 		Secret:  env.LearnSecret,
+	}
+	if err := o.shard.apply(&ropts); err != nil {
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	var runDir atomic.Value
 	runDir.Store("")
@@ -143,7 +148,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
-	thresholds := report.EvaluateThresholds(sc.Thresholds, run, findings)
+	thresholds := report.EvaluateThresholds(o.shard.thresholds(sc, env.Stderr), run, findings)
 	if len(thresholds) > 0 {
 		fmt.Fprintln(env.Stdout)
 		if err := report.WriteThresholds(env.Stdout, thresholds); err != nil {

@@ -48,6 +48,9 @@ func TestHTMLInBrowserReadable(t *testing.T) {
 		// The MultiXact SLRU falling from 100 %.
 		{dir: filepath.Join(recorded, "multixact-broken"), want: []string{"slru: MultiXactOffset (%)", "horizon: xmin horizon age (xids)"}, full: true},
 		{dir: filepath.Join(recorded, "healthy")},
+		// 16 clients against max_connections 12: refusals and clients
+		// left without a connection.
+		{dir: filepath.Join("testdata", "runs", "pg-refused"), want: []string{"throughput: rw connections refused/s", "connections: rw clients without a connection (connections)"}},
 		{dir: filepath.Join("testdata", "compare", "base-1")},
 		{dir: filepath.Join(recorded, "stock-mariadb-broken"), want: []string{"mariadb-rowlocks: deadlocks (per tick)"}, omitted: []string{"mariadb-qcache"}, full: true},
 		// At max_connections, but nothing refused: no lock chart either.

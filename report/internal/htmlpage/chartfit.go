@@ -112,7 +112,7 @@ func emptyReason(d *chartData, c chartSpec) string {
 		return "only limits were recorded, no values"
 	}
 	if values < minValues && ticks > 2*minValues {
-		why := fmt.Sprintf("only %d values in %d ticks, too few to draw", values, ticks)
+		why := fmt.Sprintf("only %d value%s in %d ticks, too few to draw", values, plural(values), ticks)
 		if c.Sparse != "" {
 			why += " (" + c.Sparse + ")"
 		}
@@ -218,4 +218,11 @@ func clauseUntil(s, stops string) string {
 		}
 	}
 	return strings.TrimSuffix(s, ".")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -63,7 +63,11 @@ sessions and top wait event. Ctrl-C stops it cleanly: transactions are rolled
 back, the embedded server is removed, and the run directory keeps what was
 measured (status "interrupted", exit code 130). A server that stops
 answering cannot hold the run past its duration plus 5 s: it ends then,
-with status "degraded" and exit code 3.`,
+with status "degraded" and exit code 3.
+
+--shard i/N --start-at T runs one shard of a run split over machines or
+pods (docs/sharding.md); 'firedrill merge' combines the shards' run
+directories into one.`,
 		Example: `  firedrill run examples/healthy.yaml
   firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/
   firedrill run cache.yaml --dsn redis://:PASSWORD@127.0.0.1:6379/0`,

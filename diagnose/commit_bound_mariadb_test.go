@@ -1,0 +1,160 @@
+package diagnose
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+)
+
+// mariadb-commit: 16 clients of one-row autocommit UPDATEs on an embedded
+// MariaDB with innodb_flush_log_at_trx_commit = 1, every fsync of the
+// server 5 ms slower (disk_pressure, mode slow).
+
+func TestCommitBoundMariaDBFires(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(commitBound{}, openRecording(t, "mariadb-commit"))
+	if len(fs) != 1 {
+		t.Fatalf("got %d findings, want 1", len(fs))
+	}
+	f := fs[0]
+	if f.Severity != Warning || f.Workload != "updates" {
+		t.Errorf("severity %s workload %q", f.Severity, f.Workload)
+	}
+	for _, s := range []string{"Commit-bound", "redo-log flush", "innodb_flush_log_at_trx_commit = 1", "commits per flush"} {
+		if !strings.Contains(f.Headline, s) {
+			t.Errorf("headline lacks %q: %s", s, f.Headline)
+		}
+	}
+	for _, s := range []string{"batch", "innodb_flush_log_at_trx_commit = 2", "about a second", "device"} {
+		if !strings.Contains(f.Remedy, s) {
+			t.Errorf("remedy lacks %q: %s", s, f.Remedy)
+		}
+	}
+	want := map[string]string{
+		"states":    "\"Updating status\"",
+		"fsyncs":    "commits per flush",
+		"rows":      "small writes",
+		"latency":   "flush intervals",
+		"slow disk": "slow-log-device",
+		"settings":  "innodb_flush_log_at_trx_commit = 1",
+	}
+	for what, s := range want {
+		found := false
+		for _, e := range f.Evidence {
+			found = found || strings.Contains(e.Text, s)
+		}
+		if !found {
+			t.Errorf("evidence lacks the %s (%q): %+v", what, s, f.Evidence)
+		}
+	}
+	if f.Evidence[0].Series != mariadbmetric.Series(mariadbmetric.Processlist, mariadbmetric.State("Updating status")+"+"+mariadbmetric.State("Commit")) || f.Evidence[0].Value < 0.9 {
+		t.Errorf("first evidence %+v: want the commit states' share of active sessions, over 90 %% in this run", f.Evidence[0])
+	}
+}
+
+// The same load batched 20 rows per transaction still waits for its
+// flushes, but each one carries 20 rows: info at most. With
+// innodb_flush_log_at_trx_commit = 2 nothing waits for a flush at all.
+// The MariaDB recordings of other incidents commit on this machine's disk
+// too: info at most, never a warning that would hide their own finding.
+func TestCommitBoundMariaDBQuiet(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"mariadb-commit-batched", "stock-mariadb-broken", "stock-mariadb-fixed-2"} {
+		fs := findingsOf(commitBound{}, openRecording(t, name))
+		for _, f := range fs {
+			if f.Severity != Info || !strings.Contains(f.Headline, "not a fault") {
+				t.Errorf("%s: %s %s", name, f.Severity, f.Headline)
+			}
+		}
+		if name == "mariadb-commit-batched" && (len(fs) != 1 || !strings.Contains(fs[0].Headline, "rows per transaction")) {
+			t.Errorf("%s: want one info finding naming the rows per transaction, got %+v", name, fs)
+		}
+	}
+	for _, name := range []string{"mariadb-commit-flush2", "openchat-broken", "openchat-fixed"} {
+		if fs := findingsOf(commitBound{}, openRecording(t, name)); len(fs) != 0 {
+			t.Errorf("%s: %s %s", name, fs[0].Severity, fs[0].Headline)
+		}
+	}
+}
+
+// TestCommitBoundMariaDBSettings reads mariadb-commit as if the server
+// had run with other settings (a copy of the run with its manifest's
+// settings changed): innodb_flush_log_at_trx_commit 0 or 2 never waits
+// for a flush at commit, so nothing is said; with the binary log on the
+// remedy turns to its group commit, and to sync_binlog when it is 1.
+func TestCommitBoundMariaDBSettings(t *testing.T) {
+	t.Parallel()
+	recorded := openRecording(t, "mariadb-commit")
+	with := func(settings map[string]string) []Finding {
+		run := *recorded
+		run.Manifest.Settings = maps.Clone(recorded.Manifest.Settings)
+		maps.Copy(run.Manifest.Settings, settings)
+		return findingsOf(commitBound{}, &run)
+	}
+	for _, flush := range []string{"0", "2"} {
+		if fs := with(map[string]string{"innodb_flush_log_at_trx_commit": flush}); len(fs) != 0 {
+			t.Errorf("flush at commit %s: %s", flush, fs[0].Headline)
+		}
+	}
+	cases := []struct {
+		settings map[string]string
+		want     []string // in the remedy
+		not      []string
+	}{
+		// No binary log: InnoDB groups commits by itself.
+		{map[string]string{"log_bin": "OFF"}, []string{"no group-commit wait to tune"}, []string{"binlog_commit_wait_count"}},
+		// Binary log, not synced per group.
+		{map[string]string{"log_bin": "ON", "sync_binlog": "0"}, []string{"binlog_commit_wait_count", "binlog_commit_wait_usec"}, []string{"sync_binlog = 1"}},
+		// Binary log synced per group: a second sync per commit group.
+		{map[string]string{"log_bin": "ON", "sync_binlog": "1"}, []string{"binlog_commit_wait_count", "sync_binlog = 1"}, nil},
+	}
+	for _, c := range cases {
+		fs := with(c.settings)
+		if len(fs) != 1 {
+			t.Fatalf("%v: %d findings", c.settings, len(fs))
+		}
+		for _, s := range c.want {
+			if !strings.Contains(fs[0].Remedy, s) {
+				t.Errorf("%v: remedy lacks %q: %s", c.settings, s, fs[0].Remedy)
+			}
+		}
+		for _, s := range c.not {
+			if strings.Contains(fs[0].Remedy, s) {
+				t.Errorf("%v: remedy has %q: %s", c.settings, s, fs[0].Remedy)
+			}
+		}
+	}
+}
+
+// mariadb-commit-ramp: the same writers held at 2, 4, 8 and 16 clients.
+// With group commit the transactions/s grow with the clients while the
+// flush rate stays put: the evidence says so with both ends' figures.
+func TestCommitBoundMariaDBRamp(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(commitBound{}, openRecording(t, "mariadb-commit-ramp"))
+	if len(fs) != 1 || fs[0].Severity != Warning {
+		t.Fatalf("want one warning, got %+v", fs)
+	}
+	var scaling *Evidence
+	for i, e := range fs[0].Evidence {
+		if strings.HasPrefix(e.Text, "from 2 to 16 clients") {
+			scaling = &fs[0].Evidence[i]
+		}
+	}
+	if scaling == nil {
+		t.Fatalf("no evidence of the ramp: %+v", fs[0].Evidence)
+	}
+	// The flush rate at 16 clients is within a factor of 2 of that at 2
+	// clients (the device's pace), though the clients are 8 times as many.
+	if scaling.Value < 0.5 || scaling.Value > 2 || !strings.Contains(scaling.Text, "commits per flush") {
+		t.Errorf("ramp evidence: %+v", *scaling)
+	}
+	// mariadb-commit holds 16 clients throughout: nothing to compare.
+	for _, e := range findingsOf(commitBound{}, openRecording(t, "mariadb-commit"))[0].Evidence {
+		if strings.HasPrefix(e.Text, "from ") {
+			t.Errorf("ramp evidence on a run without a ramp: %s", e.Text)
+		}
+	}
+}

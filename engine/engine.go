@@ -361,6 +361,9 @@ type run struct {
 	stderrMu  sync.Mutex
 	totalW    int
 
+	seeds    script.PgbenchSeeds // pgbench's per-client and per-thread seeds (seed.go)
+	choosers []*threadChooser
+
 	pool   *connPool    // nil: every client owns its connection
 	active atomic.Int32 // clients the Shape wants now
 	rateAt atomic.Uint64

@@ -612,18 +612,31 @@ func compareValues(m compareMetric, valuesA, valuesB []float64, opts CompareOpti
 }
 
 // selfDrift compares a run with itself: the median of the second half of
-// its (time-ordered) block values relative to the first half's, as
-// |second/first − 1|. 0 with fewer than four blocks.
+// its (time-ordered) block values relative to the first half's, as the
+// larger of second/first and first/second, minus 1 (a halving and a
+// doubling both drift 1). 0 with fewer than four blocks.
 func selfDrift(values []float64) float64 {
 	if len(values) < 4 {
 		return 0
 	}
 	half := len(values) / 2
 	first, second := median(values[:half]), median(values[len(values)-half:])
-	if first == 0 {
+	if first <= 0 || second <= 0 {
 		return 0
 	}
-	return math.Abs(second/first - 1)
+	return ratioSize(second/first - 1)
+}
+
+// ratioSize is how far a relative change is from none as a ratio, minus
+// 1: +0.25 and −0.2 (×1.25 and ÷1.25) are both 0.25, and −0.9999 is
+// 9999, not 1 — so that a fall to a ten-thousandth is never "no larger"
+// than a run that drifts by half.
+func ratioSize(change float64) float64 {
+	r := 1 + change
+	if r <= 0 {
+		return math.Inf(1)
+	}
+	return max(r, 1/r) - 1
 }
 
 func median(values []float64) float64 {
@@ -651,8 +664,8 @@ func judgeDrift(mc *MetricComparison, m compareMetric, minChange float64) {
 		return // too few blocks for an interval; the test alone decides
 	case size < minChange:
 		but = fmt.Sprintf("that is below the %s %% taken as noise", formatPercent(minChange))
-	case size <= mc.Drift:
-		but = fmt.Sprintf("the runs drifted up to %s %% between their own halves", formatPercent(mc.Drift))
+	case ratioSize(mc.Change) <= mc.Drift:
+		but = fmt.Sprintf("the runs drifted up to %s between their own halves", driftText(mc.Drift))
 	case mc.ChangeLo <= 0 && mc.ChangeHi >= 0:
 		but = fmt.Sprintf("the confidence intervals allow no change (%s)", changeRange(*mc))
 	default:
@@ -1025,7 +1038,7 @@ func WriteCompareColor(w io.Writer, c *Comparison, color bool) error {
 			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 			fmt.Fprintf(tw, "  metric\t%s\t%s\tchange\tverdict (%s vs %s)\n", nameA, nameB, nameB, nameA)
 			for _, m := range wc.Metrics {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Metric, EstimateText(m.A, m.Unit, m.CVA, m.Unstable), EstimateText(m.B, m.Unit, m.CVB, m.Unstable),
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Metric, EstimateText(m.A, m.Unit, m.CVA), EstimateText(m.B, m.Unit, m.CVB),
 					ChangeText(m), clikit.Paint(color, outcomeColor(m.Outcome), VerdictText(m)))
 			}
 			tw.Flush()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -326,4 +328,49 @@ func rows(t *testing.T, ctx context.Context, db *pgconn.PgConn) [][]string {
 		}
 	}
 	return out
+}
+
+// TestRandomSeedParsing compares how firedrill and the real pgbench read
+// --random-seed: both print the seed they set (or reject the option)
+// before connecting, so a server that is not there is enough.
+func TestRandomSeedParsing(t *testing.T) {
+	pgbench := findPgbench(t)
+	dir := t.TempDir() // no server: the connection fails after the seed is read
+	re := regexp.MustCompile(`setting random seed to (\d+)|(unrecognized random seed option)`)
+	for _, seed := range []string{"0", "1", "42", "-1", "-0", "+5", " 7", "\t8", "18446744073709551615",
+		"18446744073709551616", "99999999999999999999999", "-18446744073709551615", "-9223372036854775808",
+		"5 ", "0x10", "1e3", "abc", "-", "+", "12a", "007"} {
+		args := []string{"-n", "-t", "1", "--random-seed=" + seed, "-h", dir, "-p", "1"}
+		out, _ := exec.Command(pgbench, args...).CombinedOutput()
+		want := re.FindStringSubmatch(string(out))
+		if want == nil {
+			t.Fatalf("--random-seed=%q: pgbench printed neither the seed nor a rejection:\n%s", seed, out)
+		}
+		env, _, errb := clikit.MemoryEnv("")
+		cli.Main(env, append([]string{"pgbench"}, args...))
+		got := re.FindStringSubmatch(errb.String())
+		if got == nil || got[0] != want[0] {
+			t.Errorf("--random-seed=%q: pgbench %q, firedrill %q", seed, want[0], errb.String())
+		}
+	}
+}
+
+// findPgbench returns the newest pgbench in PostgreSQL's Debian layout or
+// on PATH.
+func findPgbench(t *testing.T) string {
+	t.Helper()
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
+	slices.SortFunc(matches, func(a, b string) int {
+		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(a))))
+		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(b))))
+		return vb - va
+	})
+	if len(matches) > 0 {
+		return matches[0]
+	}
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p
+	}
+	t.Skip("pgbench not found: install postgresql-client")
+	return ""
 }

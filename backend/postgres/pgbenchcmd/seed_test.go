@@ -374,3 +374,65 @@ func findPgbench(t *testing.T) string {
 	t.Skip("pgbench not found: install postgresql-client")
 	return ""
 }
+
+// TestSamplingRateSameTransactions: with one client and one thread,
+// --sampling-rate logs the same transactions as pgbench for the same seed
+// (pgbench's thread 0 generator for sampling, seeded as pgbench seeds it).
+func TestSamplingRateSameTransactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential test against pgbench skipped in -short mode")
+	}
+	pgbench := findPgbench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inst, err := postgres.Start(ctx, postgres.Options{})
+	if err != nil {
+		t.Fatalf("start a throwaway server: %v", err)
+	}
+	defer func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("stop server: %v", err)
+		}
+	}()
+	dir := t.TempDir()
+	sql := filepath.Join(dir, "s.sql")
+	if err := os.WriteFile(sql, []byte("\\set a random(1, 10)\nSELECT :a;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logged := func(prefix string) []string {
+		files, _ := filepath.Glob(prefix + ".*")
+		if len(files) != 1 {
+			t.Fatalf("log files %v, want one", files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var txs []string
+		for line := range strings.Lines(string(b)) {
+			if f := strings.Fields(line); len(f) > 2 {
+				txs = append(txs, f[1])
+			}
+		}
+		return txs
+	}
+	for _, seed := range []string{"3", "42", "18446744073709551615"} {
+		common := []string{"-n", "-c", "1", "-t", "300", "-f", sql, "-l", "--sampling-rate", "0.3", "--random-seed", seed,
+			"-h", inst.Host(), "-p", strconv.Itoa(inst.Port()), "-U", inst.User(), inst.Database()}
+		pgPrefix, fdPrefix := filepath.Join(dir, "pg"+seed), filepath.Join(dir, "fd"+seed)
+		if out, err := exec.CommandContext(ctx, pgbench, append(common, "--log-prefix", pgPrefix)...).CombinedOutput(); err != nil {
+			t.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		env, out, errb := clikit.MemoryEnv("")
+		if code := cli.Main(env, append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
+			t.Fatalf("firedrill pgbench: exit %d\n%s\n%s", code, out, errb)
+		}
+		want, got := logged(pgPrefix), logged(fdPrefix)
+		if len(want) < 50 || len(want) > 130 {
+			t.Fatalf("seed %s: pgbench logged %d of 300 transactions at rate 0.3", seed, len(want))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("seed %s: firedrill logged transactions %v\npgbench logged %v", seed, got, want)
+		}
+	}
+}

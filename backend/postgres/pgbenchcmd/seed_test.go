@@ -436,3 +436,108 @@ func TestSamplingRateSameTransactions(t *testing.T) {
 		}
 	}
 }
+
+// TestRateScheduleSameAsPgbench: with one client per thread, --rate
+// schedules the transactions at pgbench's times (relative to the start)
+// for the same seed: per-thread pacers at the thread's share of the rate,
+// drawing from pgbench's ts_throttle_rs. The schedule is recovered from
+// -l (end time minus latency, which --rate measures from the scheduled
+// start); both tools read the clock for the log a little after the
+// transaction ends, so each point may be off by that: 90 % of the points
+// must agree within 300 µs once the tools' start times are aligned, where
+// another generator is off by milliseconds after a few transactions.
+func TestRateScheduleSameAsPgbench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential test against pgbench skipped in -short mode")
+	}
+	pgbench := findPgbench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inst, err := postgres.Start(ctx, postgres.Options{})
+	if err != nil {
+		t.Fatalf("start a throwaway server: %v", err)
+	}
+	defer func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("stop server: %v", err)
+		}
+	}()
+	dir := t.TempDir()
+	sql := filepath.Join(dir, "s.sql")
+	if err := os.WriteFile(sql, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// schedules returns each client's scheduled starts, in µs.
+	schedules := func(prefix string) map[string][]int64 {
+		files, _ := filepath.Glob(prefix + ".*")
+		out := map[string][]int64{}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for line := range strings.Lines(string(b)) {
+				f := strings.Fields(line)
+				if len(f) < 7 {
+					t.Fatalf("%s: short log line %q", prefix, line)
+				}
+				lat, _ := strconv.ParseInt(f[2], 10, 64)
+				sec, _ := strconv.ParseInt(f[4], 10, 64)
+				us, _ := strconv.ParseInt(f[5], 10, 64)
+				out[f[0]] = append(out[f[0]], sec*1_000_000+us-lat)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct{ seed, clients, rate string }{{"5", "1", "300"}, {"77", "2", "400"}, {"18446744073709551615", "3", "600"}} {
+		common := []string{"-n", "-c", c.clients, "-j", c.clients, "-t", "40", "-R", c.rate, "-f", sql, "-l", "--random-seed", c.seed,
+			"-h", inst.Host(), "-p", strconv.Itoa(inst.Port()), "-U", inst.User(), inst.Database()}
+		pgPrefix, fdPrefix := filepath.Join(dir, "pg"+c.seed), filepath.Join(dir, "fd"+c.seed)
+		if out, err := exec.CommandContext(ctx, pgbench, append(common, "--log-prefix", pgPrefix)...).CombinedOutput(); err != nil {
+			t.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		env, out, errb := clikit.MemoryEnv("")
+		if code := cli.Main(env, append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
+			t.Fatalf("firedrill pgbench: exit %d\n%s\n%s", code, out, errb)
+		}
+		want, got := schedules(pgPrefix), schedules(fdPrefix)
+		n, _ := strconv.Atoi(c.clients)
+		if len(want) != n || len(got) != n {
+			t.Fatalf("seed %s: clients in the logs: pgbench %d, firedrill %d, want %d", c.seed, len(want), len(got), n)
+		}
+		for cid, w := range want {
+			g := got[cid]
+			if len(g) != len(w) {
+				t.Fatalf("seed %s client %s: %d transactions, pgbench %d", c.seed, cid, len(g), len(w))
+			}
+			diffs := make([]int64, len(w))
+			for i := range w {
+				diffs[i] = g[i] - w[i]
+			}
+			offset := slices.Clone(diffs)
+			slices.Sort(offset)
+			align := offset[len(offset)/2]
+			off, worst := 0, int64(0)
+			for i := range diffs {
+				d := diffs[i] - align
+				if d < -300 || d > 300 {
+					off++
+				} else {
+					worst = max(worst, d, -d)
+				}
+			}
+			if off*10 > len(w) {
+				rel := func(xs []int64) []int64 {
+					out := make([]int64, len(xs))
+					for i := range xs {
+						out[i] = xs[i] - xs[0]
+					}
+					return out
+				}
+				t.Errorf("seed %s client %s: %d of %d scheduled starts differ from pgbench's by over 300 µs\nfiredrill %v\npgbench   %v", c.seed, cid, off, len(w), rel(g), rel(w))
+				continue
+			}
+			t.Logf("seed %s client %s: %d starts over %d µs; %d off by over 300 µs, the others within %d µs", c.seed, cid, len(w), w[len(w)-1]-w[0], off, worst)
+		}
+	}
+}

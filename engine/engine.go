@@ -428,11 +428,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		counts[i] = len(s.Commands)
 		totalW += s.Weight
 	}
-	nShards := 2 * runtime.GOMAXPROCS(0)
-	if nShards > cfg.Clients {
-		nShards = cfg.Clients
-	}
-	r := &run{cfg: &cfg, target: target, col: newCollector(nShards, len(cfg.Scripts)),
+	r := &run{cfg: &cfg, target: target, col: newCollector(shardCount(&cfg), len(cfg.Scripts)),
 		cmds: newCommandRecorder(counts, cfg.PerCommand), totalW: totalW}
 	r.active.Store(int32(cfg.Clients))
 	if cfg.Shape != nil {
@@ -471,13 +467,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		r.endUS = int64(cfg.Duration / time.Microsecond)
 	}
 	if cfg.Rate > 0 {
-		r.pacer = newPoissonPacer(cfg.Rate, cfg.RandomSeed)
-		if cfg.Shape != nil {
-			r.pacer.rateAt = func(us float64) float64 {
-				_, rate := cfg.Shape(time.Duration(us) * time.Microsecond)
-				return rate
-			}
-		}
+		r.startPacers(clients) // seed.go
 	}
 
 	totals := r.col.newInterval()
@@ -485,7 +475,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	defer cancelRun()
 	var wg sync.WaitGroup
 	if r.loops != nil {
+		raw, release := reserveLoopProcs(len(r.loops))
+		defer release()
 		for _, l := range r.loops {
+			l.raw = raw
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -588,6 +581,15 @@ func (cfg *Config) validate() error {
 	return nil
 }
 
+// shardCount is how many collector shards a run has. Goroutine clients
+// spread over a few; an event loop's clients all record into the loop's
+// own (makeLoops), so that no two loops share a shard's lock and
+// interval, whose cache lines would bounce between their cores on every
+// transaction.
+func shardCount(cfg *Config) int {
+	return max(min(2*runtime.GOMAXPROCS(0), cfg.Clients), min(max(cfg.Threads, 1), cfg.Clients))
+}
+
 // makeLoops divides the clients among Threads event loops, in contiguous
 // blocks as pgbench divides them among its threads.
 func (r *run) makeLoops(clients []*client) error {
@@ -601,11 +603,8 @@ func (r *run) makeLoops(clients []*client) error {
 		r.loops = append(r.loops, l)
 		for _, c := range clients[t*len(clients)/n : (t+1)*len(clients)/n] {
 			l.add(c)
+			c.shard = &r.col.shards[t]
 		}
-	}
-	raw := n < runtime.GOMAXPROCS(0)
-	for _, l := range r.loops {
-		l.raw = raw
 	}
 	return nil
 }
@@ -616,6 +615,7 @@ func (r *run) closeLoops() {
 	for _, l := range r.loops {
 		for _, c := range l.clients {
 			c.ls = nil
+			c.shard = r.col.shardFor(c.id)
 		}
 		syscall.Close(l.ep)
 	}

@@ -31,7 +31,8 @@ type runOpts struct {
 	verbose      bool
 	progress     time.Duration
 	jsonOut      string
-	shard        shardFlags // --shard, --start-at (shard.go)
+	metrics      metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
+	shard        shardFlags   // --shard, --start-at (shard.go)
 }
 
 func newRunCmd(env *clikit.Env) *cobra.Command {
@@ -82,6 +83,7 @@ directories into one.`,
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each live finding's evidence too, not just its line")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
+	o.metrics.register(f)
 	o.shard.add(f)
 	return cmd
 }
@@ -100,6 +102,11 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	ctx, stop := env.Context()
 	defer stop()
+	metrics, err := o.metrics.start(env)
+	if err != nil {
+		return err
+	}
+	defer metrics.stop(ctx)
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
@@ -124,7 +131,9 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	} else {
 		ropts.Log = nil
 	}
+	metrics.hook(&ropts, sc, o.dsn)
 	res, runErr := runner.Run(ctx, ropts)
+	metrics.finish()
 	live.wait()
 	if res == nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -390,7 +391,8 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		defer f.Close()
 		txlog = engine.NewPgbenchLog(f, engine.PgbenchLogOptions{
 			Throttled: o.rate > 0, Retries: o.maxTries != 1, FailuresDetailed: o.failuresDetailed,
-			LatencyLimit: o.latencyLimitMS > 0, SampleRate: o.samplingRate, AggregateSeconds: o.aggInterval, Seed: seed,
+			LatencyLimit: o.latencyLimitMS > 0, SampleRate: o.samplingRate, AggregateSeconds: o.aggInterval,
+			Seed: sampleSeed(seed, o.clients, o.jobs, defines),
 		})
 		cfg.Log = txlog
 	}
@@ -557,6 +559,13 @@ func parseSeed(flag, env string) (uint64, error) {
 		return 0, fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s)
 	}
 	return v, nil
+}
+
+// sampleSeed is the seed of pgbench's thread 0's --sampling-rate
+// generator (ts_sample_rs) for this run.
+func sampleSeed(seed uint64, clients, threads int, defines []engine.Define) uint64 {
+	drawDefault := !slices.ContainsFunc(defines, func(d engine.Define) bool { return d.Name == script.VarDefaultSeed })
+	return script.NewPgbenchSeeds(seed, clients, threads, drawDefault).Threads[0].Sample
 }
 
 // strtoul reads the whole of s as sscanf("%lu") does with nothing after.

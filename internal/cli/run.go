@@ -31,7 +31,8 @@ type runOpts struct {
 	verbose      bool
 	progress     time.Duration
 	jsonOut      string
-	shard        shardFlags // --shard, --start-at (shard.go)
+	metrics      metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
+	shard        shardFlags   // --shard, --start-at (shard.go)
 }
 
 func newRunCmd(env *clikit.Env) *cobra.Command {
@@ -62,7 +63,11 @@ sessions and top wait event. Ctrl-C stops it cleanly: transactions are rolled
 back, the embedded server is removed, and the run directory keeps what was
 measured (status "interrupted", exit code 130). A server that stops
 answering cannot hold the run past its duration plus 5 s: it ends then,
-with status "degraded" and exit code 3.`,
+with status "degraded" and exit code 3.
+
+--shard i/N --start-at T runs one shard of a run split over machines or
+pods (docs/sharding.md); 'firedrill merge' combines the shards' run
+directories into one.`,
 		Example: `  firedrill run examples/healthy.yaml
   firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/
   firedrill run cache.yaml --dsn redis://:PASSWORD@127.0.0.1:6379/0`,
@@ -78,6 +83,7 @@ with status "degraded" and exit code 3.`,
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each live finding's evidence too, not just its line")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
+	o.metrics.register(f)
 	o.shard.add(f)
 	return cmd
 }
@@ -96,6 +102,11 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	ctx, stop := env.Context()
 	defer stop()
+	metrics, err := o.metrics.start(env)
+	if err != nil {
+		return err
+	}
+	defer metrics.stop(ctx)
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
@@ -120,7 +131,9 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	} else {
 		ropts.Log = nil
 	}
+	metrics.hook(&ropts, sc, o.dsn)
 	res, runErr := runner.Run(ctx, ropts)
+	metrics.finish()
 	live.wait()
 	if res == nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {

@@ -178,6 +178,9 @@ type loader struct {
 	// durationSet says whether duration was given; if not, defaults
 	// computes it.
 	durationSet bool
+	// durationGiven says duration was written, well or badly: a bad one
+	// is reported itself, not as a run nothing bounds.
+	durationGiven bool
 	// abortSet says whether abort_on_failure was given (false turns it off).
 	abortSet bool
 	// scripts are the script files already parsed, so that a file shared
@@ -214,6 +217,7 @@ func (l *loader) scenario(root *yaml.Node) {
 			}
 		}},
 		{"duration", func(v *yaml.Node) {
+			l.durationGiven = true
 			if dur, ok := l.duration(v, "duration"); ok {
 				if dur <= 0 {
 					l.errorf(v, "duration: must be longer than 0s")
@@ -284,7 +288,7 @@ func (l *loader) defaults(root *yaml.Node) {
 	}
 	if !l.durationSet {
 		end, ok := s.Bounds()
-		if !ok && len(s.Workloads) > 0 {
+		if !ok && len(s.Workloads) > 0 && !l.durationGiven {
 			l.hintf(root, "set duration, or stop (or stages) on a workload", "nothing bounds the run: every workload runs until the end and no event lasts")
 		}
 		s.Duration = end

@@ -208,7 +208,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		t0 := time.Now()
 		res, runErr := runner.Run(ctx, runner.Options{
 			Scenario: sc, RunDir: filepath.Join(drillDir, p.variant.Name), Version: clikit.Version,
-			Command: []string{"firedrill", "drill", d.Name, "--variant", p.variant.Name},
+			Command: env.CommandLine(), // as typed; the variant is the run directory's name
 			Log:     clikit.PrefixWriter(env.Stderr, "firedrill: "), OnTick: prog.Tick,
 		})
 		if res == nil {

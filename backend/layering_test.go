@@ -82,6 +82,11 @@ func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, d
 // backend's own folder (backend/<kind>/…), or a database driver. The neutral sampler and
 // backend packages are not; backend/all is the registration itself.
 func databaseSpecific(pkg string) bool {
+	if pkg == "instance/serverproc" {
+		// Processes and temp directories with owners, reaped after a kill:
+		// no database in it, and the drill command's folder needs it too.
+		return false
+	}
 	if strings.HasPrefix(pkg, driverPrefix) || under(pkg, "instance") || under(pkg, "target") {
 		return true
 	}

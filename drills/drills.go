@@ -94,14 +94,34 @@ type Expect struct {
 	Findings []string `yaml:"findings"`
 	// Absent are rule ids that must not be reported, at any severity.
 	Absent []string `yaml:"absent"`
-	// Allow are rule ids that may be reported at warning or critical
-	// without being expected; any other warning or critical finding
-	// fails the variant. Info findings are always allowed.
-	Allow []string `yaml:"allow"`
+	// Allow are the rules that may be reported at warning or critical
+	// without being expected, each with why; any other warning or
+	// critical finding fails the variant. Info findings are always
+	// allowed.
+	Allow []Allowance `yaml:"allow"`
 	// Metrics are conditions on measured values.
 	Metrics []MetricExpect `yaml:"metrics"`
 	// Events are conditions on how events ended.
 	Events []EventExpect `yaml:"events"`
+}
+
+// Allowance is a rule that is right to speak in a variant but is not its
+// point (lock contention on a hot set, the missing index a fixed variant
+// builds halfway), with why: the drill's output says "allowed: RULE
+// (because WHY)" when it reports.
+type Allowance struct {
+	Rule string `yaml:"rule"`
+	Why  string `yaml:"why"`
+}
+
+// Allows reports whether the variant allows rule, and why.
+func (e Expect) Allows(rule string) (Allowance, bool) {
+	for _, a := range e.Allow {
+		if a.Rule == rule {
+			return a, true
+		}
+	}
+	return Allowance{}, false
 }
 
 // EventExpect says how an event of the variant's scenario must end: with
@@ -308,11 +328,19 @@ func (d Drill) Validate() []error {
 		for _, list := range []struct {
 			key string
 			ids []string
-		}{{"findings", v.Expect.Findings}, {"absent", v.Expect.Absent}, {"allow", v.Expect.Allow}} {
+		}{{"findings", v.Expect.Findings}, {"absent", v.Expect.Absent}} {
 			for _, id := range list.ids {
 				if !ruleRE.MatchString(id) {
 					bad("%s: expect.%s: %q is not a rule id", what, list.key, id)
 				}
+			}
+		}
+		for j, a := range v.Expect.Allow {
+			if !ruleRE.MatchString(a.Rule) {
+				bad("%s: expect.allow[%d]: rule %q is not a rule id", what, j, a.Rule)
+			}
+			if strings.TrimSpace(a.Why) == "" {
+				bad("%s: expect.allow[%d] (%s): why: missing — say why the rule is right to speak in this variant; the drill prints it", what, j, a.Rule)
 			}
 		}
 		for _, id := range v.Expect.Findings {

@@ -256,6 +256,7 @@ variants:
     expect:
       findings: [deadlock, "Not A Rule"]
       absent: [deadlock]
+      allow: [{rule: Nope Nope, why: because}, {rule: lock-contention}]
       events: [{outcome: x}]
       metrics:
         - {metric: tps, window: w, relative_to: missing, want: "<= 0.7"}
@@ -279,6 +280,8 @@ variants:
 		`per_transaction 4`,
 		`"Not A Rule" is not a rule id`,
 		"deadlock is both in findings and absent",
+		"expect.allow[0]: rule \"Nope Nope\" is not a rule id",
+		"expect.allow[1] (lock-contention): why: missing",
 		"expect.events[0]: event: missing",
 		`relative_to "missing": no such window`,
 		`metric "speed"`,
@@ -297,8 +300,10 @@ variants:
 }
 
 // fakeRun is a recorded-looking run: one workload at 100 tx/s with 2 ms
-// latency until 20 s, then 40 tx/s with 10 ms; an event held from 20 to
-// 30 s (due at 40 s) that the server ended; 3 deadlocks sampled at 25 s.
+// latency until 20 s, then 40 tx/s with 10 ms, and 5 more transactions of
+// 1 s at 45 s (hidden by p99, seen by p99.9 and max); an event held from
+// 20 to 30 s (due at 40 s) that the server ended; 3 deadlocks sampled at
+// 25 s, when the clients saw 2 deadlock errors and lost 1 connection.
 func fakeRun(t *testing.T) *timeline.Run {
 	t.Helper()
 	run := &timeline.Run{Dir: "fake", Manifest: timeline.Manifest{
@@ -315,7 +320,18 @@ func fakeRun(t *testing.T) *timeline.Run {
 		for range n {
 			h.Record(us)
 		}
-		run.Intervals = append(run.Intervals, timeline.Interval{Workload: "oltp", Start: float64(s), End: float64(s + 1), Count: n, Latency: h})
+		iv := timeline.Interval{Workload: "oltp", Start: float64(s), End: float64(s + 1), Count: n, Latency: h}
+		switch s {
+		case 25:
+			iv.Errors = map[string]int64{"40P01": 2, "08006": 1}
+			iv.Lost = map[string]int64{"08006": 1}
+		case 45:
+			for range 5 {
+				h.Record(1_000_000)
+			}
+			iv.Count += 5
+		}
+		run.Intervals = append(run.Intervals, iv)
 		smp := timeline.Sample{Source: "pg_stat_database", T: float64(s + 1), Values: map[string]float64{"deadlocks": 0}}
 		if s == 24 {
 			smp.Values["deadlocks"] = 3
@@ -343,10 +359,17 @@ func TestMeasure(t *testing.T) {
 	}{
 		{"tps", Span{5, 20}, 100},
 		{"tps", Span{20, 40}, 40},
-		{"count", Span{0, 50}, 20*100 + 30*40},
+		{"count", Span{0, 50}, 20*100 + 30*40 + 5},
 		{"failed", Span{0, 50}, 0},
 		{"p50", Span{5, 20}, 2},
 		{"p95", Span{20, 50}, 10},
+		{"p99", Span{20, 50}, 10},
+		{"p99.9", Span{20, 50}, 1000},
+		{"max", Span{20, 50}, 1000},
+		{"max", Span{0, 20}, 2},
+		{"errors", Span{0, 50}, 3},
+		{"errors", Span{26, 50}, 0},
+		{"failed_connections", Span{0, 50}, 1},
 		{"deadlocks", Span{20, 30}, 3},
 		{"deadlocks", Span{30, 50}, 0},
 		{"slru_hit_rate.MultiXactMember", Span{0, 50}, 0.9},
@@ -389,7 +412,7 @@ variants:
     expect:
       findings: [seen-rule, missing-rule]
       absent: [forbidden-rule]
-      allow: [allowed-rule]
+      allow: [{rule: allowed-rule, why: it is right to speak here}]
       events: [{event: long-tx, outcome: ended by the server}]
       metrics:
         - {metric: tps, window: hold, relative_to: before, want: "<= 0.7"}
@@ -445,7 +468,9 @@ variants:
 		if len(got) != len(want) {
 			t.Errorf("quick %v: %d checks, want %d: %v", quick, len(got), len(want), keys(got))
 		}
-		if c := got["no other warning or critical finding"]; !strings.Contains(c.Got, "surprise-rule") || strings.Contains(c.Got, "allowed-rule") || strings.Contains(c.Got, "chatty-rule") {
+		// The surprise fails the check; the allowed rule is named apart,
+		// with why it may speak; the info finding is not named.
+		if c := got["no other warning or critical finding"]; !strings.HasPrefix(c.Got, "surprise-rule (warning: something else); allowed: allowed-rule (warning, because it is right to speak here)") || strings.Contains(c.Got, "chatty-rule") {
 			t.Errorf("unexpected findings named: %s", c.Got)
 		}
 		if c := got["finding missing-rule reported"]; !strings.Contains(c.Got, "no rule missing-rule is registered") {

@@ -344,48 +344,6 @@ func tryInstallChromium() string {
 	return ""
 }
 
-// TestCompareHTMLInBrowser: the compare page of two runs draws each
-// workload's throughput and latency and the database load with both runs
-// overlaid, under the verdict, and its script runs clean.
-func TestCompareHTMLInBrowser(t *testing.T) {
-	t.Parallel()
-	chromium := findChromium(t)
-	a, fa := genRunDir(t, quickRun())
-	cfgB := quickRun()
-	cfgB.HoldFrom, cfgB.HoldTo = 0, 0 // B: no incident
-	b, fb := genRunDir(t, cfgB)
-	var text bytes.Buffer
-	if err := WriteCompare(&text, Compare(a, b, fa, fb)); err != nil {
-		t.Fatal(err)
-	}
-	dir := artifactDir(t)
-	var page bytes.Buffer
-	if err := WriteCompareHTML(&page, a, b, CompareSide{Label: "A", Dir: "runs/a"}, CompareSide{Label: "B", Dir: "runs/b"}, text.String()); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "compare.html")
-	if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dom := dumpDOM(t, chromium, file, 2*time.Minute)
-	st := checkSelftest(t, dom, nil)
-	ids := map[string]bool{}
-	for _, c := range st.Charts {
-		ids[c.ID] = true
-	}
-	for _, id := range []string{"tps-0", "latency-0", "tps-1", "latency-1", "aas"} {
-		if !ids[id] {
-			t.Errorf("no chart %s; charts: %s", id, chartStates(st))
-		}
-	}
-	firstLine, _, _ := strings.Cut(text.String(), "\n")
-	if !strings.Contains(dom, html.EscapeString(firstLine)) {
-		t.Errorf("the page lacks the verdict's first line %q", firstLine)
-	}
-	t.Logf("rendered in %d ms: %s; screenshot %s", st.MS, chartStates(st),
-		screenshot(t, chromium, file, filepath.Join(dir, "compare.png"), 1400, 1600))
-}
-
 // TestHTMLInBrowserKinds: a run of another kind than PostgreSQL draws
 // that kind's database charts, with data, and none of PostgreSQL's (whose
 // sources such a run never has). The runs are recorded ones
@@ -443,52 +401,4 @@ func TestHTMLInBrowserKinds(t *testing.T) {
 				screenshot(t, chromium, file, filepath.Join(dir, "full-page.png"), 1400, 3000))
 		})
 	}
-}
-
-// TestCompareHTMLInBrowserRedis: the compare page of the aof drill's
-// recorded broken and fixed runs overlays Redis's load (commands per
-// second), not PostgreSQL's active sessions, and draws every chart.
-func TestCompareHTMLInBrowserRedis(t *testing.T) {
-	t.Parallel()
-	compareKindInBrowser(t, "aof-broken", "aof-fixed", "Redis 7.0.15")
-}
-
-// TestCompareHTMLInBrowserMariaDB: the same for the openchat drill's runs,
-// whose load is the process list's active sessions.
-func TestCompareHTMLInBrowserMariaDB(t *testing.T) {
-	t.Parallel()
-	compareKindInBrowser(t, "openchat-broken", "openchat-fixed", "MariaDB 10.11")
-}
-
-func compareKindInBrowser(t *testing.T, runA, runB, server string) {
-	t.Helper()
-	chromium := findChromium(t)
-	a, fa := openCompareFixture(t, "../diagnose/testdata/"+runA)
-	b, fb := openCompareFixture(t, "../diagnose/testdata/"+runB)
-	var text bytes.Buffer
-	if err := WriteCompare(&text, Compare(a, b, fa, fb)); err != nil {
-		t.Fatal(err)
-	}
-	dir := artifactDir(t)
-	var page bytes.Buffer
-	if err := WriteCompareHTML(&page, a, b, CompareSide{Label: "A", Dir: runA}, CompareSide{Label: "B", Dir: runB}, text.String()); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "compare.html")
-	if err := os.WriteFile(file, page.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dom := dumpDOM(t, chromium, file, 2*time.Minute)
-	st := checkSelftest(t, dom, nil)
-	ids := map[string]bool{}
-	for _, c := range st.Charts {
-		ids[c.ID] = true
-	}
-	if !ids["load"] || ids["aas"] {
-		t.Errorf("charts %s: want the kind's load, not PostgreSQL's active sessions", chartStates(st))
-	}
-	if !strings.Contains(dom, server) {
-		t.Errorf("the page does not name the server %s", server)
-	}
-	t.Logf("rendered in %d ms: %s", st.MS, chartStates(st))
 }

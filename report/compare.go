@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -125,6 +126,10 @@ type Comparison struct {
 
 // RunRef identifies one compared run.
 type RunRef struct {
+	// Name is how tables, headings and legends call the run: its
+	// directory's name, or its scenario's when both directories are
+	// named alike ("A"/"B" when those are alike too).
+	Name     string `json:"name"`
 	Dir      string `json:"dir"`
 	Scenario string `json:"scenario"`
 	Started  string `json:"started"` // RFC 3339
@@ -152,7 +157,10 @@ type WorkloadComparison struct {
 	// Changes lists what differs in the workload's definition (scripts,
 	// clients, rate, session settings): the reason B differs, if any.
 	Changes []string `json:"changes,omitempty"`
-	Notes   []string `json:"notes,omitempty"`
+	// Scripts are the workload's scripts whose commands differ, one per
+	// script file.
+	Scripts []ScriptDiff `json:"scripts,omitempty"`
+	Notes   []string     `json:"notes,omitempty"`
 }
 
 // MetricComparison is one metric of a workload in both runs.
@@ -187,7 +195,17 @@ type MetricComparison struct {
 	ChangePM float64 `json:"change_pm"`
 	// Verdict is the plain sentence: "no significant difference, p = 0.41"
 	// or "B is 31 % ± 4 % faster, p = 0.002".
-	Verdict  string   `json:"verdict"`
+	Verdict string `json:"verdict"`
+	// Outcome is the verdict in a word or two, for a table (Outcome*).
+	Outcome string `json:"outcome"`
+	// CVA and CVB are the coefficients of variation (standard deviation
+	// ÷ mean) of each run's block values; Unstable is set when one
+	// exceeds UnstableCV: the blocks disagree so much that a median's
+	// interval, and so the size of a change, means nothing (a p99 swung by
+	// a few second-long deadlock waits). The test still gives a direction.
+	CVA      float64  `json:"cv_a"`
+	CVB      float64  `json:"cv_b"`
+	Unstable bool     `json:"unstable,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -288,6 +306,7 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 		}
 		wc := compareWorkload(a, b, wa.Name, opts, kc, hasKind)
 		wc.Changes = workloadChanges(wa, wb)
+		wc.Scripts = diffScripts(wa.Scripts, wb.Scripts)
 		c.Workloads = append(c.Workloads, wc)
 	}
 	for _, w := range b.Manifest.Workloads {
@@ -296,6 +315,7 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 		}
 	}
 	c.Notes = compareNotes(a, b)
+	c.A.Name, c.B.Name = runNames(a, b)
 	return c
 }
 
@@ -532,7 +552,10 @@ func compareWorkload(a, b *timeline.Run, name string, opts CompareOptions, kc ki
 		valuesA, valuesB := blockValues(blocksA, m), blockValues(blocksB, m)
 		mc := compareValues(m, valuesA, valuesB, opts)
 		mc.Drift = max(selfDrift(valuesA), selfDrift(valuesB))
-		judgeDrift(&mc, m, opts.MinChange)
+		if !judgeUnstable(&mc, m, valuesA, valuesB) {
+			judgeDrift(&mc, m, opts.MinChange)
+		}
+		mc.Outcome = outcomeOf(mc, m)
 		wc.Metrics = append(wc.Metrics, mc)
 	}
 	return wc
@@ -773,13 +796,6 @@ func workloadChanges(a, b timeline.WorkloadInfo) []string {
 	for _, s := range diffSettings(a.Settings, b.Settings) {
 		out = append(out, fmt.Sprintf("session setting %s: %s → %s", s.Name, orNone(s.A), orNone(s.B)))
 	}
-	removed, added := diffCommands(a.Scripts, b.Scripts)
-	for _, c := range removed {
-		out = append(out, "− "+c)
-	}
-	for _, c := range added {
-		out = append(out, "+ "+c)
-	}
 	return out
 }
 
@@ -788,28 +804,6 @@ func orNone(s string) string {
 		return "(not set)"
 	}
 	return s
-}
-
-// diffCommands returns the script commands only A has and only B has,
-// as multisets (a command a workload runs twice counts twice); with
-// several scripts each command is prefixed by its script's name.
-func diffCommands(a, b []timeline.ScriptInfo) (removed, added []string) {
-	la, lb := scriptCommands(a), scriptCommands(b)
-	return multisetMinus(la, lb), multisetMinus(lb, la)
-}
-
-func scriptCommands(ss []timeline.ScriptInfo) []string {
-	var out []string
-	for _, s := range ss {
-		for _, c := range s.Commands {
-			text := strings.Join(strings.Fields(c), " ")
-			if len(ss) > 1 {
-				text = s.Name + ": " + text
-			}
-			out = append(out, text)
-		}
-	}
-	return out
 }
 
 // multisetMinus returns the items of xs not matched by one in ys, in order.
@@ -992,18 +986,34 @@ func hostMedian(r *timeline.Run, key string) (float64, bool) {
 	return median(vs), true
 }
 
-// WriteCompare prints a comparison for a terminal: per workload a table
-// of medians with their confidence intervals and a verdict per metric,
-// then the findings that appeared or vanished and the settings that differ.
-func WriteCompare(w io.Writer, c *Comparison) error {
+// WriteCompare prints a comparison for a terminal, without colour: per
+// workload a verdict table (each run's median with its confidence
+// interval, the change with its interval, the verdict), what changed in
+// the workload's definition and scripts, then the findings that appeared
+// or vanished and the settings that differ.
+func WriteCompare(w io.Writer, c *Comparison) error { return WriteCompareColor(w, c, false) }
+
+// scriptLinesShown bounds the terminal's lines of one script's diff; the
+// HTML page and the JSON hold them all.
+const scriptLinesShown = 8
+
+// WriteCompareColor is WriteCompare with the verdicts coloured for a
+// terminal when color is set: green where B is better, red where worse,
+// yellow where unstable or within noise.
+func WriteCompareColor(w io.Writer, c *Comparison, color bool) error {
 	ew := &stickyErrWriter{w: w}
-	fmt.Fprintf(ew, "A: %s (%s, %s)\n", c.A.Dir, c.A.Scenario, c.A.Status)
-	fmt.Fprintf(ew, "B: %s (%s, %s)\n", c.B.Dir, c.B.Scenario, c.B.Status)
+	nameA, nameB := c.A.Name, c.B.Name
+	if nameA == "" || nameB == "" {
+		nameA, nameB = "A", "B"
+	}
+	fmt.Fprintf(ew, "A: %s — %s (%s, %s)\n", clikit.Paint(color, clikit.Bold, nameA), c.A.Dir, c.A.Scenario, c.A.Status)
+	fmt.Fprintf(ew, "B: %s — %s (%s, %s)\n", clikit.Paint(color, clikit.Bold, nameB), c.B.Dir, c.B.Scenario, c.B.Status)
 	for _, n := range c.Notes {
 		fmt.Fprintf(ew, "note: %s\n", n)
 	}
 	fmt.Fprintf(ew, "\nMedians of block values with %.0f %% confidence intervals; Mann–Whitney U test, α = %g.\n",
 		100*c.Options.Confidence, c.Options.Alpha)
+	fmt.Fprintf(ew, "A metric whose blocks vary by more than %.0f %% of their mean (CV) is unstable: its direction is tested, its size is not given.\n", 100*UnstableCV)
 	for _, wc := range c.Workloads {
 		fmt.Fprintf(ew, "\nworkload %s", wc.Name)
 		if wc.BlocksA > 0 {
@@ -1011,14 +1021,12 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 				wc.BlocksA, wc.BlocksB, wc.Block, wc.WarmupA, wc.WarmupB, wc.Autocorrelation)
 		}
 		fmt.Fprintln(ew)
-		for _, ch := range wc.Changes {
-			fmt.Fprintf(ew, "  changed: %s\n", ch)
-		}
 		if len(wc.Metrics) > 0 {
 			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "  metric\tA\tB\tverdict")
+			fmt.Fprintf(tw, "  metric\t%s\t%s\tchange\tverdict (%s vs %s)\n", nameA, nameB, nameB, nameA)
 			for _, m := range wc.Metrics {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", m.Metric, formatEstimate(m.A, m.Unit), formatEstimate(m.B, m.Unit), m.Verdict)
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Metric, EstimateText(m.A, m.Unit, m.CVA, m.Unstable), EstimateText(m.B, m.Unit, m.CVB, m.Unstable),
+					ChangeText(m), clikit.Paint(color, outcomeColor(m.Outcome), VerdictText(m)))
 			}
 			tw.Flush()
 		}
@@ -1026,6 +1034,26 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 			fmt.Fprintf(ew, "  slowest transaction: %s in A, %s in B; intervals with one over %s: %d of %d in A, %d of %d in B\n",
 				formatNumber(st.MaxA)+" ms", formatNumber(st.MaxB)+" ms", fmt.Sprintf("%g ms", st.ThresholdMS),
 				st.IntervalsA, st.TotalA, st.IntervalsB, st.TotalB)
+		}
+		for _, ch := range wc.Changes {
+			fmt.Fprintf(ew, "  changed: %s\n", ch)
+		}
+		for _, sd := range wc.Scripts {
+			fmt.Fprintf(ew, "  script %s: %d command(s) removed, %d added\n", sd.Title(), len(sd.Removed), len(sd.Added))
+			lines := make([]string, 0, len(sd.Removed)+len(sd.Added))
+			for _, r := range sd.Removed {
+				lines = append(lines, clikit.Paint(color, clikit.Red, "− "+r))
+			}
+			for _, a := range sd.Added {
+				lines = append(lines, clikit.Paint(color, clikit.Green, "+ "+a))
+			}
+			for i, l := range lines {
+				if i == scriptLinesShown && len(lines) > scriptLinesShown+1 {
+					fmt.Fprintf(ew, "    … %d more (--html and --json show them all)\n", len(lines)-i)
+					break
+				}
+				fmt.Fprintf(ew, "    %s\n", l)
+			}
 		}
 		for _, n := range wc.Notes {
 			fmt.Fprintf(ew, "  note: %s\n", n)
@@ -1065,9 +1093,9 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 	for _, f := range c.Findings {
 		switch {
 		case f.Change == FindingAppeared:
-			fmt.Fprintf(ew, "  appeared in B: [%s] %s ×%d — %s\n", strings.ToUpper(f.SeverityB), f.Rule, f.CountB, f.Headline)
+			fmt.Fprintf(ew, "  %s [%s] %s ×%d — %s\n", clikit.Paint(color, clikit.Red, "appeared in B:"), strings.ToUpper(f.SeverityB), f.Rule, f.CountB, f.Headline)
 		case f.Change == FindingVanished:
-			fmt.Fprintf(ew, "  vanished in B: [%s] %s ×%d — %s\n", strings.ToUpper(f.SeverityA), f.Rule, f.CountA, f.Headline)
+			fmt.Fprintf(ew, "  %s [%s] %s ×%d — %s\n", clikit.Paint(color, clikit.Green, "vanished in B:"), strings.ToUpper(f.SeverityA), f.Rule, f.CountA, f.Headline)
 		case f.SeverityA == f.SeverityB:
 			fmt.Fprintf(ew, "  in both:       [%s] %s ×%d → ×%d — %s\n", strings.ToUpper(f.SeverityB), f.Rule, f.CountA, f.CountB, f.Headline)
 		default:
@@ -1085,6 +1113,19 @@ func WriteCompare(w io.Writer, c *Comparison) error {
 		tw.Flush()
 	}
 	return ew.err
+}
+
+// outcomeColor is the terminal colour of an outcome.
+func outcomeColor(outcome string) string {
+	switch outcome {
+	case OutcomeFaster:
+		return clikit.Green
+	case OutcomeSlower:
+		return clikit.Red
+	case OutcomeUnstable, OutcomeNoise, OutcomeDiffers:
+		return clikit.Yellow
+	}
+	return clikit.Dim
 }
 
 // formatEstimate writes a median with its interval as "402 tx/s ± 3 %"

@@ -79,8 +79,9 @@ func TestCompareRecordedSlower(t *testing.T) {
 		t.Fatalf("comparison: %+v", c)
 	}
 	wc := c.Workloads[0]
-	if want := "+ SELECT pg_sleep(0.002);"; len(wc.Changes) != 1 || wc.Changes[0] != want {
-		t.Errorf("changes %q, want [%q]", wc.Changes, want)
+	if len(wc.Changes) != 0 || len(wc.Scripts) != 1 || len(wc.Scripts[0].Removed) != 0 ||
+		strings.Join(wc.Scripts[0].Added, "|") != "SELECT pg_sleep(0.002);" {
+		t.Errorf("changes %q, scripts %+v; want one script with SELECT pg_sleep(0.002); added", wc.Changes, wc.Scripts)
 	}
 	for _, m := range wc.Metrics {
 		switch m.Metric {
@@ -378,7 +379,7 @@ func TestCompareFindingsSettingsChanges(t *testing.T) {
 	if len(c.Settings) != 2 || c.Settings[0] != wantSettings[0] || c.Settings[1] != wantSettings[1] {
 		t.Errorf("settings %+v, want %+v", c.Settings, wantSettings)
 	}
-	wantChanges := []string{"clients 4 → 8", "session setting statement_timeout: (not set) → 5s", "+ SELECT pg_sleep(0.01);"}
+	wantChanges := []string{"clients 4 → 8", "session setting statement_timeout: (not set) → 5s"}
 	if got := c.Workloads[0].Changes; strings.Join(got, "|") != strings.Join(wantChanges, "|") {
 		t.Errorf("changes %q, want %q", got, wantChanges)
 	}
@@ -393,7 +394,7 @@ func TestCompareFindingsSettingsChanges(t *testing.T) {
 		"  appeared in B: [WARNING] xmin-horizon ×1 — an old snapshot holds vacuum back\n",
 		"  vanished in B: [CRITICAL] deadlock ×1 — deadlocks in A\n",
 		"  in both:       slow-commit [WARNING] ×1 → [CRITICAL] ×2 — commits wait for WAL a lot\n",
-		"  changed: + SELECT pg_sleep(0.01);\n",
+		"  script tx: 0 command(s) removed, 1 added\n    + SELECT pg_sleep(0.01);\n",
 		"workload extra ran only in B\n",
 		"  shared_buffers  128MB      → 1GB\n",
 	} {

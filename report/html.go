@@ -40,18 +40,3 @@ func WriteHTMLFile(run *timeline.Run, findings []diagnose.Finding) error {
 	}
 	return timeline.WriteFile(run.Dir, timeline.ReportFile, buf.Bytes())
 }
-
-// CompareSide names one run of a compare page: its label ("A"), its
-// directory as given, and a link to its report.html ("" for none).
-type CompareSide = htmlpage.Side
-
-// WriteCompareHTML writes a self-contained page with the comparison's
-// text over both runs' timelines overlaid (throughput and latency per
-// workload, database load).
-func WriteCompareHTML(w io.Writer, a, b *timeline.Run, sa, sb CompareSide, text string) error {
-	assets, err := fs.Sub(htmlAssets, "assets")
-	if err != nil {
-		return err
-	}
-	return htmlpage.RenderCompare(w, assets, a, b, sa, sb, text)
-}

@@ -516,6 +516,7 @@ func (l *loader) checkFile(v *yaml.Node, file, what string) bool {
 		l.errorf(v, "%s %q is not a regular file", what, file)
 		return false
 	}
+	l.s.Files = append(l.s.Files, FileUse{File: file, Pos: Pos{v.Line, v.Column}})
 	return true
 }
 

@@ -145,6 +145,11 @@ func TestLoadFull(t *testing.T) {
 		t.Errorf("KindKeys %v, want %v", s.KindKeys, wantKeys)
 	}
 	s.KindKeys = nil
+	wantFiles := []FileUse{{"schema.sql", Pos{14, 14}}, {"multixact.sql", Pos{23, 16}}, {"other.sql", Pos{26, 9}}}
+	if !reflect.DeepEqual(s.Files, wantFiles) {
+		t.Errorf("Files %v, want %v", s.Files, wantFiles)
+	}
+	s.Files = nil
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Load differs:\n%s", diffJSON(t, s, want))
 	}

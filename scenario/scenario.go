@@ -41,6 +41,16 @@ type Scenario struct {
 	// the target's kind of database (Options.ForKind), PostgreSQL's SQL
 	// by default.
 	Dialect script.Dialect
+	// Files are the script and SQL files the scenario names, as written
+	// (Resolve gives the path to open), in the order they appear: what
+	// must travel with the scenario file to another machine.
+	Files []FileUse
+}
+
+// FileUse is one file the scenario names, and where.
+type FileUse struct {
+	File string
+	Pos  Pos
 }
 
 // KeyUse is one use of a key in the file.

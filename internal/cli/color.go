@@ -26,20 +26,29 @@ var (
 	failedCount = regexp.MustCompile(`^\d+ of \d+ (?:thresholds|expectations) failed`)
 )
 
+// paint colours s, always: paintLine runs only when colour is on.
+func paint(color, s string) string { return clikit.Paint(true, color, s) }
+
+// severityColor is each severity's colour, as drill and compare paint it.
+var severityColor = map[string]string{"CRITICAL": clikit.Red, "WARNING": clikit.Yellow, "INFO": clikit.Cyan}
+
 // paintLine colours one line of firedrill's terminal output: verdicts,
 // severities and a run's status. It is clikit.LineWriter's painter for
 // the command line's stdout and stderr.
-func paintLine(c clikit.Colors, line string) string {
+func paintLine(line string) string {
+	if strings.Contains(line, "\x1b[") {
+		return line // painted by the command itself (drill, compare)
+	}
 	if m := verdictLine.FindStringSubmatchIndex(line); m != nil {
 		word := line[m[4]:m[5]]
 		var painted string
 		switch word {
 		case "ok", "PASS":
-			painted = c.Good(word)
+			painted = paint(clikit.Green, word)
 		case "FAIL":
-			painted = c.Bad(word)
+			painted = paint(clikit.Red, word)
 		default:
-			painted = c.Faint(word)
+			painted = paint(clikit.Dim, word)
 		}
 		return line[:m[4]] + painted + line[m[5]:]
 	}
@@ -48,39 +57,39 @@ func paintLine(c clikit.Colors, line string) string {
 		if rest != "" {
 			rest = "  (" + rest
 		}
-		return c.Severity(m[1], "["+m[1]+"]") + " " + c.Strong(head) + c.Faint(rest)
+		return paint(severityColor[m[1]], "["+m[1]+"]") + " " + paint(clikit.Bold, head) + paint(clikit.Dim, rest)
 	}
 	if m := liveLine.FindStringSubmatchIndex(line); m != nil {
 		label := line[m[4]:m[5]]
 		var painted string
 		switch {
 		case label == "resolved:":
-			painted = c.Good(label)
+			painted = paint(clikit.Green, label)
 		case strings.HasSuffix(label, "CRITICAL"):
-			painted = c.Bad(label)
+			painted = paint(clikit.Red, label)
 		case strings.HasSuffix(label, "WARNING"):
-			painted = c.Warn(label)
+			painted = paint(clikit.Yellow, label)
 		default:
-			painted = c.Note(label)
+			painted = paint(clikit.Cyan, label)
 		}
 		return line[:m[4]] + painted + line[m[5]:]
 	}
 	if m := statusLine.FindStringSubmatchIndex(line); m != nil {
 		status := line[m[4]:m[5]]
-		painted := c.Bad(status)
+		painted := paint(clikit.Red, status)
 		switch status {
 		case timeline.StatusCompleted:
-			painted = c.Good(status)
+			painted = paint(clikit.Green, status)
 		case timeline.StatusInterrupted:
-			painted = c.Warn(status)
+			painted = paint(clikit.Yellow, status)
 		}
 		return line[:m[4]] + painted + line[m[5]:]
 	}
 	if failedCount.MatchString(line) {
-		return c.Bad(line)
+		return paint(clikit.Red, line)
 	}
 	if strings.HasPrefix(line, "all ") && strings.Contains(line, " expectations hold") {
-		return c.Good(line)
+		return paint(clikit.Green, line)
 	}
 	return line
 }
@@ -89,8 +98,8 @@ func paintLine(c clikit.Colors, line string) string {
 // (paintLine) when each is a terminal and colour is not turned off; the
 // decision is made at each write, after --no-color is parsed.
 func paintStreams(env *clikit.Env) {
-	env.Stdout = clikit.LineWriter(env.Stdout, env.StdoutColors, paintLine)
-	env.Stderr = clikit.LineWriter(env.Stderr, env.StderrColors, paintLine)
+	env.Stdout = clikit.LineWriter(env.Stdout, env.Color, paintLine)
+	env.Stderr = clikit.LineWriter(env.Stderr, env.StderrColor, paintLine)
 }
 
 // flushStreams writes what paintStreams's writers hold of an unfinished

@@ -32,9 +32,18 @@ func newCompareCmd(env *clikit.Env) *cobra.Command {
 		Use:   "compare RUN_A RUN_B",
 		Short: "Compare two run directories: throughput and latency with a significance test, findings, settings",
 		Long: `Compare run B against run A (the baseline), workload by workload (matched
-by name): throughput and latency percentiles (p50, p95, p99), each with the
-medians and confidence intervals of both runs and a plain verdict — "no
-significant difference, p = 0.41" or "B is 31 % ± 4 % faster, p < 0.001".
+by name): a verdict table of throughput and latency percentiles (p50, p95,
+p99) — each run's median with its confidence interval, the change with its
+interval ("−12 % (−21 % to −5.5 %)", "×21 (×12 to ×31)" from twice as much
+up) and a verdict ("slower, p < 0.001", "no significant difference, p =
+0.41"), coloured on a terminal (not with NO_COLOR set). The runs are named by
+their directories (or scenarios when those are alike) in the table, the page
+and its legends.
+
+A metric whose blocks vary by more than half their mean (coefficient of
+variation, CV) and whose change no interval can bound is "unstable (CV …)":
+the test still tells its direction, but no size is given — a p99 swung by a
+few second-long waits would otherwise read "± 12117 %".
 
 The test is the Mann–Whitney U test, as benchstat runs it, over the runs'
 per-interval values taken together in blocks of a few seconds: neighbouring
@@ -45,8 +54,9 @@ the test finds but that is no larger than how much each run differed from
 itself (its second half against its first), or whose confidence interval
 reaches no change at all, is reported as "within noise".
 
-Then the findings that appeared or vanished (by rule, with severity), the
-workload definitions and the server settings that differ. For Redis and
+Then what changed in each workload's definition, its scripts' commands that
+differ per script file (collapsed on the page), the findings that appeared or
+vanished (by rule, with severity) and the server settings that differ. For Redis and
 MariaDB runs also each workload's slowest transaction (a "max" row, and the
 intervals with a transaction over 100 ms for Redis, 1 s for MariaDB: a
 server that stops for a moment shows there, not in p99) and the server's
@@ -105,7 +115,7 @@ func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
 	}
 	c := report.CompareWith(a, b, fa, fb, opts)
 	var text bytes.Buffer
-	if err := report.WriteCompare(&text, c); err != nil {
+	if err := report.WriteCompareColor(&text, c, env.Color()); err != nil {
 		return fmt.Errorf("print comparison: %w", err)
 	}
 	if _, err := env.Stdout.Write(text.Bytes()); err != nil {
@@ -113,11 +123,11 @@ func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
 	}
 	if o.html != "" {
 		var page bytes.Buffer
-		sides := [2]report.CompareSide{{Label: "A", Dir: dirA}, {Label: "B", Dir: dirB}}
+		sides := [2]report.CompareSide{{Label: c.A.Name, Dir: dirA}, {Label: c.B.Name, Dir: dirB}}
 		for i := range sides {
 			sides[i].Report = reportLink(o.html, sides[i].Dir)
 		}
-		if err := report.WriteCompareHTML(&page, a, b, sides[0], sides[1], text.String()); err != nil {
+		if err := report.WriteCompareHTML(&page, a, b, sides[0], sides[1], c); err != nil {
 			return err
 		}
 		if err := clikit.WritePrivateFile(o.html, page.Bytes()); err != nil {

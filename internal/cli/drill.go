@@ -17,6 +17,7 @@ import (
 	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
+	"github.com/firedrill/firedrill/instance/serverproc"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/runner"
@@ -90,10 +91,16 @@ The variants run one after the other, each on a fresh throwaway server of
 the drill's kind (PostgreSQL, MariaDB or Redis, as its scenarios' target.kind
 says; started from the server binaries on this machine, removed afterwards), so
 no variant inherits another's bloat or caches. After each run the diagnosis
-is written to the run directory. At the end a side-by-side table compares
+and report.html are written to the run directory (the path and the top
+finding are printed as it ends). At the end a side-by-side table compares
 the variants (throughput over the run and in the drill's windows, latency
-percentiles, failures, deadlocks, findings by severity), and every
-expectation is printed as PASS or FAIL.
+percentiles up to p99.9 and max, failed transactions, errors, failed
+connections, deadlocks, findings by severity, "(allowed)" marking a warning
+the variant's expectations allow), every expectation is printed as PASS or
+FAIL (an allowed finding with the drill's reason for allowing it), then each
+variant's report with its top finding's headline and fix, and compare.html,
+broken against fixed, in the drill's directory (as 'firedrill compare
+--html' writes it).
 
 Full and quick: by default a drill runs at the incident's own timing (a few
 minutes per variant). --quick multiplies every time of the scenarios (the
@@ -107,7 +114,8 @@ variant: runs/<time>-drill-<name>[-quick]/<variant>/. Each is an ordinary run
 directory: 'firedrill report DIR' summarizes it again.
 
 --check DIR runs nothing: it diagnoses the variants of an earlier drill run
-directory again (rules may have improved since) and checks them.
+directory again (rules may have improved since) and checks them; it writes
+no report.html nor compare.html.
 
 Exit codes: 0 when every expectation holds, 99 when one failed (the table and
 the PASS/FAIL list say which), 1 on usage errors or when a run cannot start,
@@ -158,7 +166,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 			variants = append(variants, v)
 		}
 	}
-	tmp, err := os.MkdirTemp("", "firedrill-drill-")
+	tmp, err := newDrillTemp(env)
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -228,6 +236,14 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		vr := variantRun{variant: p.variant, run: run, findings: findings, elapsed: time.Since(t0)}
 		done = append(done, vr)
 		fmt.Fprintf(env.Stderr, "firedrill: %s done in %.0f s: %s\n", p.variant.Name, vr.elapsed.Seconds(), findingsLine(findings))
+		rep, err := writeVariantReport(run, findings)
+		if err != nil {
+			return clikit.WithCode(clikit.ExitUsage, err)
+		}
+		fmt.Fprintf(env.Stderr, "firedrill: %s report: %s\n", p.variant.Name, rep)
+		if f, ok := topFinding(findings); ok {
+			fmt.Fprintf(env.Stderr, "firedrill: %s top finding: %s\n", p.variant.Name, f.Headline)
+		}
 		if errors.Is(runErr, runner.ErrInterrupted) {
 			printComparison(env.Stdout, d, done, o.quick)
 			return clikit.WithCode(clikit.ExitInterrupted, runErr)
@@ -235,14 +251,30 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 	}
 
 	fmt.Fprintln(env.Stdout)
-	return conclude(env, d, done, o.quick, drillDir)
+	return conclude(env, d, done, o.quick, drillDir, true)
 }
 
-// conclude prints the comparison and the checks, and sets the exit code.
-func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, drillDir string) error {
+// conclude prints the comparison, the checks and each variant's report
+// with its top finding, writes the compare page between broken and
+// fixed (unless write is false: --check writes nothing), and sets the
+// exit code.
+func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, drillDir string, write bool) error {
+	color := env.Color()
 	printComparison(env.Stdout, d, runs, quick)
-	failed := printChecks(env.Stdout, d, runs, quick)
+	failed := printChecks(env.Stdout, d, runs, quick, color)
+	printVariantReports(env.Stdout, runs, color)
 	abs, _ := filepath.Abs(drillDir)
+	if write {
+		page, err := writeDrillCompare(drillDir, runs)
+		if err != nil {
+			return clikit.WithCode(clikit.ExitUsage, err)
+		}
+		if page != "" {
+			fmt.Fprintf(env.Stdout, "\ncompare page (broken against fixed): %s\n", page)
+		}
+	} else if a, b := comparePair(runs); a != nil && b != nil {
+		fmt.Fprintf(env.Stdout, "\ncompare page: run 'firedrill compare %s %s --html FILE'\n", a.run.Dir, b.run.Dir)
+	}
 	var vs []string
 	for _, r := range runs {
 		vs = append(vs, r.variant.Name)
@@ -283,7 +315,7 @@ func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: diagnose.Diagnose(run)})
 	}
-	return conclude(env, d, runs, man.Quick, o.check)
+	return conclude(env, d, runs, man.Quick, o.check, false)
 }
 
 func names(vs []drills.Variant) []string {
@@ -374,7 +406,7 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 			if err != nil {
 				return "-"
 			}
-			if strings.HasPrefix(metric, "p") {
+			if strings.HasPrefix(metric, "p") || metric == "max" {
 				if v >= 1000 {
 					return fmt.Sprintf("%.1f s", v/1000)
 				}
@@ -397,20 +429,28 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 			return drills.FormatValue(v*float64(r.variant.UnitsPerTransaction())) + per(r.variant)
 		})
 	}
-	for _, p := range []string{"p50", "p95", "p99"} {
+	for _, p := range []string{"p50", "p95", "p99", "p99.9", "max"} {
 		row(p+", whole run", measure(p, ""))
 	}
 	for _, win := range d.Windows {
 		row("p95, "+win.Name, measure("p95", win.Name))
 	}
-	row("failed", measure("failed", ""))
+	row("failed transactions", measure("failed", ""))
+	row("errors (failed tries)", measure("errors", ""))
+	row("failed connections", measure("failed_connections", ""))
 	row("deadlocks", measure("deadlocks", ""))
 	for _, sev := range []string{diagnose.Critical, diagnose.Warning, diagnose.Info} {
 		row("findings: "+sev, func(r variantRun) string {
-			if ids := ruleIDs(r.findings, sev); len(ids) > 0 {
-				return strings.Join(ids, ", ")
+			ids := ruleIDs(r.findings, sev)
+			if len(ids) == 0 {
+				return "-"
 			}
-			return "-"
+			if sev != diagnose.Info {
+				for i, id := range ids {
+					ids[i] = allowedNote(r.variant, id)
+				}
+			}
+			return strings.Join(ids, ", ")
 		})
 	}
 	tw.Flush()
@@ -427,7 +467,7 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 
 // printChecks checks every variant's expectations, prints each as PASS or
 // FAIL, and returns how many failed.
-func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick bool) int {
+func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick, color bool) int {
 	fmt.Fprintln(w, "\nexpectations:")
 	failed, total := 0, 0
 	others := map[string]*timeline.Run{}
@@ -437,13 +477,13 @@ func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick bool) int
 	skipped := 0
 	for _, r := range runs {
 		for _, c := range d.Check(r.variant, r.run, r.findings, quick, others) {
-			verdict := "PASS"
+			verdict := clikit.Paint(color, clikit.Green, "PASS")
 			switch {
 			case c.Skipped:
-				verdict = "SKIP"
+				verdict = clikit.Paint(color, clikit.Dim, "SKIP")
 				skipped++
 			case !c.Pass:
-				verdict = "FAIL"
+				verdict = clikit.Paint(color, clikit.Red, "FAIL")
 				failed++
 				total++
 			default:
@@ -470,4 +510,20 @@ func per(v drills.Variant) string {
 		return fmt.Sprintf(" (%d/tx)", n)
 	}
 	return ""
+}
+
+// newDrillTemp makes the folder the variants' files are written to, owned
+// by this process, after removing those of drills that were killed (as
+// the servers' own folders are).
+func newDrillTemp(env *clikit.Env) (string, error) {
+	reaper := serverproc.Reaper{Prefix: "firedrill-drill-"}
+	dir, err := reaper.NewDir(func(format string, a ...any) { fmt.Fprintf(env.Stderr, "firedrill: "+format+"\n", a...) })
+	if err != nil {
+		return "", err
+	}
+	if err := serverproc.WriteOwnerFile(dir); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
 }

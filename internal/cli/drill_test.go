@@ -113,8 +113,26 @@ func TestDrillQuick(t *testing.T) {
 			if len(dirs) != len(d.Variants) {
 				t.Errorf("%d variant run directories with findings.json, want %d", len(dirs), len(d.Variants))
 			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(firstOr(dirs, out))), "drill.json")); err != nil {
+			drillDir := filepath.Dir(filepath.Dir(firstOr(dirs, out)))
+			if _, err := os.Stat(filepath.Join(drillDir, "drill.json")); err != nil {
 				t.Errorf("no drill.json: %v", err)
+			}
+			// Each variant wrote its report.html and printed its path;
+			// broken and fixed have a compare page.
+			for _, v := range d.Variants {
+				rep := filepath.Join(drillDir, v.Name, "report.html")
+				if _, err := os.Stat(rep); err != nil {
+					t.Errorf("variant %s: %v", v.Name, err)
+				}
+				if !strings.Contains(stdout.String(), "  "+v.Name+": ") || !strings.Contains(stdout.String(), "report.html") {
+					t.Errorf("variant %s: its report's path is not printed", v.Name)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(drillDir, drillCompareFile)); err != nil {
+				t.Errorf("no compare page: %v", err)
+			}
+			if !strings.Contains(stdout.String(), "compare page (broken against fixed): ") {
+				t.Error("the compare page's path is not printed")
 			}
 		})
 	}

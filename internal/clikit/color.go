@@ -3,127 +3,86 @@ package clikit
 import (
 	"bytes"
 	"io"
+	"os"
 	"sync"
 )
 
-// Colors paints text for a terminal with ANSI colours, or leaves it plain:
-// the one place where firedrill decides whether its output is coloured.
-// The zero value paints nothing.
-type Colors struct{ on bool }
+// IsTerminal reports whether f is a terminal, the only place where ANSI
+// colour codes are read rather than stored (isTerminal: the terminal
+// ioctl on Linux, where /dev/null, a character device too, is not one).
+func IsTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	return isTerminal(f)
+}
 
-// ANSI SGR sequences of the few colours firedrill uses.
+// UseColor decides whether to colour output: only on a terminal, and
+// never when NO_COLOR is set to anything (https://no-color.org) or TERM
+// is "dumb".
+func UseColor(getenv func(string) string, terminal bool) bool {
+	if !terminal || getenv == nil {
+		return false
+	}
+	return getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}
+
+// Color reports whether the command's standard output should carry
+// colour: UseColor on Stdout, unless the user gave --no-color. It is the
+// one colour decision every command and report asks.
+func (env *Env) Color() bool {
+	return !env.NoColor && UseColor(env.Getenv, env.StdoutTerminal)
+}
+
+// StderrColor is Color for standard error (progress and live findings).
+func (env *Env) StderrColor() bool {
+	return !env.NoColor && UseColor(env.Getenv, env.StderrTerminal)
+}
+
+// ANSI colours for Paint.
 const (
-	sgrReset  = "\x1b[0m"
-	sgrBold   = "\x1b[1m"
-	sgrRed    = "\x1b[31m"
-	sgrGreen  = "\x1b[32m"
-	sgrYellow = "\x1b[33m"
-	sgrCyan   = "\x1b[36m"
-	sgrDim    = "\x1b[2m"
+	Red    = "31"
+	Green  = "32"
+	Yellow = "33"
+	Cyan   = "36"
+	Bold   = "1"
+	Dim    = "2"
 )
 
-// ColorsFor decides colour for output to a stream: on only when the
-// stream is a terminal, the environment has no NO_COLOR (no-color.org:
-// any non-empty value turns colour off), TERM is not "dumb", and the user
-// did not give --no-color.
-func ColorsFor(isTerminal bool, getenv func(string) string, noColor bool) Colors {
-	if noColor || !isTerminal {
-		return Colors{}
-	}
-	if getenv != nil && (getenv("NO_COLOR") != "" || getenv("TERM") == "dumb") {
-		return Colors{}
-	}
-	return Colors{on: true}
-}
-
-// StdoutColors is the colour decision for env's standard output.
-func (env *Env) StdoutColors() Colors {
-	return ColorsFor(env.StdoutTerminal, env.Getenv, env.NoColor)
-}
-
-// StderrColors is the colour decision for env's standard error.
-func (env *Env) StderrColors() Colors {
-	return ColorsFor(env.StderrTerminal, env.Getenv, env.NoColor)
-}
-
-// Enabled says whether c paints.
-func (c Colors) Enabled() bool { return c.on }
-
-func (c Colors) paint(sgr, s string) string {
-	if !c.on || s == "" {
+// Paint wraps s in an ANSI colour when on is true, and returns it as is
+// otherwise.
+func Paint(on bool, color, s string) string {
+	if !on || s == "" {
 		return s
 	}
-	return sgr + s + sgrReset
-}
-
-// Bad paints what failed or is critical (red, bold).
-func (c Colors) Bad(s string) string { return c.paint(sgrBold+sgrRed, s) }
-
-// Good paints what passed (green).
-func (c Colors) Good(s string) string { return c.paint(sgrGreen, s) }
-
-// Warn paints what deserves attention but did not fail (yellow).
-func (c Colors) Warn(s string) string { return c.paint(sgrYellow, s) }
-
-// Note paints what is informational (cyan).
-func (c Colors) Note(s string) string { return c.paint(sgrCyan, s) }
-
-// Faint paints what is skipped or secondary (dim).
-func (c Colors) Faint(s string) string { return c.paint(sgrDim, s) }
-
-// Strong paints a heading (bold).
-func (c Colors) Strong(s string) string { return c.paint(sgrBold, s) }
-
-// Severity paints text by a finding's severity ("critical", "warning",
-// "info", in any case).
-func (c Colors) Severity(severity, s string) string {
-	switch string(bytes.ToLower([]byte(severity))) {
-	case "critical":
-		return c.Bad(s)
-	case "warning":
-		return c.Warn(s)
-	case "info":
-		return c.Note(s)
-	}
-	return s
-}
-
-// Verdict paints text by whether a check passed.
-func (c Colors) Verdict(pass bool, s string) string {
-	if pass {
-		return c.Good(s)
-	}
-	return c.Bad(s)
+	return "\x1b[" + color + "m" + s + "\x1b[0m"
 }
 
 // LineWriter hands each complete line written to w through paint before
-// writing it, so that text laid out by a tabwriter or written by a
-// package that knows nothing of colour is coloured after its layout (an
-// escape sequence inside a tabwriter cell would skew the columns).
-// colors is asked on every write, so a flag parsed after the writer was
-// made (--no-color) still counts; while it paints nothing, writes pass
-// straight through. A partial line waits for its end or FlushLines.
-func LineWriter(w io.Writer, colors func() Colors, paint func(c Colors, line string) string) io.Writer {
-	return &lineWriter{w: w, colors: colors, paint: paint}
+// writing it, so that text laid out by a tabwriter, or written by a
+// package that knows nothing of colour, is coloured after its layout (an
+// escape sequence inside a tabwriter cell would skew the columns). color
+// is asked on every write, so a flag parsed after the writer was made
+// (--no-color) still counts; while it says no, writes pass straight
+// through. A partial line waits for its end or FlushLines.
+func LineWriter(w io.Writer, color func() bool, paint func(line string) string) io.Writer {
+	return &lineWriter{w: w, color: color, paint: paint}
 }
 
 type lineWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	colors  func() Colors
-	paint   func(Colors, string) string
-	c       Colors // the decision of the current write
+	color   func() bool
+	paint   func(string) string
 	pending []byte
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.colors()
-	if !c.on && len(l.pending) == 0 {
+	if !l.color() && len(l.pending) == 0 {
 		return l.w.Write(p)
 	}
-	l.c = c
 	l.pending = append(l.pending, p...)
 	var out bytes.Buffer
 	for {
@@ -131,7 +90,11 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		out.WriteString(l.paint(l.c, string(l.pending[:i])))
+		line := string(l.pending[:i])
+		if l.color() {
+			line = l.paint(line)
+		}
+		out.WriteString(line)
 		out.WriteByte('\n')
 		l.pending = l.pending[i+1:]
 	}
@@ -143,15 +106,19 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush writes a last line that has no newline.
-func (l *lineWriter) Flush() error {
+// flush writes a last line that has no newline.
+func (l *lineWriter) flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.pending) == 0 {
 		return nil
 	}
-	_, err := io.WriteString(l.w, l.paint(l.c, string(l.pending)))
+	line := string(l.pending)
+	if l.color() {
+		line = l.paint(line)
+	}
 	l.pending = nil
+	_, err := io.WriteString(l.w, line)
 	return err
 }
 
@@ -159,7 +126,7 @@ func (l *lineWriter) Flush() error {
 // it does nothing for any other writer.
 func FlushLines(w io.Writer) error {
 	if l, ok := w.(*lineWriter); ok {
-		return l.Flush()
+		return l.flush()
 	}
 	return nil
 }

@@ -46,8 +46,8 @@ type Env struct {
 	// LookupEnv tells an unset variable from an empty one, for ${VAR}
 	// in scenario files; nil means nothing is set.
 	LookupEnv func(string) (string, bool)
-	// StdoutTerminal and StderrTerminal say whether the streams are
-	// terminals, for the colour decision (StdoutColors).
+	// StdoutTerminal and StderrTerminal are set when the streams are
+	// terminals (before Private wraps them), for Color and StderrColor.
 	StdoutTerminal, StderrTerminal bool
 	// NoColor is the global --no-color flag.
 	NoColor bool
@@ -62,7 +62,7 @@ type Env struct {
 func OSEnv() *Env {
 	return &Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv,
-		StdoutTerminal: isTerminal(os.Stdout), StderrTerminal: isTerminal(os.Stderr),
+		StdoutTerminal: IsTerminal(os.Stdout), StderrTerminal: IsTerminal(os.Stderr),
 		Context: func() (context.Context, context.CancelFunc) {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			// After the first signal, a second one kills at once: the

@@ -63,7 +63,8 @@ func WritePrivateFile(path string, data []byte) error {
 // ForJSON is what a --json PATH flag needs: where the human output goes
 // and how the JSON is written. With PATH "-" the JSON goes to standard
 // output and the human output to standard error (human is a copy of env
-// whose Stdout is its Stderr), so that `--json - | jq` works; any other
+// whose Stdout is its Stderr, coloured as standard error), so that
+// `--json - | jq` works; any other
 // PATH is a private file and human is env.
 func (env *Env) ForJSON(path string) (human *Env, write func(data []byte) error) {
 	if path != "-" {

@@ -18,7 +18,7 @@ const CompareTemplateFile = "compare.html.tmpl"
 
 // Side is one run of a comparison as the compare page names it.
 type Side struct {
-	Label  string // "A" or "B"
+	Label  string // the run's name (its directory's), shown in headings and legends
 	Dir    string // the run directory, as given
 	Report string // link to its report.html, relative to the page; "" = none
 }
@@ -28,13 +28,15 @@ type comparePage struct {
 	assets
 	Version string
 	A, B    sideView
-	Text    string // the comparison, as the terminal prints it
+	Verdict Verdict
 	Charts  []chartSpec
 	Data    template.JS
 }
 
 type sideView struct {
 	Side
+	Role     string // "A" (the baseline) or "B"
+	Class    string // side-a, side-b: the run's colour
 	M        timeline.Manifest
 	Started  string
 	Duration float64
@@ -43,17 +45,70 @@ type sideView struct {
 // The two runs' colours: A the palette's blue, B its orange.
 var sideColors = [2]string{palette[0], palette[1]}
 
-// RenderCompare writes a page that overlays two runs' timelines (each from
-// its own start) under the comparison's text: per workload throughput and
-// latency, and the database load. Nothing is written if it cannot be built.
-func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side, text string) error {
+// Verdict is a comparison laid out for the page: what report.Comparison
+// says, as text cells with the class that colours them.
+type Verdict struct {
+	Method    string // how the medians and the test were made, one line
+	Notes     []string
+	Workloads []VerdictWorkload
+	OnlyIn    []string // "workload x ran only in A"
+	Counters  []VerdictPair
+	Findings  []VerdictFinding
+	Settings  []VerdictPair
+	Text      string // the terminal's text, for copying into a ticket
+}
+
+// VerdictWorkload is one workload's verdict table and what changed in it.
+type VerdictWorkload struct {
+	Name    string
+	Blocks  string // "15 + 15 blocks of 3 s after a 5 s / 5 s warm-up"
+	Rows    []VerdictRow
+	Stalls  string
+	Changes []string
+	Scripts []VerdictScript
+	Notes   []string
+}
+
+// VerdictRow is one metric: each run's median, the change with its
+// interval, the verdict; Class is better, worse, unsure or same.
+type VerdictRow struct {
+	Metric, A, B, Change, Verdict string
+	Sentence                      string // the verdict in full, as a tooltip
+	Class                         string
+}
+
+// VerdictScript is one script file whose commands differ.
+type VerdictScript struct {
+	Title   string // "cart-random.sql → cart-sorted.sql"
+	Summary string // "3 removed, 6 added"
+	Lines   []VerdictLine
+}
+
+// VerdictLine is one command of a script diff; Sign is "−" or "+".
+type VerdictLine struct{ Sign, Text string }
+
+// VerdictFinding is one rule's findings in both runs; Class is better
+// (vanished), worse (appeared) or same.
+type VerdictFinding struct {
+	Change, Severity, Rule, Counts, Headline, Class string
+}
+
+// VerdictPair is a named value in each run (a setting, a counter).
+type VerdictPair struct{ Name, A, B string }
+
+// RenderCompare writes a page that puts the comparison's verdict tables
+// over both runs' timelines overlaid (each from its own start): per
+// workload throughput and latency, and the database load. The runs are
+// named by their sides' labels in headings and legends. Nothing is
+// written if it cannot be built.
+func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side, v Verdict) error {
 	tmpl, as, err := loadTemplate(assetsFS, CompareTemplateFile)
 	if err != nil {
 		return err
 	}
-	p := &comparePage{assets: as, Version: a.Manifest.Version, Text: text}
-	p.A = sideView{Side: sa, M: a.Manifest, Started: startedText(a), Duration: runDuration(a)}
-	p.B = sideView{Side: sb, M: b.Manifest, Started: startedText(b), Duration: runDuration(b)}
+	p := &comparePage{assets: as, Version: a.Manifest.Version, Verdict: v}
+	p.A = sideView{Side: sa, Role: "A", Class: "side-a", M: a.Manifest, Started: startedText(a), Duration: runDuration(a)}
+	p.B = sideView{Side: sb, Role: "B", Class: "side-b", M: b.Manifest, Started: startedText(b), Duration: runDuration(b)}
 	cd := compareCharts([2]*timeline.Run{a, b}, [2]string{sa.Label, sb.Label})
 	p.Charts = cd.Charts
 	data := pageData{Duration: max(p.A.Duration, p.B.Duration), Xs: cd.Xs, Cols: cd.Cols, Charts: cd.Charts,

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/firedrill/firedrill/internal/clikit"
+)
+
+// firedrill k8s writes the manifests for a scenario and its files, and
+// refuses what would not work on a cluster or would leak a password:
+// each refusal says what to do, with file:line:col where there is one.
+func TestK8sManifestsAndRefusals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("sql/buy.sql", "UPDATE stock SET n = n - 1 WHERE id = 1;\n")
+	write("common.sql", "SELECT 1;\n")
+	good := write("s/good.yaml", "name: stock-buy\nduration: 5s\nworkloads:\n  - name: buy\n    clients: 8\n    scripts: [{file: ../sql/buy.sql}]\n")
+	inside := write("inside.yaml", "name: stock\nduration: 5s\nworkloads:\n  - name: buy\n    clients: 8\n    scripts: [{file: sql/buy.sql}]\n")
+	withPassword := write("pw.yaml", "name: pw\ntarget: {dsn: 'postgres://app:hunter2@db:5432/stage'}\nduration: 5s\nworkloads:\n  - name: w\n    clients: 1\n    scripts: [{inline: 'SELECT 1;'}]\n")
+	restart := write("restart.yaml", "name: r\nduration: 5s\nworkloads:\n  - name: w\n    clients: 1\n    scripts: [{inline: 'SELECT 1;'}]\nevents:\n  - {kind: settings, at: 2s, settings: {shared_buffers: 64MB}, restart: true}\n")
+
+	tests := []struct {
+		args []string
+		code int
+		want []string // in stdout when code is 0, else in stderr
+	}{
+		{[]string{"k8s", inside, "--shards", "3", "--dsn-secret", "stage-db", "--start-at", "2099-01-01T00:00:00Z"}, 0,
+			[]string{"kind: Job", "completionMode: Indexed", "completions: 3", `--shard "$i/3"`, "--start-at 2099-01-01T00:00:00Z",
+				"path: sql/buy.sql", "UPDATE stock SET n = n - 1", "name: firedrill-stock"}},
+		{[]string{"k8s", inside, "--dsn-secret", "stage-db"}, clikit.ExitUsage, []string{"--shards N is required"}},
+		{[]string{"k8s", inside, "--shards", "2"}, clikit.ExitUsage, []string{"throwaway server", "--dsn-secret"}},
+		{[]string{"k8s", good, "--shards", "2", "--dsn-secret", "stage-db"}, clikit.ExitUsage,
+			[]string{good + ":6:22:", "outside the scenario's directory"}},
+		{[]string{"k8s", withPassword, "--shards", "2"}, clikit.ExitUsage, []string{"holds a password", "--dsn-secret"}},
+		{[]string{"k8s", restart, "--shards", "2", "--dsn-secret", "stage-db"}, clikit.ExitUsage, []string{restart + ":8:5:", "restart"}},
+		{[]string{"k8s", inside, "--shards", "2", "--dsn-secret", "stage-db", "--start-at", "2001-01-01T00:00:00Z"}, clikit.ExitUsage, []string{"has passed"}},
+		{[]string{"k8s", inside, "--shards", "2", "--dsn-secret", "stage-db", "--start-at", "tomorrow"}, clikit.ExitUsage, []string{"RFC 3339"}},
+		{[]string{"k8s", "--shards", "2"}, clikit.ExitUsage, []string{"one scenario file", "example"}},
+	}
+	for _, tt := range tests {
+		env, stdout, stderr := clikit.MemoryEnv("")
+		code := Main(env, tt.args)
+		if code != tt.code {
+			t.Errorf("%v: exit %d, want %d; stderr %q", tt.args[1:], code, tt.code, stderr)
+			continue
+		}
+		out := stderr.String()
+		if code == 0 {
+			out = stdout.String()
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tt.args[1:], w, out)
+			}
+		}
+		if strings.Contains(stdout.String()+stderr.String(), "hunter2") {
+			t.Errorf("%v: the password was printed", tt.args[1:])
+		}
+	}
+
+	// -o writes the file and says so on stderr.
+	file := filepath.Join(dir, "job.yaml")
+	env, _, stderr := clikit.MemoryEnv("")
+	if code := Main(env, []string{"k8s", inside, "--shards", "2", "--dsn-secret", "db:url", "-o", file, "--", "--allow-outside-schema"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"key: url", "--allow-outside-schema", "kubectl apply"} {
+		if !strings.Contains(string(data), w) {
+			t.Errorf("%s lacks %q", file, w)
+		}
+	}
+	if !strings.Contains(stderr.String(), "wrote "+file) {
+		t.Errorf("stderr %q", stderr)
+	}
+}

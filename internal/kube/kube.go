@@ -1,0 +1,412 @@
+// Package kube writes the Kubernetes manifests that run one scenario as N
+// shards: a ConfigMap holding the scenario and the files it names, and an
+// Indexed Job whose pod i runs `firedrill run --shard i/N` with a start
+// time common to all pods. It only writes text: it talks to no cluster,
+// and it imports no Kubernetes package (the tests decode its output
+// strictly into k8s.io/api's types).
+package kube
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Where the pod finds things.
+const (
+	ScenarioDir = "/firedrill/scenario" // the ConfigMap's files
+	RunsDir     = "/firedrill/runs"     // each shard's run directory is under RunsDir/shard-<i>
+	// Markers around a shard's run directory (tar.gz, base64) in its log
+	// when no volume is given.
+	BeginMarker = "-----BEGIN FIREDRILL RUN-----"
+	EndMarker   = "-----END FIREDRILL RUN-----"
+	// DSNEnv is the variable the pod reads the --dsn from (a Secret's key).
+	DSNEnv = "FIREDRILL_DSN"
+)
+
+// maxConfigMap is the API server's limit on a ConfigMap's data (1 MiB),
+// less room for the object's own fields.
+const maxConfigMap = 1<<20 - 16<<10
+
+// Options say what to generate.
+type Options struct {
+	Name      string // the Job's and ConfigMap's name (a DNS-1123 label)
+	Namespace string // "" = the namespace kubectl uses
+	Image     string // an image with firedrill, sh, tar and base64 on PATH
+	Shards    int
+	StartAt   time.Time
+	// Scenario is the scenario file's name inside the ConfigMap (a path
+	// relative to its directory, as are Files' keys).
+	Scenario string
+	// Files are the scenario and every file it names, by path relative to
+	// the scenario's directory.
+	Files map[string][]byte
+	// DSNSecret and DSNKey name the Secret key holding the --dsn; ""
+	// leaves the target to the scenario (target.dsn).
+	DSNSecret, DSNKey string
+	// Claim is a PersistentVolumeClaim (ReadWriteMany) for the run
+	// directories; "" keeps them in the pod and prints each as a tarball
+	// in its log.
+	Claim string
+	// RunArgs are more `firedrill run` flags, passed as given.
+	RunArgs []string
+	// CPU and Memory are each pod's requests and limits ("" = none).
+	CPU, Memory string
+}
+
+var (
+	dns1123   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	keyChars  = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
+	quantity  = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$`)
+	safeImage = regexp.MustCompile(`^[a-zA-Z0-9][-a-zA-Z0-9._/:@]*$`)
+)
+
+// Check reports the first problem with o, in words a user can act on.
+func (o Options) Check() error {
+	switch {
+	case len(o.Name) > 52 || !dns1123.MatchString(o.Name):
+		// 63 less the "-" and index the Job controller appends to pod names.
+		return fmt.Errorf("name %q: a Kubernetes name is lower-case letters, digits and '-', at most 52 characters, starting and ending with a letter or digit (--name)", o.Name)
+	case o.Namespace != "" && (len(o.Namespace) > 63 || !dns1123.MatchString(o.Namespace)):
+		return fmt.Errorf("namespace %q is not a Kubernetes name (--namespace)", o.Namespace)
+	case o.Shards < 1:
+		return fmt.Errorf("--shards %d: need at least 1", o.Shards)
+	case o.Shards > 10000:
+		return fmt.Errorf("--shards %d: at most 10000", o.Shards)
+	case !safeImage.MatchString(o.Image):
+		return fmt.Errorf("--image %q is not an image reference", o.Image)
+	case o.StartAt.IsZero():
+		return fmt.Errorf("no start time (--start-at)")
+	case o.DSNSecret != "" && !dns1123Subdomain(o.DSNSecret):
+		return fmt.Errorf("--dsn-secret %q is not a Secret's name", o.DSNSecret)
+	case o.Claim != "" && !dns1123Subdomain(o.Claim):
+		return fmt.Errorf("--claim %q is not a PersistentVolumeClaim's name", o.Claim)
+	case o.CPU != "" && !quantity.MatchString(o.CPU):
+		return fmt.Errorf("--cpu %q is not a quantity (e.g. 1, 500m)", o.CPU)
+	case o.Memory != "" && !quantity.MatchString(o.Memory):
+		return fmt.Errorf("--memory %q is not a quantity (e.g. 512Mi, 2Gi)", o.Memory)
+	}
+	if _, ok := o.Files[o.Scenario]; !ok {
+		return fmt.Errorf("the scenario %q is not among the files", o.Scenario)
+	}
+	size := 0
+	for name, data := range o.Files {
+		if name == "" || path.IsAbs(name) || path.Clean(name) != name || strings.HasPrefix(name, "../") || name == ".." {
+			return fmt.Errorf("%q: only files in the scenario's directory or below can travel in the ConfigMap", name)
+		}
+		size += len(data)
+	}
+	if size > maxConfigMap {
+		return fmt.Errorf("the scenario and its files are %d bytes; a ConfigMap holds at most about 1 MiB: ship large files in the image instead", size)
+	}
+	return nil
+}
+
+func dns1123Subdomain(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		if !dns1123.MatchString(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// Manifests returns the ConfigMap and the Job, as one YAML stream for
+// `kubectl apply -f -`, after a comment saying how to collect and merge
+// the shards' run directories.
+func Manifests(o Options) ([]byte, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(Instructions(o))
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(configMap(o)); err != nil {
+		return nil, err
+	}
+	if err := enc.Encode(job(o)); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Instructions are the comment at the top of the manifests: apply, wait,
+// collect, merge.
+func Instructions(o Options) string {
+	ns := ""
+	if o.Namespace != "" {
+		ns = " -n " + o.Namespace
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# firedrill: %s as %d shards, all starting at %s.\n", o.Scenario, o.Shards, o.StartAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "#   kubectl%s apply -f THIS_FILE\n", ns)
+	fmt.Fprintf(&b, "#   kubectl%s wait --for=condition=complete --timeout=24h job/%s\n", ns, o.Name)
+	if o.Claim != "" {
+		fmt.Fprintf(&b, "# Each shard writes its run directory under %s/shard-<i>/ on the volume %s;\n", RunsDir, o.Claim)
+		fmt.Fprintf(&b, "# copy them out and merge:\n#   firedrill merge shards/shard-*/* --out merged\n")
+	} else {
+		fmt.Fprintf(&b, "# Each shard prints its run directory (tar.gz, base64) at the end of its log:\n")
+		fmt.Fprintf(&b, "#   mkdir -p shards; for i in $(seq 0 %d); do\n", o.Shards-1)
+		fmt.Fprintf(&b, "#     kubectl%s logs $(kubectl%s get pods -l job-name=%s,batch.kubernetes.io/job-completion-index=$i -o name | tail -n 1) \\\n", ns, ns, o.Name)
+		fmt.Fprintf(&b, "#       | sed -n '/^%s$/,/^%s$/{//!p}' | base64 -d | tar -xzf - -C shards\n", BeginMarker, EndMarker)
+		fmt.Fprintf(&b, "#   done\n#   firedrill merge shards/shard-*/* --out merged\n")
+	}
+	fmt.Fprintf(&b, "#   kubectl%s delete job/%s configmap/%s\n", ns, o.Name, o.Name)
+	return b.String()
+}
+
+type meta struct {
+	Name      string            `yaml:"name"`
+	Namespace string            `yaml:"namespace,omitempty"`
+	Labels    map[string]string `yaml:"labels,omitempty"`
+}
+
+type configMapDoc struct {
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Metadata   meta              `yaml:"metadata"`
+	Data       map[string]string `yaml:"data,omitempty"`
+	BinaryData map[string]string `yaml:"binaryData,omitempty"` // base64, as the API writes it
+}
+
+// keys gives each file a ConfigMap key (keys cannot hold '/'), unique and
+// stable: the files in name order, "f<n>-<name with / as _>".
+func keys(files map[string][]byte) (names []string, key map[string]string) {
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	key = make(map[string]string, len(names))
+	for i, name := range names {
+		k := keyChars.ReplaceAllString(strings.ReplaceAll(name, "/", "_"), "_")
+		if len(k) > 240 {
+			k = k[len(k)-240:]
+		}
+		key[name] = "f" + strconv.Itoa(i) + "-" + k
+	}
+	return names, key
+}
+
+func labels(o Options) map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "firedrill", "app.kubernetes.io/instance": o.Name}
+}
+
+func configMap(o Options) configMapDoc {
+	cm := configMapDoc{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta{Name: o.Name, Namespace: o.Namespace, Labels: labels(o)}}
+	names, key := keys(o.Files)
+	for _, name := range names {
+		data := o.Files[name]
+		if isText(data) {
+			if cm.Data == nil {
+				cm.Data = make(map[string]string)
+			}
+			cm.Data[key[name]] = string(data)
+		} else {
+			if cm.BinaryData == nil {
+				cm.BinaryData = make(map[string]string)
+			}
+			cm.BinaryData[key[name]] = base64.StdEncoding.EncodeToString(data)
+		}
+	}
+	return cm
+}
+
+// isText reports whether data can be a ConfigMap's data value: UTF-8
+// that YAML carries as a string unchanged.
+func isText(data []byte) bool {
+	if !utf8.Valid(data) {
+		return false
+	}
+	for _, r := range string(data) {
+		if r < 0x20 && r != '\n' && r != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+type jobDoc struct {
+	APIVersion string  `yaml:"apiVersion"`
+	Kind       string  `yaml:"kind"`
+	Metadata   meta    `yaml:"metadata"`
+	Spec       jobSpec `yaml:"spec"`
+}
+
+type jobSpec struct {
+	CompletionMode string      `yaml:"completionMode"`
+	Completions    int         `yaml:"completions"`
+	Parallelism    int         `yaml:"parallelism"`
+	BackoffLimit   int         `yaml:"backoffLimit"`
+	Template       podTemplate `yaml:"template"`
+}
+
+type podTemplate struct {
+	Metadata struct {
+		Labels map[string]string `yaml:"labels"`
+	} `yaml:"metadata"`
+	Spec podSpec `yaml:"spec"`
+}
+
+type podSpec struct {
+	RestartPolicy string      `yaml:"restartPolicy"`
+	Containers    []container `yaml:"containers"`
+	Volumes       []volume    `yaml:"volumes"`
+}
+
+type container struct {
+	Name         string        `yaml:"name"`
+	Image        string        `yaml:"image"`
+	Command      []string      `yaml:"command"`
+	Env          []envVar      `yaml:"env,omitempty"`
+	VolumeMounts []volumeMount `yaml:"volumeMounts"`
+	Resources    *resources    `yaml:"resources,omitempty"`
+}
+
+type envVar struct {
+	Name      string `yaml:"name"`
+	ValueFrom struct {
+		SecretKeyRef struct {
+			Name string `yaml:"name"`
+			Key  string `yaml:"key"`
+		} `yaml:"secretKeyRef"`
+	} `yaml:"valueFrom"`
+}
+
+type volumeMount struct {
+	Name      string `yaml:"name"`
+	MountPath string `yaml:"mountPath"`
+	ReadOnly  bool   `yaml:"readOnly,omitempty"`
+}
+
+type resources struct {
+	Requests map[string]string `yaml:"requests"`
+	Limits   map[string]string `yaml:"limits"`
+}
+
+type volume struct {
+	Name                  string                 `yaml:"name"`
+	ConfigMap             *configMapVolume       `yaml:"configMap,omitempty"`
+	EmptyDir              *struct{}              `yaml:"emptyDir,omitempty"`
+	PersistentVolumeClaim *persistentVolumeClaim `yaml:"persistentVolumeClaim,omitempty"`
+}
+
+type configMapVolume struct {
+	Name  string    `yaml:"name"`
+	Items []keyPath `yaml:"items"`
+}
+
+type keyPath struct {
+	Key  string `yaml:"key"`
+	Path string `yaml:"path"`
+}
+
+type persistentVolumeClaim struct {
+	ClaimName string `yaml:"claimName"`
+}
+
+func job(o Options) jobDoc {
+	j := jobDoc{APIVersion: "batch/v1", Kind: "Job", Metadata: meta{Name: o.Name, Namespace: o.Namespace, Labels: labels(o)}}
+	// Indexed: pod i gets JOB_COMPLETION_INDEX=i. A shard that failed is
+	// not retried: its start time has passed, and a second try would
+	// drive its share twice.
+	j.Spec = jobSpec{CompletionMode: "Indexed", Completions: o.Shards, Parallelism: o.Shards, BackoffLimit: 0}
+	j.Spec.Template.Metadata.Labels = labels(o)
+	c := container{
+		Name:    "firedrill",
+		Image:   o.Image,
+		Command: []string{"/bin/sh", "-c", PodScript(o, ScenarioDir, RunsDir)},
+		VolumeMounts: []volumeMount{
+			{Name: "scenario", MountPath: ScenarioDir, ReadOnly: true},
+			{Name: "runs", MountPath: RunsDir},
+		},
+	}
+	if o.DSNSecret != "" {
+		var e envVar
+		e.Name = DSNEnv
+		e.ValueFrom.SecretKeyRef.Name = o.DSNSecret
+		e.ValueFrom.SecretKeyRef.Key = o.DSNKey
+		c.Env = append(c.Env, e)
+	}
+	if o.CPU != "" || o.Memory != "" {
+		r := &resources{Requests: map[string]string{}, Limits: map[string]string{}}
+		if o.CPU != "" {
+			r.Requests["cpu"], r.Limits["cpu"] = o.CPU, o.CPU
+		}
+		if o.Memory != "" {
+			r.Requests["memory"], r.Limits["memory"] = o.Memory, o.Memory
+		}
+		c.Resources = r
+	}
+	names, key := keys(o.Files)
+	cmv := &configMapVolume{Name: o.Name}
+	for _, name := range names {
+		cmv.Items = append(cmv.Items, keyPath{Key: key[name], Path: name})
+	}
+	runs := volume{Name: "runs", EmptyDir: &struct{}{}}
+	if o.Claim != "" {
+		runs = volume{Name: "runs", PersistentVolumeClaim: &persistentVolumeClaim{ClaimName: o.Claim}}
+	}
+	j.Spec.Template.Spec = podSpec{
+		RestartPolicy: "Never",
+		Containers:    []container{c},
+		Volumes:       []volume{{Name: "scenario", ConfigMap: cmv}, runs},
+	}
+	return j
+}
+
+// PodScript is the shell script each pod runs, with the scenario's files
+// under scenarioDir and run directories under runsDir (the tests run it
+// on this machine with other directories). It runs shard
+// $JOB_COMPLETION_INDEX, sends firedrill's output to the log, and without
+// a volume ends the log with the run directory between the markers;
+// firedrill's exit code is the pod's.
+func PodScript(o Options, scenarioDir, runsDir string) string {
+	var b strings.Builder
+	b.WriteString("set -u\n")
+	b.WriteString("i=\"$JOB_COMPLETION_INDEX\"\n")
+	fmt.Fprintf(&b, "out=%s/shard-\"$i\"\n", shellQuote(runsDir))
+	b.WriteString("mkdir -p \"$out\"\n")
+	fmt.Fprintf(&b, "firedrill run %s --shard \"$i/%d\" --start-at %s --out \"$out\"",
+		shellQuote(path.Join(scenarioDir, o.Scenario)), o.Shards, o.StartAt.UTC().Format(time.RFC3339))
+	if o.DSNSecret != "" {
+		// The DSN comes from the Secret through the environment, so it is
+		// in no manifest; firedrill masks its password in all it prints.
+		fmt.Fprintf(&b, " --dsn \"$%s\"", DSNEnv)
+	}
+	for _, a := range o.RunArgs {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString(" 1>&2\n")
+	b.WriteString("rc=$?\n")
+	if o.Claim == "" {
+		fmt.Fprintf(&b, "printf '%%s\\n' %s\n", shellQuote(BeginMarker))
+		fmt.Fprintf(&b, "tar -C %s -czf - shard-\"$i\" | base64\n", shellQuote(runsDir))
+		fmt.Fprintf(&b, "printf '%%s\\n' %s\n", shellQuote(EndMarker))
+	}
+	b.WriteString("exit \"$rc\"\n")
+	return b.String()
+}
+
+// shellQuote quotes s for sh when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -32,6 +32,7 @@ type runOpts struct {
 	progress     time.Duration
 	jsonOut      string
 	scen         scenarioFlags
+	junit        junitFlag
 }
 
 func newRunCmd(env *clikit.Env) *cobra.Command {
@@ -88,6 +89,7 @@ line and column (scenario/README.md, "Parameters").`,
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file; - for standard output (the summary then goes to standard error)")
 	o.scen.add(f)
+	o.junit.add(f, "the thresholds")
 	return cmd
 }
 
@@ -170,6 +172,9 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		if err := writeRunJSON(writeJSON, run, findings, thresholds); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
+	}
+	if err := o.junit.writeRun(env, run, thresholds); err != nil {
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	abs, _ := filepath.Abs(dir)
 	fmt.Fprintf(env.Stdout, "\nrun directory: %s\nreport:        %s\n", abs, filepath.Join(abs, timeline.ReportFile))

@@ -16,7 +16,7 @@ type scenarioFlags struct {
 
 // add puts the flags on a command.
 func (s *scenarioFlags) add(f *pflag.FlagSet) {
-	f.StringArrayVar(&s.sets, "set", nil, "set a scenario key, as written in the file (repeatable): --set workloads.oltp.clients=64, --set duration=30s, --set target.settings.work_mem=64MB; list items by name or index")
+	f.StringArrayVar(&s.sets, "set", nil, "set a scenario key `KEY=VALUE`, as written in the file (repeatable): --set workloads.oltp.clients=64, --set duration=30s, --set target.settings.work_mem=64MB; list items by name or index")
 }
 
 // options adds the flags and the environment to the options a scenario

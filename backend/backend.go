@@ -145,6 +145,14 @@ func EventKindsOf(b Backend) []event.Kind {
 	return append(out, event.Kinds()...)
 }
 
+// SetupMarker is a target that can leave a mark on the server, for a run
+// split over several processes (shards): shard 0 marks that the setup of
+// the run named key is done, and the others wait until they see it.
+type SetupMarker interface {
+	MarkSetupDone(ctx context.Context, key string) error
+	SetupDone(ctx context.Context, key string) (bool, error)
+}
+
 // Restorer is a backend that can put back what runs changed on a given
 // server and could not restore themselves (a run killed outright): for
 // PostgreSQL, the settings that settings events changed.

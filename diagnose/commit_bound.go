@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
@@ -17,6 +18,8 @@ import (
 // is info; it becomes a warning when commit waits hold back throughput
 // the server could otherwise deliver: most active sessions wait for the
 // flush, more of them than there are CPUs, while few run on a CPU.
+// On MariaDB/MySQL it reads the redo-log flush instead
+// (commit_bound_mariadb.go).
 type commitBound struct{}
 
 var _ Rule = commitBound{}
@@ -25,7 +28,8 @@ func (commitBound) ID() string { return "commit-bound" }
 
 // Inputs names the sources the rule reads.
 func (commitBound) Inputs() Inputs {
-	return Inputs{AnyOf: []string{pgmetric.Activity}, Also: []string{pgmetric.Database, pgmetric.WAL, hostmetric.Host}}
+	return Inputs{AnyOf: []string{pgmetric.Activity, mariadbmetric.Processlist},
+		Also: []string{pgmetric.Database, pgmetric.WAL, hostmetric.Host, mariadbmetric.GlobalStatus}}
 }
 
 // Thresholds, as shares of active time.
@@ -46,6 +50,9 @@ func isCommitWait(event string) bool {
 }
 
 func (commitBound) Check(run *timeline.Run) []Finding {
+	if mariadbRun(run) {
+		return mariadbCommitBound(run) // commit_bound_mariadb.go
+	}
 	from, to := loadWindow(run)
 	w := waitsIn(run, from, to, isCommitWait)
 	if w.Samples < 3 || w.Waiting == 0 {

@@ -89,6 +89,7 @@ var detectionCases = []struct {
 	{missingIndex{}, "journal", "", "feed", 2},
 	{connectionSaturation{}, "poolsmall", "", "api", 2},
 	{commitBound{}, "commit", "", "updates", 3},
+	{commitBound{}, "mariadb-commit", "", "updates", 3},
 	{checkpointPressure{}, "checkpoints", "", "ingest", 3},
 	{tempSpill{}, "tempspill", "", "report", 4},
 	{idleBlocker{}, "idleblock", "forgotten-tx", "", 3},

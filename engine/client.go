@@ -23,7 +23,7 @@ type client struct {
 	connMu sync.Mutex // guards conn against Interrupt during -C reconnects
 	vars   *script.Vars
 	env    script.Env
-	choose *rand.Rand // picks scripts, separate from the script's randoms
+	choose *threadChooser // its pgbench thread's script picker
 	shard  *shard
 	cnt    int64 // transactions done (pgbench's per-client counter)
 	timer  *time.Timer
@@ -99,18 +99,13 @@ func newClient(r *run, id int) *client {
 	for _, d := range cfg.Defines {
 		c.vars.SetString(syms.Ref(d.Name), d.Value)
 	}
-	seed := cfg.RandomSeed + uint64(id)*0x9E3779B97F4A7C15
 	c.vars.SetInt(syms.Ref(script.VarScale), int64(cfg.Scale))
 	c.vars.SetInt(syms.Ref(script.VarClientID), int64(id))
-	c.vars.SetInt(syms.Ref(script.VarRandomSeed), int64(cfg.RandomSeed))
-	if !c.vars.IsSet(syms.Ref(script.VarDefaultSeed)) {
-		c.vars.SetInt(syms.Ref(script.VarDefaultSeed), int64(cfg.RandomSeed^0x5DEECE66D))
-	}
-	c.env = script.Env{Vars: c.vars, Rand: script.NewRand(seed)}
+	c.env = script.Env{Vars: c.vars}
+	r.seedClient(c) // pgbench's seeds: Rand, :random_seed, :default_seed
 	if cfg.Stderr != nil {
 		c.env.Debug = stderrWriter{r}
 	}
-	c.choose = rand.New(rand.NewPCG(seed, uint64(id)+1))
 	return c
 }
 
@@ -362,7 +357,7 @@ func (c *client) chooseScript() int {
 	if len(scripts) == 1 {
 		return 0
 	}
-	w := c.choose.IntN(c.r.totalW)
+	w := c.choose.pick(c.r.totalW)
 	for i, s := range scripts {
 		if w < s.Weight {
 			return i

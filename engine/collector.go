@@ -19,7 +19,7 @@ type collector struct {
 type shard struct {
 	mu  sync.Mutex
 	cur *Interval
-	_   [40]byte // keep shards on separate cache lines
+	_   [64 - 16]byte // keep shards on separate cache lines
 }
 
 func newCollector(nShards int, scripts int) *collector {

@@ -26,3 +26,40 @@ func TestDrainKeepsShardsDistinct(t *testing.T) {
 		}
 	}
 }
+
+// Each event loop records into a shard of its own: two loops sharing one
+// would bounce its lock and interval between their cores on every
+// transaction. Without loops (a session that cannot run on one), clients
+// go back to spreading over every shard.
+func TestLoopsHaveTheirOwnShards(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ clients, threads int }{
+		{8, 1}, {8, 2}, {8, 3}, {8, 8}, {8, 16}, // more threads than clients: one loop per client
+		{1000, 64}, // more loops than 2×GOMAXPROCS
+	} {
+		cfg := &Config{Clients: tc.clients, Threads: tc.threads}
+		r := &run{cfg: cfg, col: newCollector(shardCount(cfg), 1)}
+		clients := make([]*client, tc.clients)
+		for i := range clients {
+			clients[i] = &client{id: i, r: r, shard: r.col.shardFor(i)}
+		}
+		if err := r.makeLoops(clients); err != nil {
+			t.Fatal(err)
+		}
+		owner := map[*shard]*eventLoop{}
+		for _, l := range r.loops {
+			for _, c := range l.clients {
+				if o, ok := owner[c.shard]; ok && o != l {
+					t.Errorf("%d clients, -j %d: client %d shares its shard with another loop's clients", tc.clients, tc.threads, c.id)
+				}
+				owner[c.shard] = l
+			}
+		}
+		r.closeLoops()
+		for _, c := range clients {
+			if c.shard != r.col.shardFor(c.id) {
+				t.Errorf("%d clients, -j %d: client %d kept its loop's shard without a loop", tc.clients, tc.threads, c.id)
+			}
+		}
+	}
+}

@@ -361,6 +361,9 @@ type run struct {
 	stderrMu  sync.Mutex
 	totalW    int
 
+	seeds    script.PgbenchSeeds // pgbench's per-client and per-thread seeds (seed.go)
+	choosers []*threadChooser
+
 	pool   *connPool    // nil: every client owns its connection
 	active atomic.Int32 // clients the Shape wants now
 	rateAt atomic.Uint64
@@ -425,11 +428,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		counts[i] = len(s.Commands)
 		totalW += s.Weight
 	}
-	nShards := 2 * runtime.GOMAXPROCS(0)
-	if nShards > cfg.Clients {
-		nShards = cfg.Clients
-	}
-	r := &run{cfg: &cfg, target: target, col: newCollector(nShards, len(cfg.Scripts)),
+	r := &run{cfg: &cfg, target: target, col: newCollector(shardCount(&cfg), len(cfg.Scripts)),
 		cmds: newCommandRecorder(counts, cfg.PerCommand), totalW: totalW}
 	r.active.Store(int32(cfg.Clients))
 	if cfg.Shape != nil {
@@ -482,6 +481,8 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	defer cancelRun()
 	var wg sync.WaitGroup
 	if r.loops != nil {
+		release := reserveLoopProcs(len(r.loops))
+		defer release()
 		for _, l := range r.loops {
 			wg.Add(1)
 			go func() {
@@ -585,6 +586,15 @@ func (cfg *Config) validate() error {
 	return nil
 }
 
+// shardCount is how many collector shards a run has. Goroutine clients
+// spread over a few; an event loop's clients all record into the loop's
+// own (makeLoops), so that no two loops share a shard's lock and
+// interval, whose cache lines would bounce between their cores on every
+// transaction.
+func shardCount(cfg *Config) int {
+	return max(min(2*runtime.GOMAXPROCS(0), cfg.Clients), min(max(cfg.Threads, 1), cfg.Clients))
+}
+
 // makeLoops divides the clients among Threads event loops, in contiguous
 // blocks as pgbench divides them among its threads.
 func (r *run) makeLoops(clients []*client) error {
@@ -598,11 +608,8 @@ func (r *run) makeLoops(clients []*client) error {
 		r.loops = append(r.loops, l)
 		for _, c := range clients[t*len(clients)/n : (t+1)*len(clients)/n] {
 			l.add(c)
+			c.shard = &r.col.shards[t]
 		}
-	}
-	raw := n < runtime.GOMAXPROCS(0)
-	for _, l := range r.loops {
-		l.raw = raw
 	}
 	return nil
 }
@@ -613,6 +620,7 @@ func (r *run) closeLoops() {
 	for _, l := range r.loops {
 		for _, c := range l.clients {
 			c.ls = nil
+			c.shard = r.col.shardFor(c.id)
 		}
 		syscall.Close(l.ep)
 	}

@@ -70,15 +70,6 @@ type eventLoop struct {
 	evs     []syscall.EpollEvent
 	live    int
 	pwait2  bool // epoll_pwait2 (ns timeouts) works
-	ready   bool // the last poll found sockets ready
-	// raw makes even the blocking poll a raw system call, which the Go
-	// runtime does not see: the loop keeps its P, so no thread hand-off,
-	// and no sysmon thread polling it (about 10 % fewer client CPU
-	// cycles and context switches with tpcb-like, whose clients wait on
-	// commits). Only while the loops leave a P for the rest of the
-	// program (ticks, samplers), since a loop blocked this way holds its
-	// P for up to loopTick; a signal (GC, preemption) ends the wait early.
-	raw     bool
 	done    bool // the loop has returned: waits block on poll(2)
 	running *client
 }
@@ -189,54 +180,32 @@ func (l *eventLoop) timeout() int64 {
 	return t
 }
 
-// wait polls for ready sockets, blocking at most timeoutNS. After a poll
-// that found sockets ready it first asks without blocking, through a raw
-// system call the runtime does not have to account for (under select-only
-// load a socket is nearly always ready); after one that found none (slow
-// statements, commits) that would be a wasted call, so it blocks at once.
+// wait polls for ready sockets, blocking at most timeoutNS, through a
+// raw system call, which the Go runtime does not see: the loop keeps its
+// P, so no thread hand-off and no sysmon waking to retake it (see
+// reserveLoopProcs, which leaves a P for the rest of the program). A
+// signal (GC, preemption) ends the wait early. One call both asks and
+// waits: under select-only load a socket is nearly always ready, and
+// the call then returns at once without sleeping.
 func (l *eventLoop) wait(timeoutNS int64) int {
 	evs := unsafe.Pointer(&l.evs[0])
-	if l.ready {
-		n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), 0, 0, 0)
-		if errno == 0 && n > 0 {
-			return int(n)
-		}
-		l.ready = false
-	}
-	if timeoutNS == 0 {
-		return 0
-	}
-	n := l.block(evs, timeoutNS)
-	l.ready = n > 0
-	return n
-}
-
-func (l *eventLoop) block(evs unsafe.Pointer, timeoutNS int64) int {
-	if l.raw && l.pwait2 {
-		ts := syscall.NsecToTimespec(timeoutNS)
-		n, _, errno := syscall.RawSyscall6(sysEpollPwait2, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), uintptr(unsafe.Pointer(&ts)), 0, 0)
-		if errno != 0 {
-			return 0
-		}
-		return int(n)
-	}
 	if l.pwait2 {
 		ts := syscall.NsecToTimespec(timeoutNS)
-		n, _, errno := syscall.Syscall6(sysEpollPwait2, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		n, _, errno := syscall.RawSyscall6(sysEpollPwait2, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), uintptr(unsafe.Pointer(&ts)), 0, 0)
 		if errno != syscall.ENOSYS {
 			if errno != 0 {
 				return 0
 			}
 			return int(n)
 		}
-		l.pwait2 = false
+		l.pwait2 = false // before Linux 5.11: millisecond timeouts
 	}
-	ms := int((timeoutNS + 999_999) / 1_000_000)
-	m, err := syscall.EpollWait(l.ep, l.evs, ms)
-	if err != nil || m < 0 {
+	ms := (timeoutNS + 999_999) / 1_000_000
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), uintptr(ms), 0, 0)
+	if errno != 0 {
 		return 0
 	}
-	return m
+	return int(n)
 }
 
 func (l *eventLoop) resume(c *client) {

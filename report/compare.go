@@ -652,7 +652,7 @@ func judgeDrift(mc *MetricComparison, m compareMetric, minChange float64) {
 	case size < minChange:
 		but = fmt.Sprintf("that is below the %s %% taken as noise", formatPercent(minChange))
 	case size <= mc.Drift:
-		but = fmt.Sprintf("the runs drifted up to %s %% between their own halves", formatPercent(mc.Drift))
+		but = fmt.Sprintf("the runs drifted up to %s between their own halves", driftText(mc.Drift))
 	case mc.ChangeLo <= 0 && mc.ChangeHi >= 0:
 		but = fmt.Sprintf("the confidence intervals allow no change (%s)", changeRange(*mc))
 	default:
@@ -1025,7 +1025,7 @@ func WriteCompareColor(w io.Writer, c *Comparison, color bool) error {
 			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 			fmt.Fprintf(tw, "  metric\t%s\t%s\tchange\tverdict (%s vs %s)\n", nameA, nameB, nameB, nameA)
 			for _, m := range wc.Metrics {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Metric, EstimateText(m.A, m.Unit, m.CVA, m.Unstable), EstimateText(m.B, m.Unit, m.CVB, m.Unstable),
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Metric, EstimateText(m.A, m.Unit, m.CVA), EstimateText(m.B, m.Unit, m.CVB),
 					ChangeText(m), clikit.Paint(color, outcomeColor(m.Outcome), VerdictText(m)))
 			}
 			tw.Flush()

@@ -60,7 +60,7 @@ func compareVerdict(c *Comparison, text string) htmlpage.Verdict {
 		}
 		for _, m := range wc.Metrics {
 			vw.Rows = append(vw.Rows, htmlpage.VerdictRow{
-				Metric: m.Metric, A: EstimateText(m.A, m.Unit, m.CVA, m.Unstable), B: EstimateText(m.B, m.Unit, m.CVB, m.Unstable),
+				Metric: m.Metric, A: EstimateText(m.A, m.Unit, m.CVA), B: EstimateText(m.B, m.Unit, m.CVB),
 				Change: ChangeText(m), Verdict: VerdictText(m), Sentence: m.Verdict, Class: verdictClass(m.Outcome),
 			})
 		}

@@ -179,13 +179,14 @@ func VerdictText(mc MetricComparison) string {
 }
 
 // EstimateText writes one run's median: with its interval ("402 tx/s ±
-// 3%"), or, for an unstable metric, with its coefficient of variation
-// when that is above UnstableCV ("8.101 ms, CV 310 %").
-func EstimateText(e Estimate, unit string, cv float64, unstable bool) string {
+// 3%"), or with its blocks' coefficient of variation ("113.9 ms, CV 112
+// %") when the interval reaches further from the median than the median
+// itself — a "± 723%" says only that the blocks disagree.
+func EstimateText(e Estimate, unit string, cv float64) string {
 	if math.IsInf(e.Lo, 0) && math.IsInf(e.Hi, 0) && e.Center == 0 {
 		return "-"
 	}
-	if unstable && cv > UnstableCV {
+	if e.Center > 0 && max(e.Hi-e.Center, e.Center-e.Lo) > e.Center {
 		return fmt.Sprintf("%s %s, CV %s %%", formatNumber(e.Center), unit, formatPercent(cv))
 	}
 	return formatEstimate(e, unit)
@@ -275,4 +276,13 @@ func foldCommands(cs []string) []string {
 		out[i] = strings.Join(strings.Fields(c), " ")
 	}
 	return out
+}
+
+// driftText writes a run's drift between its halves: "16 %", or "×3.1"
+// from twice as much ("13189 %" said nothing a reader could use).
+func driftText(drift float64) string {
+	if drift >= 1 {
+		return "×" + formatRatio(1+drift)
+	}
+	return formatPercent(drift) + " %"
 }

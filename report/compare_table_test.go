@@ -165,3 +165,28 @@ func TestDiffScripts(t *testing.T) {
 		t.Errorf("second diff %+v", got[1])
 	}
 }
+
+// TestEstimateText: a median's interval, or its CV when the interval
+// reaches further from it than the median itself.
+func TestEstimateText(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		e    Estimate
+		cv   float64
+		want string
+	}{
+		{Estimate{Center: 100, Lo: 90, Hi: 110}, 0.6, "100.0 ms ± 10%"},
+		{Estimate{Center: 113.9, Lo: 20, Hi: 937}, 1.12, "113.9 ms, CV 112 %"},
+		{Estimate{Lo: math.Inf(-1), Hi: math.Inf(1)}, 0, "-"},
+	} {
+		if got := EstimateText(c.e, "ms", c.cv); got != c.want {
+			t.Errorf("EstimateText(%+v, %g) = %q, want %q", c.e, c.cv, got, c.want)
+		}
+	}
+	if got := driftText(131.89); got != "×133" {
+		t.Errorf("driftText(131.89) = %q", got)
+	}
+	if got := driftText(0.16); got != "16 %" {
+		t.Errorf("driftText(0.16) = %q", got)
+	}
+}

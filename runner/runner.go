@@ -67,6 +67,12 @@ type Options struct {
 	// Backends are the kinds of database the run may target; nil is
 	// every backend firedrill is built with (backend/all).
 	Backends *backend.Registry
+	// Shard is the part of a split run this process runs (shard.go);
+	// the zero value runs the whole scenario.
+	Shard Shard
+	// StartAt is when the load starts (all shards of a split run at the
+	// same moment); zero starts it as soon as the run is ready.
+	StartAt time.Time
 }
 
 // Result is what a run left.
@@ -119,6 +125,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := preflight(be, sc, opts.DSN, opts.AllowShell, opts.AllowOutsideSchema); err != nil {
 		return nil, err
 	}
+	if err := CheckShard(opts, time.Now()); err != nil {
+		return nil, err
+	}
 	settleKilled(opts, logf)
 	dir, err := makeRunDir(opts)
 	if err != nil {
@@ -141,6 +150,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	w.RedactWith(red.Redact)
 	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf, red: red, eventKinds: backend.EventKindsOf(be)}
+	man.Shard = r.shardInfo()
 	defer func() {
 		if cerr := w.Close(); cerr != nil && err == nil {
 			err = cerr
@@ -193,7 +203,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 	}()
 
-	if err := tgt.Setup(ctx); err != nil {
+	if err := r.setup(ctx); err != nil { // on shard 0 only (shard.go)
 		return nil, interrupted(ctx, err)
 	}
 	if err := r.plan(); err != nil {
@@ -207,6 +217,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	if err := timeline.WriteJSON(dir, timeline.ManifestFile, &man); err != nil {
 		return nil, err
+	}
+	if err := r.waitStartAt(ctx); err != nil {
+		return nil, interrupted(ctx, err)
 	}
 	if opts.OnStart != nil {
 		opts.OnStart(dir)
@@ -349,6 +362,7 @@ func (r *run) plan() error {
 			return err
 		}
 		fn, clients, rateModel, maxRate := shape(spec)
+		fn, clients, maxRate, runs := r.opts.Shard.shareShape(fn, clients, rateModel, maxRate)
 		stop := spec.Stop
 		if stop == 0 || stop > runEnd {
 			stop = runEnd
@@ -356,7 +370,10 @@ func (r *run) plan() error {
 		seed := uint64(time.Now().UnixNano())
 		if spec.Seed != nil {
 			seed = *spec.Seed
+		} else if r.opts.Shard.Split() {
+			seed = uint64(r.opts.StartAt.UnixNano()) // what the shards share
 		}
+		seed = r.opts.Shard.shardSeed(seed)
 		scale := spec.Scale
 		if scale == 0 {
 			scale = max(r.sc.Setup.PgbenchScale, 1)
@@ -392,7 +409,9 @@ func (r *run) plan() error {
 		if wr.cfg.Duration <= 0 {
 			return fmt.Errorf("workload %s: starts at %v, after the run's end %v", spec.Name, spec.Start, stop)
 		}
-		r.workloads = append(r.workloads, wr)
+		if runs { // a shard may have no client of a small workload
+			r.workloads = append(r.workloads, wr)
+		}
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
 			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: spec.Pool,
 			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: wl.Mode, Settings: spec.Settings,
@@ -402,6 +421,9 @@ func (r *run) plan() error {
 		})
 	}
 	for i := range r.sc.Events {
+		if !r.opts.Shard.Leads() {
+			break // events happen once, on shard 0
+		}
 		spec := r.sc.Events[i]
 		ev, err := event.New(r.eventKinds, spec)
 		if err != nil {
@@ -426,7 +448,7 @@ func sortedKeys(m map[string]string) []string {
 // startSamplers connects the target's samplers and takes the settings
 // snapshot.
 func (r *run) startSamplers(ctx context.Context) error {
-	if r.opts.NoSamplers {
+	if r.opts.NoSamplers || !r.opts.Shard.Leads() { // samplers run once, on shard 0
 		return nil
 	}
 	if sampled, ok := r.tgt.(backend.Sampled); ok {
@@ -797,7 +819,7 @@ func (r *run) mark(m timeline.Mark) {
 // and recorded in the samples, never the run's failure.
 func (r *run) collectEvidence(ctx context.Context) {
 	ev, ok := r.tgt.(backend.Evidenced)
-	if !ok || ctx.Err() != nil {
+	if !ok || ctx.Err() != nil || !r.opts.Shard.Leads() {
 		return
 	}
 	samples, err := ev.Evidence(ctx)

@@ -53,6 +53,8 @@ type Manifest struct {
 	// Frozen are the windows in which the server stopped answering: no
 	// transaction completed and the samplers' queries timed out.
 	Frozen []FrozenWindow `json:"frozen,omitempty"`
+	// Shard says the run is one shard of a split run, or their merge.
+	Shard *ShardInfo `json:"shard,omitempty"`
 }
 
 // FrozenWindow is a time in which the server did not answer.

@@ -110,7 +110,8 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		}
 	}
 	maps.Copy(settings, sc.Target.Settings)
-	inst, err := mdbinstance.Start(ctx, mdbinstance.Options{Settings: settings, Progress: spec.Log})
+	inst, err := mdbinstance.Start(ctx, mdbinstance.Options{Settings: settings, Progress: spec.Log,
+		SlowDisk: event.WantsSlowDisk(sc.Events)})
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded MariaDB: %w", err)
 	}
@@ -255,6 +256,7 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 	if tg.inst != nil {
 		inst := tg.inst
 		env.DataDir = inst.DataDir()
+		env.SlowDisk = inst.SlowDisk()
 		env.Restart = func(ctx context.Context) error { return inst.Restart(ctx, nil) }
 		mt.Restart = inst.Restart
 		mt.Keep = inst.Keep

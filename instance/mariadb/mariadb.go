@@ -20,6 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/firedrill/firedrill/instance/serverproc"
+	"github.com/firedrill/firedrill/internal/slowdisk"
 )
 
 const (
@@ -64,6 +65,11 @@ type Options struct {
 	Settings map[string]string
 	BinDir   string    // where mariadbd and mariadb-install-db are; "" = discover
 	Progress io.Writer // short human progress lines ("starting MariaDB 10.11.19 on …"); nil = silent
+	// SlowDisk builds firedrill's slow-disk library (internal/slowdisk)
+	// and starts mariadbd with it preloaded, so that Instance.SlowDisk can
+	// make its syncs slow (the slow mode of disk_pressure): InnoDB's redo
+	// log and data file flushes go through fsync/fdatasync.
+	SlowDisk bool
 }
 
 // Instance is a running throwaway MariaDB server that owns a private temp
@@ -79,6 +85,8 @@ type Instance struct {
 	runAs    *syscall.Credential // nil: run as the current user
 	progress io.Writer
 	life     *serverproc.Lifecycle // the server, its settings, Restart and Stop
+	env      []string              // added to mariadbd's environment (the slow-disk library)
+	slowDisk slowdisk.Control      // "" without Options.SlowDisk
 }
 
 // Start creates, configures and starts a throwaway server, and returns once
@@ -109,6 +117,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 	inst.dataDir = filepath.Join(inst.dir, dataDirName)
 	inst.logPath = filepath.Join(inst.dir, logFileName)
+	if opts.SlowDisk {
+		inst.slowDisk = slowdisk.ControlIn(inst.dataDir)
+	}
 	if err := inst.create(ctx); err != nil {
 		return nil, errors.Join(err, inst.Stop())
 	}
@@ -128,6 +139,16 @@ func (i *Instance) create(ctx context.Context) error {
 	}
 	if err := i.mkdirOwned(filepath.Join(i.dir, tmpDirName)); err != nil {
 		return err
+	}
+	if i.slowDisk != "" {
+		// In the instance directory, so that it goes with the server and
+		// is reaped with it after a kill. mariadb-install-db runs without
+		// it: only the server's syncs are to be slowed.
+		lib, err := slowdisk.Build(ctx, i.dir)
+		if err != nil {
+			return err
+		}
+		i.env = slowdisk.Env(lib, i.slowDisk)
 	}
 	return i.life.Start(func(settings map[string]string) error {
 		// The option file is read by mariadb-install-db too: settings such as
@@ -251,6 +272,9 @@ func (i *Instance) launch(ctx context.Context, settings map[string]string) error
 		"--tmpdir="+filepath.Join(i.dir, tmpDirName),
 		"--skip-name-resolve")
 	cmd.Dir = i.dir
+	if len(i.env) > 0 {
+		cmd.Env = append(os.Environ(), i.env...)
+	}
 	// SIGKILL: the data is thrown away with the directory, so the quickest
 	// end is the right one when firedrill dies.
 	cmd.SysProcAttr = serverproc.ProcAttr(i.runAs, syscall.SIGKILL)
@@ -375,6 +399,10 @@ func (i *Instance) Dir() string { return i.dir }
 
 // DataDir is the server's data directory.
 func (i *Instance) DataDir() string { return i.dataDir }
+
+// SlowDisk switches the server's slow disk on and off; "" when the
+// instance was started without Options.SlowDisk.
+func (i *Instance) SlowDisk() slowdisk.Control { return i.slowDisk }
 
 // LogPath is the server's error log, for reports and for debugging a failed run.
 func (i *Instance) LogPath() string { return i.logPath }

@@ -33,6 +33,7 @@ type runOpts struct {
 	jsonOut      string
 	scen         scenarioFlags
 	junit        junitFlag
+	shard        shardFlags // --shard, --start-at (shard.go)
 }
 
 func newRunCmd(env *clikit.Env) *cobra.Command {
@@ -90,6 +91,7 @@ line and column (scenario/README.md, "Parameters").`,
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file; - for standard output (the summary then goes to standard error)")
 	o.scen.add(f)
 	o.junit.add(f, "the thresholds")
+	o.shard.add(f)
 	return cmd
 }
 
@@ -119,6 +121,9 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		Command: env.CommandLine(),
 		Log:     logw,
 		Secret:  env.LearnSecret,
+	}
+	if err := o.shard.apply(&ropts); err != nil {
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	var runDir atomic.Value
 	runDir.Store("")
@@ -161,7 +166,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
-	thresholds := report.EvaluateThresholds(sc.Thresholds, run, findings)
+	thresholds := report.EvaluateThresholds(o.shard.thresholds(sc, env.Stderr), run, findings)
 	if len(thresholds) > 0 {
 		fmt.Fprintln(env.Stdout)
 		if err := report.WriteThresholds(env.Stdout, thresholds); err != nil {

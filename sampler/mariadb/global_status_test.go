@@ -1,6 +1,7 @@
 package mariadb
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,5 +34,31 @@ func TestGlobalStatusQueryCache(t *testing.T) {
 	}
 	if _, ok := values[mariadbmetric.Deadlocks]; !ok {
 		t.Errorf("no %s: %v", mariadbmetric.Deadlocks, values)
+	}
+}
+
+// TestGlobalStatusCommits commits a few one-row transactions: the
+// interval has their redo log writes (the test server runs
+// innodb_flush_log_at_trx_commit = 2, so no fsync per commit), and the
+// binary log's group commit counters are there too (0 without log_bin).
+func TestGlobalStatusCommits(t *testing.T) {
+	smp := samplerOf(t, newSet(t), globalStatusName)
+	conn := openSession(t)
+	exec(t, conn, "CREATE TABLE gs_commit (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+	t.Cleanup(func() { exec(t, conn, "DROP TABLE gs_commit") })
+	sample(t, smp)
+	for i := range 5 {
+		exec(t, conn, fmt.Sprintf("INSERT INTO gs_commit VALUES (%d, 0)", i))
+	}
+	time.Sleep(100 * time.Millisecond)
+	values, _ := sample(t, smp)
+	if values[mariadbmetric.LogWritesPerS] <= 0 || values[mariadbmetric.LogWriteRequestsPerS] <= 0 {
+		t.Errorf("after 5 commits: no log writes: %v", values)
+	}
+	for _, key := range []string{mariadbmetric.DataFsyncsPerS, mariadbmetric.DataPendingFsyncs, mariadbmetric.BinlogCommitsPerS, mariadbmetric.BinlogGroupsPerS,
+		mariadbmetric.BinlogGroupByCountPerS, mariadbmetric.BinlogGroupByTimeoutPerS} {
+		if _, ok := values[key]; !ok {
+			t.Errorf("no %s: %v", key, values)
+		}
 	}
 }

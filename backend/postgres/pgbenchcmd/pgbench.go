@@ -6,9 +6,11 @@ package pgbenchcmd
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -271,6 +273,10 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
+	if o.randomSeed != "" || env.Getenv("PGBENCH_RANDOM_SEED") != "" {
+		// As pgbench, so that a run can be replayed (with the same -c).
+		fmt.Fprintf(stderr, "firedrill: setting random seed to %d\n", seed)
+	}
 
 	ctx, stop := env.Context()
 	defer stop()
@@ -521,8 +527,11 @@ func parseDefines(defs []string) ([]engine.Define, error) {
 	return out, nil
 }
 
-// parseSeed reads --random-seed (or PGBENCH_RANDOM_SEED): "time" (the
-// default), "rand", or an unsigned integer.
+// parseSeed reads --random-seed (or PGBENCH_RANDOM_SEED) as pgbench 15
+// does: "time" (the default: the clock in µs), "rand" (8 bytes from the
+// system's strong source), or an unsigned integer as C's strtoul reads it
+// (leading white space and a sign allowed; a negative value wraps, one too
+// large is 18446744073709551615; nothing may follow the digits).
 func parseSeed(flag, env string) (uint64, error) {
 	s := flag
 	if s == "" {
@@ -530,7 +539,7 @@ func parseSeed(flag, env string) (uint64, error) {
 	}
 	switch s {
 	case "", "time":
-		return uint64(time.Now().UnixNano()), nil
+		return uint64(time.Now().UnixMicro()), nil
 	case "rand":
 		var b [8]byte
 		f, err := os.Open("/dev/urandom")
@@ -538,20 +547,48 @@ func parseSeed(flag, env string) (uint64, error) {
 			return 0, fmt.Errorf("could not generate random seed: %w", err)
 		}
 		defer f.Close()
-		if _, err := f.Read(b[:]); err != nil {
+		if _, err := io.ReadFull(f, b[:]); err != nil {
 			return 0, fmt.Errorf("could not generate random seed: %w", err)
 		}
-		var v uint64
-		for _, x := range b {
-			v = v<<8 | uint64(x)
-		}
-		return v, nil
+		return binary.LittleEndian.Uint64(b[:]), nil
 	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
+	v, ok := strtoul(s)
+	if !ok {
 		return 0, fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s)
 	}
 	return v, nil
+}
+
+// strtoul reads the whole of s as sscanf("%lu") does with nothing after.
+func strtoul(s string) (uint64, bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	var v uint64
+	overflow := false
+	for i := 0; i < len(s); i++ {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		if v > (math.MaxUint64-uint64(d))/10 {
+			overflow = true
+		}
+		v = v*10 + uint64(d)
+	}
+	if overflow {
+		return math.MaxUint64, true
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // openTarget returns the connection string of the server to use, starting

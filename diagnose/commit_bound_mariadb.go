@@ -1,0 +1,210 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// The commit-bound rule on MariaDB/MySQL: with
+// innodb_flush_log_at_trx_commit = 1 every COMMIT (an autocommit
+// statement's too) returns only once InnoDB's redo log is flushed to
+// disk. The sessions then sit in the commit states of the process list
+// (mariadbmetric.CommitStates), InnoDB flushes as fast as the device
+// syncs, carrying every commit that queued meanwhile (group commit), and
+// throughput is the flush rate times the commits a flush carries. It is
+// one rule with PostgreSQL's (the same id, so thresholds and drills'
+// expectations name one thing); only what it reads differs.
+
+// commitSmallRows is the most rows a transaction writes for it to count
+// as a small write, whose commit is most of its cost.
+const commitSmallRows = 2
+
+// mariadbCommitBound finds active sessions dominated by commits waiting
+// for the redo-log flush. Like PostgreSQL's, it is info when that is
+// just what durable commits cost on this disk, and a warning when the
+// flush queue is deeper than the CPUs: the sessions could do more work
+// than the log device lets them commit, and the transactions are small
+// writes (at most commitSmallRows rows each), which batching would
+// spare most flushes.
+func mariadbCommitBound(run *timeline.Run) []Finding {
+	flushAtCommit := strings.TrimSpace(settingText(run, "innodb_flush_log_at_trx_commit", "1"))
+	if flushAtCommit != "1" && flushAtCommit != "3" { // 3 is MariaDB's old "1 with group commit"
+		// 0 and 2 do not sync at commit: sessions cannot be waiting for it.
+		return nil
+	}
+	from, to := loadWindow(run)
+	var keys []string
+	for _, state := range mariadbmetric.CommitStates {
+		keys = append(keys, mariadbmetric.State(state))
+	}
+	waiting, peak, samples := meanPerSample(run, mariadbmetric.Processlist, from, to, keys...)
+	active, _, _ := meanPerSample(run, mariadbmetric.Processlist, from, to, mariadbmetric.Active)
+	if samples < 3 || active == 0 || waiting < commitMinQueue {
+		return nil
+	}
+	share := math.Min(1, waiting/active)
+	if share < commitInfoShare {
+		return nil
+	}
+	status := func(key string) Stats { return Over(run.Series(mariadbmetric.GlobalStatus, key), from, to) }
+	fsyncs := status(mariadbmetric.DataFsyncsPerS)
+	if fsyncs.N > 0 && fsyncs.Mean < 1 {
+		// Sessions in these states without InnoDB syncing: whatever they
+		// wait for at commit, it is not the redo log's flush.
+		return nil
+	}
+	cpus := hostCPUs(run)
+	tps := totalTPS(run, from, to)
+	// Rows written per transaction: a small write pays a whole flush for
+	// a few hundred bytes of log; a transaction of many rows has already
+	// spread it, and its waits are what durability costs.
+	rowsPerTrx := 0.0
+	if written := status(mariadbmetric.Handler("update")).Mean + status(mariadbmetric.Handler("write")).Mean +
+		status(mariadbmetric.Handler("delete")).Mean; tps > 0 && written > 0 {
+		rowsPerTrx = written / tps
+	}
+	small := rowsPerTrx == 0 || rowsPerTrx <= commitSmallRows
+	severity := Info
+	if share >= commitWarnShare && waiting >= cpus && small {
+		severity = Warning
+	}
+	f := Finding{Severity: severity, Start: from, End: math.Max(from, to-1e-9),
+		References: []string{
+			"https://mariadb.com/kb/en/innodb-system-variables/#innodb_flush_log_at_trx_commit",
+			"https://mariadb.com/kb/en/group-commit-for-the-binary-log/",
+			"https://mariadb.com/kb/en/replication-and-binary-log-system-variables/#binlog_commit_wait_count",
+			"https://dev.mysql.com/doc/refman/8.0/en/optimizing-innodb-logging.html",
+		}}
+	if len(run.Manifest.Workloads) == 1 {
+		f.Workload = run.Manifest.Workloads[0].Name
+	}
+	var byState []string
+	for _, state := range mariadbmetric.CommitStates {
+		if n, _, _ := meanPerSample(run, mariadbmetric.Processlist, from, to, mariadbmetric.State(state)); n > 0 {
+			byState = append(byState, fmt.Sprintf("\"%s\" %s", state, humanNum(n)))
+		}
+	}
+	f.Evidence = append(f.Evidence, Evidence{Series: mariadbmetric.Series(mariadbmetric.Processlist, mariadbmetric.State("Updating status")+"+"+mariadbmetric.State("Commit")), T: peak.T, Value: share,
+		Text: fmt.Sprintf("%s of the sessions running a statement are committing: %s of %s on average, %s at the peak (%s)",
+			humanPct(share), humanNum(waiting), humanNum(active), humanNum(peak.V), strings.Join(byState, ", "))})
+
+	perFlush := 0.0
+	if fsyncs.N > 0 && fsyncs.Mean > 0 {
+		text := fmt.Sprintf("%s InnoDB fsyncs/s (Innodb_data_fsyncs, the redo log's flushes and a few of the data files'): one every %s", humanNum(fsyncs.Mean), humanMS(1000/fsyncs.Mean))
+		if tps > 0 {
+			perFlush = tps / fsyncs.Mean
+			text += fmt.Sprintf(", for %s transactions/s: %s commits per flush (group commit)", humanNum(tps), humanNum(perFlush))
+		}
+		f.Evidence = append(f.Evidence, Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.DataFsyncsPerS), Value: fsyncs.Mean, Text: text})
+	}
+	if pend := status(mariadbmetric.DataPendingFsyncs); pend.N > 0 && pend.Mean > 0 {
+		f.Evidence = append(f.Evidence, Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.DataPendingFsyncs), Value: pend.Mean,
+			Text: fmt.Sprintf("an fsync in flight in %s of the samples (Innodb_data_pending_fsyncs %s on average): the log device is syncing nearly all the time", humanPct(math.Min(1, pend.Mean)), humanNum(pend.Mean))})
+	}
+	if rowsPerTrx > 0 {
+		text := fmt.Sprintf("%s rows written per transaction (Handler_update + Handler_write + Handler_delete per transaction)", humanNum(rowsPerTrx))
+		if small {
+			text += ": small writes, each paying a whole flush"
+		} else {
+			text += ": each flush already carries many rows; batching further gains less"
+		}
+		f.Evidence = append(f.Evidence, Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, "handler.<write>_per_s"), Value: rowsPerTrx, Text: text})
+	}
+	if lat := commitLatency(run, from, to); lat > 0 && fsyncs.Mean > 0 {
+		f.Evidence = append(f.Evidence, Evidence{Series: "workload:latency_p50", Value: lat,
+			Text: fmt.Sprintf("transactions took %s (median of the intervals' p50), about %s flush intervals: a commit waits for the flush in progress and then its own",
+				humanMS(lat), humanNum(lat/(1000/fsyncs.Mean)))})
+	}
+	for _, e := range eventsOfKind(run, "disk_pressure", from, to) {
+		if d, ok := e.Started["fsync_delay_ms"].(float64); ok && d > 0 {
+			f.Evidence = append(f.Evidence, Evidence{Series: "event:" + e.Name, T: e.Start,
+				Text: fmt.Sprintf("event %s (disk_pressure, slow) made every fsync of the server %s slower from %.0f to %.0f s: a log device with slow syncs", e.Name, humanMS(d), e.Start, e.End)})
+		}
+	}
+	logBin := strings.EqualFold(settingText(run, "log_bin", "OFF"), "ON")
+	syncBinlog := settingText(run, "sync_binlog", "0")
+	if logBin {
+		if bc, bg := status(mariadbmetric.BinlogCommitsPerS), status(mariadbmetric.BinlogGroupsPerS); bc.N > 0 && bg.Mean > 0 {
+			f.Evidence = append(f.Evidence, Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.BinlogGroupsPerS), Value: bg.Mean,
+				Text: fmt.Sprintf("binary log: %s commits/s in %s group commits/s, %s per group (sync_binlog = %s)", humanNum(bc.Mean), humanNum(bg.Mean), humanNum(bc.Mean/bg.Mean), syncBinlog)})
+		}
+	}
+	if idle := Over(run.Series(hostmetric.Host, hostmetric.CPUIdle), from, to); idle.N > 0 {
+		iowait := Over(run.Series(hostmetric.Host, hostmetric.CPUIowait), from, to)
+		f.Evidence = append(f.Evidence, Evidence{Series: "host:cpu.idle", Value: idle.Mean,
+			Text: fmt.Sprintf("host CPU %.0f %% idle and %.0f %% in I/O wait on average, %s CPUs (the machine may be shared)", idle.Mean, iowait.Mean, humanNum(cpus))})
+	}
+	settings := "innodb_flush_log_at_trx_commit = " + flushAtCommit + ", innodb_flush_method = " + settingText(run, "innodb_flush_method", "?") +
+		", log_bin = " + settingText(run, "log_bin", "?")
+	if logBin {
+		settings += ", sync_binlog = " + syncBinlog + ", binlog_commit_wait_count = " + settingText(run, "binlog_commit_wait_count", "0") +
+			", binlog_commit_wait_usec = " + settingText(run, "binlog_commit_wait_usec", "100000")
+	}
+	f.Evidence = append(f.Evidence, Evidence{Series: "settings:innodb_flush_log_at_trx_commit", Text: settings})
+
+	if severity == Warning {
+		f.Headline = fmt.Sprintf("Commit-bound: %s of active sessions wait for the redo-log flush at commit (%s of %s, on %s CPUs) with innodb_flush_log_at_trx_commit = %s",
+			humanPct(share), humanNum(waiting), humanNum(active), humanNum(cpus), flushAtCommit)
+	} else {
+		f.Headline = fmt.Sprintf("Commits wait for the redo-log flush: %s of active sessions (%s on average)", humanPct(share), humanNum(waiting))
+	}
+	if tps > 0 {
+		f.Headline += fmt.Sprintf("; %s transactions/s", humanNum(tps))
+	}
+	if perFlush > 0 {
+		f.Headline += fmt.Sprintf(", %s commits per flush", humanNum(perFlush))
+	}
+	if severity == Info {
+		if !small {
+			f.Headline += fmt.Sprintf(" (%s rows per transaction)", humanNum(rowsPerTrx))
+		}
+		f.Headline += " — what every commit costs with innodb_flush_log_at_trx_commit = 1 on this disk, not a fault"
+	}
+	f.Mechanism = "With innodb_flush_log_at_trx_commit = 1, COMMIT (and every autocommit statement that writes) returns only once InnoDB has written its redo log and fsynced it: " +
+		"the session shows \"Updating status\" or \"Commit\" meanwhile. One flush carries every commit that queued while the previous one ran (group commit), " +
+		"so throughput is the log device's sync rate times the commits per flush, whatever the CPUs could do, and a small transaction pays a whole fsync for a few hundred bytes."
+	if logBin && syncBinlog == "1" {
+		f.Mechanism += " With log_bin on and sync_binlog = 1 each binary log group commit syncs the binary log too, before InnoDB's commit."
+	}
+	if severity == Warning {
+		f.Mechanism += " Here more sessions queue on the flush than there are CPUs: the log device, not work, sets the pace."
+	}
+	f.Remedy = "Commit less often: batch many row changes per transaction (BEGIN; 100 UPDATEs; COMMIT pays one flush instead of 100), or multi-row INSERTs. " +
+		"Put the redo log (innodb_log_group_home_dir) on a device with fast, power-safe syncs (a write-back cache with a battery or capacitor; measure the sync latency with fio --fsync=1). " +
+		"Where losing up to about a second of committed transactions in an operating system crash or power loss is acceptable (a mariadbd crash alone loses nothing), " +
+		"set innodb_flush_log_at_trx_commit = 2 (SET GLOBAL, no restart): the log is written at each commit and synced once a second."
+	if logBin {
+		f.Remedy += " The binary log is on: group commit can gather more transactions per sync with binlog_commit_wait_count (e.g. the number of committers, 16) and binlog_commit_wait_usec (e.g. 2000), which adds up to that delay to a commit"
+		if syncBinlog == "1" {
+			f.Remedy += "; sync_binlog = 1 syncs the binary log per group as well (0 leaves it to the OS, at the price of a binary log that may lag the data after an OS crash)"
+		}
+		f.Remedy += "."
+	} else {
+		f.Remedy += " (Without the binary log there is no group-commit wait to tune: InnoDB already groups the commits that queue during a flush.)"
+	}
+	if severity == Info {
+		f.Remedy = "Nothing is wrong: this is the price of durable commits here. If more throughput is needed, " + strings.ToLower(f.Remedy[:1]) + f.Remedy[1:]
+	}
+	return []Finding{f}
+}
+
+// commitLatency is the median of the workloads' interval p50 latencies in
+// the window, ms (0 without intervals).
+func commitLatency(run *timeline.Run, from, to float64) float64 {
+	var pts []timeline.Point
+	for _, iv := range run.Intervals {
+		if iv.Count == 0 || iv.End <= from || iv.Start >= to {
+			continue
+		}
+		pts = append(pts, timeline.Point{T: iv.End, V: float64(iv.LatencyPct.P50) / 1000})
+	}
+	if len(pts) == 0 {
+		return 0
+	}
+	return Median(pts, math.Inf(-1), math.Inf(1))
+}

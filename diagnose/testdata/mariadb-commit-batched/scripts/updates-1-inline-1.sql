@@ -1,0 +1,23 @@
+\set k random(1, 99980)
+BEGIN;
+UPDATE kv SET v = v + 1 WHERE k = :k;
+UPDATE kv SET v = v + 1 WHERE k = :k + 1;
+UPDATE kv SET v = v + 1 WHERE k = :k + 2;
+UPDATE kv SET v = v + 1 WHERE k = :k + 3;
+UPDATE kv SET v = v + 1 WHERE k = :k + 4;
+UPDATE kv SET v = v + 1 WHERE k = :k + 5;
+UPDATE kv SET v = v + 1 WHERE k = :k + 6;
+UPDATE kv SET v = v + 1 WHERE k = :k + 7;
+UPDATE kv SET v = v + 1 WHERE k = :k + 8;
+UPDATE kv SET v = v + 1 WHERE k = :k + 9;
+UPDATE kv SET v = v + 1 WHERE k = :k + 10;
+UPDATE kv SET v = v + 1 WHERE k = :k + 11;
+UPDATE kv SET v = v + 1 WHERE k = :k + 12;
+UPDATE kv SET v = v + 1 WHERE k = :k + 13;
+UPDATE kv SET v = v + 1 WHERE k = :k + 14;
+UPDATE kv SET v = v + 1 WHERE k = :k + 15;
+UPDATE kv SET v = v + 1 WHERE k = :k + 16;
+UPDATE kv SET v = v + 1 WHERE k = :k + 17;
+UPDATE kv SET v = v + 1 WHERE k = :k + 18;
+UPDATE kv SET v = v + 1 WHERE k = :k + 19;
+COMMIT;

@@ -259,3 +259,22 @@ func TestDrillJUnit(t *testing.T) {
 		}
 	}
 }
+
+// compare --json -: the JSON alone on stdout, the comparison on stderr.
+func TestCompareJSONToStdout(t *testing.T) {
+	t.Parallel()
+	env, out, errb := clikit.MemoryEnv("")
+	if code := Main(env, []string{"compare", compareRunBase, compareRunSlow, "--json", "-", "--warmup", "5s"}); code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || doc["format"] != "firedrill.compare/v1" {
+		t.Errorf("stdout is not the comparison's JSON alone (%v):\n%s", err, firstLines(out.String(), 5))
+	}
+	if !strings.Contains(errb.String(), "A: ") {
+		t.Errorf("the comparison is not on stderr:\n%s", firstLines(errb.String(), 5))
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("a file named - was written")
+	}
+}

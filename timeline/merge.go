@@ -43,7 +43,7 @@ func Merge(dirs []string, out string) (*Run, error) {
 	man.Shard = &ShardInfo{Index: 0, Count: lead.Manifest.Shard.Count, StartAt: lead.Manifest.Shard.StartAt, Run: lead.Manifest.Shard.Run}
 	man.Workloads = append([]WorkloadInfo(nil), lead.Manifest.Workloads...)
 	for i := range man.Workloads {
-		man.Workloads[i].Clients, man.Workloads[i].Rate = 0, 0
+		man.Workloads[i].Clients, man.Workloads[i].Rate, man.Workloads[i].Pool = 0, 0, 0
 	}
 	var errs []string
 	for _, s := range shards {
@@ -66,6 +66,7 @@ func Merge(dirs []string, out string) (*Run, error) {
 				if man.Workloads[i].Name == w.Name {
 					man.Workloads[i].Clients += w.Clients
 					man.Workloads[i].Rate += w.Rate
+					man.Workloads[i].Pool += w.Pool
 				}
 			}
 		}

@@ -62,6 +62,7 @@ type drillOpts struct {
 	progress time.Duration
 	check    string
 	junit    junitFlag
+	metrics  metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
 }
 
 // drillManifest is drill.json in a drill run's directory: what ran, so
@@ -135,6 +136,7 @@ the PASS/FAIL list say which), 1 on usage errors or when a run cannot start,
 	f.DurationVar(&o.progress, "progress", 10*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.check, "check", "", "run nothing: diagnose the variants of an earlier drill run directory again and check them")
 	o.junit.add(f, "the expectations")
+	o.metrics.register(f)
 	return cmd
 }
 
@@ -210,17 +212,22 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 
 	ctx, stop := env.Context()
 	defer stop()
+	metrics, err := o.metrics.start(env)
+	if err != nil {
+		return err
+	}
+	defer metrics.stop(ctx)
 	var done []variantRun
 	for i, p := range plan {
 		sc := p.sc
 		fmt.Fprintf(env.Stderr, "\nfiredrill: [%d/%d] %s: %s (%v)\n", i+1, len(plan), p.variant.Name, p.variant.Summary, sc.Duration)
 		prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 		t0 := time.Now()
-		res, runErr := runner.Run(ctx, runner.Options{
+		res, runErr := runner.Run(ctx, metrics.with(sc, "", filepath.Base(drillDir)+"/", runner.Options{
 			Scenario: sc, RunDir: filepath.Join(drillDir, p.variant.Name), Version: clikit.Version,
 			Command: env.CommandLine(), // as typed; the variant is the run directory's name
 			Log:     clikit.PrefixWriter(env.Stderr, "firedrill: "), OnTick: prog.Tick,
-		})
+		}))
 		if res == nil {
 			if errors.Is(runErr, runner.ErrInterrupted) {
 				return clikit.WithCode(clikit.ExitInterrupted, runErr)

@@ -33,7 +33,8 @@ type runOpts struct {
 	jsonOut      string
 	scen         scenarioFlags
 	junit        junitFlag
-	shard        shardFlags // --shard, --start-at (shard.go)
+	metrics      metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
+	shard        shardFlags   // --shard, --start-at (shard.go)
 }
 
 func newRunCmd(env *clikit.Env) *cobra.Command {
@@ -71,7 +72,11 @@ written in the file (repeatable; lists' items by name or index):
 --set workloads.oltp.clients=64, --set duration=30s. The file may use
 ${NAME} and ${NAME:-default} for environment variables. Both are checked
 as the file is, and a problem is told at its --set argument or the file's
-line and column (scenario/README.md, "Parameters").`,
+line and column (scenario/README.md, "Parameters").
+
+--shard i/N --start-at T runs one shard of a run split over machines or
+pods (docs/sharding.md); 'firedrill merge' combines the shards' run
+directories into one.`,
 		Example: `  firedrill run examples/healthy.yaml
   firedrill run scenario.yaml --set workloads.oltp.clients=64 --set duration=30s
   firedrill run scenario.yaml --json - | jq .thresholds
@@ -91,6 +96,7 @@ line and column (scenario/README.md, "Parameters").`,
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file; - for standard output (the summary then goes to standard error)")
 	o.scen.add(f)
 	o.junit.add(f, "the thresholds")
+	o.metrics.register(f)
 	o.shard.add(f)
 	return cmd
 }
@@ -114,6 +120,11 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	ctx, stop := env.Context()
 	defer stop()
+	metrics, err := o.metrics.start(env)
+	if err != nil {
+		return err
+	}
+	defer metrics.stop(ctx)
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
@@ -138,7 +149,9 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	} else {
 		ropts.Log = nil
 	}
+	metrics.hook(&ropts, sc, o.dsn)
 	res, runErr := runner.Run(ctx, ropts)
+	metrics.finish()
 	live.wait()
 	if res == nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {

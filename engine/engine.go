@@ -475,9 +475,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	defer cancelRun()
 	var wg sync.WaitGroup
 	if r.loops != nil {
-		release := reserveLoopProcs(len(r.loops))
+		raw, release := reserveLoopProcs(len(r.loops))
 		defer release()
 		for _, l := range r.loops {
+			l.raw = raw
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

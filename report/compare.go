@@ -612,18 +612,31 @@ func compareValues(m compareMetric, valuesA, valuesB []float64, opts CompareOpti
 }
 
 // selfDrift compares a run with itself: the median of the second half of
-// its (time-ordered) block values relative to the first half's, as
-// |second/first − 1|. 0 with fewer than four blocks.
+// its (time-ordered) block values relative to the first half's, as the
+// larger of second/first and first/second, minus 1 (a halving and a
+// doubling both drift 1). 0 with fewer than four blocks.
 func selfDrift(values []float64) float64 {
 	if len(values) < 4 {
 		return 0
 	}
 	half := len(values) / 2
 	first, second := median(values[:half]), median(values[len(values)-half:])
-	if first == 0 {
+	if first <= 0 || second <= 0 {
 		return 0
 	}
-	return math.Abs(second/first - 1)
+	return ratioSize(second/first - 1)
+}
+
+// ratioSize is how far a relative change is from none as a ratio, minus
+// 1: +0.25 and −0.2 (×1.25 and ÷1.25) are both 0.25, and −0.9999 is
+// 9999, not 1 — so that a fall to a ten-thousandth is never "no larger"
+// than a run that drifts by half.
+func ratioSize(change float64) float64 {
+	r := 1 + change
+	if r <= 0 {
+		return math.Inf(1)
+	}
+	return max(r, 1/r) - 1
 }
 
 func median(values []float64) float64 {
@@ -651,7 +664,7 @@ func judgeDrift(mc *MetricComparison, m compareMetric, minChange float64) {
 		return // too few blocks for an interval; the test alone decides
 	case size < minChange:
 		but = fmt.Sprintf("that is below the %s %% taken as noise", formatPercent(minChange))
-	case size <= mc.Drift:
+	case ratioSize(mc.Change) <= mc.Drift:
 		but = fmt.Sprintf("the runs drifted up to %s between their own halves", driftText(mc.Drift))
 	case mc.ChangeLo <= 0 && mc.ChangeHi >= 0:
 		but = fmt.Sprintf("the confidence intervals allow no change (%s)", changeRange(*mc))

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -130,8 +132,9 @@ func outcomeOf(mc MetricComparison, m compareMetric) string {
 }
 
 // ChangeText writes a metric's change with its interval: "−12 % (−20 %
-// to −4 %)", "×20.6 (×10.6 to ×30.6)" from twice as much up, or
-// "unstable (CV …)" when the blocks cannot bound it.
+// to −4 %)", "×20.6 (×10.6 to ×30.6)" from twice as much up, "÷15900
+// (÷21000 to ÷9800)" from half as much down, or "unstable (CV …)" when the
+// blocks cannot bound it.
 func ChangeText(mc MetricComparison) string {
 	switch {
 	case mc.Unstable:
@@ -146,6 +149,15 @@ func ChangeText(mc MetricComparison) string {
 			hi = "×" + formatRatio(1+mc.ChangeHi)
 		}
 		return fmt.Sprintf("×%s (×%s to %s)", formatRatio(1+mc.Change), formatRatio(1+mc.ChangeLo), hi)
+	case mc.Change <= -0.5:
+		// Half or less: "÷15900" says what "−100 %" rounds away.
+		div := func(change float64) string {
+			if 1+change <= 0 || math.IsInf(change, 0) {
+				return "?"
+			}
+			return "÷" + formatRatio(1/(1+change))
+		}
+		return fmt.Sprintf("%s (%s to %s)", div(mc.Change), div(mc.ChangeLo), div(mc.ChangeHi))
 	case math.IsInf(mc.ChangePM, 0):
 		return signedPercent(mc.Change) + " (± ?)"
 	}
@@ -174,6 +186,11 @@ func VerdictText(mc MetricComparison) string {
 	switch mc.Outcome {
 	case OutcomeUnknown, OutcomeTooFew:
 		return mc.Verdict
+	case OutcomeNoise:
+		// Why it is noise, which the reader cannot guess.
+		if _, why, ok := strings.Cut(mc.Verdict, ", but "); ok {
+			return fmt.Sprintf("within noise, %s: %s", formatP(mc.P), why)
+		}
 	}
 	return mc.Outcome + ", " + formatP(mc.P)
 }
@@ -186,10 +203,14 @@ func EstimateText(e Estimate, unit string, cv float64) string {
 	if math.IsInf(e.Lo, 0) && math.IsInf(e.Hi, 0) && e.Center == 0 {
 		return "-"
 	}
-	if e.Center > 0 && max(e.Hi-e.Center, e.Center-e.Lo) > e.Center {
-		return fmt.Sprintf("%s %s, CV %s %%", formatNumber(e.Center), unit, formatPercent(cv))
+	center := formatNumber(e.Center) + " " + unit
+	if unit == "ms" && e.Center >= 1000 {
+		center = formatNumber(e.Center/1000) + " s"
 	}
-	return formatEstimate(e, unit)
+	if e.Center > 0 && max(e.Hi-e.Center, e.Center-e.Lo) > e.Center {
+		return fmt.Sprintf("%s, CV %s %%", center, formatPercent(cv))
+	}
+	return fmt.Sprintf("%s ± %s", center, benchmath.Summary{Center: e.Center, Lo: e.Lo, Hi: e.Hi}.PctRangeString())
 }
 
 // ScriptDiff is one script file of a workload whose commands differ

@@ -133,6 +133,8 @@ func TestChangeText(t *testing.T) {
 		{"unstable", MetricComparison{Unstable: true, CVA: 1.2, CVB: 0.1, Change: 120}, "unstable (CV 120 % in A)"},
 		{"unstable in both", MetricComparison{Unstable: true, CVA: 0.6, CVB: 0.9}, "unstable (CV 60 % in A, 90 % in B)"},
 		{"not measured", MetricComparison{Change: math.NaN()}, "-"},
+		{"half or less is a divisor", MetricComparison{Change: -0.9999, ChangeLo: -0.99995, ChangeHi: -0.999, ChangePM: 0.001}, "÷10000 (÷20000 to ÷1000)"},
+		{"down to nothing", MetricComparison{Change: -0.6, ChangeLo: -1, ChangeHi: -0.5, ChangePM: 0.4}, "÷2.5 (? to ÷2.0)"},
 		{"no change at all", MetricComparison{}, "0 %"},
 	} {
 		if got := ChangeText(c.mc); got != c.want {
@@ -188,5 +190,24 @@ func TestEstimateText(t *testing.T) {
 	}
 	if got := driftText(0.16); got != "16 %" {
 		t.Errorf("driftText(0.16) = %q", got)
+	}
+}
+
+// TestRatioSize: rises and falls of the same ratio weigh the same, so a
+// fall to a ten-thousandth is far beyond a drift of ×2.5.
+func TestRatioSize(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ change, want float64 }{
+		{0.25, 0.25}, {-0.2, 0.25}, {-0.9999, 9999}, {0, 0}, {1, 1}, {-0.5, 1},
+	} {
+		if got := ratioSize(c.change); math.Abs(got-c.want) > 1e-6*max(1, c.want) {
+			t.Errorf("ratioSize(%g) = %g, want %g", c.change, got, c.want)
+		}
+	}
+	if !math.IsInf(ratioSize(-1), 1) {
+		t.Error("a fall to nothing is infinitely far")
+	}
+	if got := selfDrift([]float64{10, 10, 5, 5}); got != 1 {
+		t.Errorf("a run halving drifts %g, want 1", got)
 	}
 }

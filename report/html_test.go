@@ -135,7 +135,7 @@ func TestWriteHTMLNothingRecorded(t *testing.T) {
 	for _, want := range []string{
 		"No findings.", "could not map shared memory",
 		"no data: no workload intervals were recorded (the run failed: server exited",
-		"no data: no samplers ran in this run",
+		"not charted: no samplers ran in this run", // the database's charts, each left out with one line
 		"the run has no summary.json",
 	} {
 		if !strings.Contains(page, html.EscapeString(want)) {
@@ -148,7 +148,7 @@ func TestWriteHTMLNothingRecorded(t *testing.T) {
 }
 
 // TestWriteHTMLSamplerNotes: a chart whose sampler ran but could not read
-// says what the sampler said.
+// is left out, with one line saying what the sampler said.
 func TestWriteHTMLSamplerNotes(t *testing.T) {
 	t.Parallel()
 	run, findings := genRunDir(t, quickRun())
@@ -169,8 +169,11 @@ func TestWriteHTMLSamplerNotes(t *testing.T) {
 	if err := WriteHTML(&buf, run, findings); err != nil {
 		t.Fatal(err)
 	}
-	if want := "no data: pg_stat_slru: pg_stat_slru needs PostgreSQL 13 or newer"; !strings.Contains(buf.String(), want) {
+	if want := "not charted: pg_stat_slru: pg_stat_slru needs PostgreSQL 13 or newer"; !strings.Contains(buf.String(), want) {
 		t.Errorf("page lacks %q", want)
+	}
+	if strings.Contains(buf.String(), `data-chart="slru"`) {
+		t.Error("the SLRU chart without data still takes a place on the page")
 	}
 }
 

@@ -388,7 +388,7 @@ func (r *run) plan() error {
 			Scripts: scripts, Symbols: syms, Defines: defines, Scale: scale,
 			Clients: clients, Duration: stop - spec.Start, LatencyLimit: spec.LatencyLimit,
 			MaxTries: max(spec.MaxTries, 1), PerCommand: true, RandomSeed: seed,
-			Ticks: wr.ticks, Shape: fn, Pool: spec.Pool, PoolTimeout: spec.PoolTimeout,
+			Ticks: wr.ticks, Shape: fn, Pool: r.opts.Shard.sharePool(spec.Pool), PoolTimeout: spec.PoolTimeout,
 			ContinueOnError: true, Stderr: r.opts.Log,
 			FailureLimit: engine.FailureLimit{Ratio: r.sc.AbortOnFailure.Ratio, For: r.sc.AbortOnFailure.For},
 			OnOutage:     r.outageMarker(spec.Name),
@@ -413,7 +413,7 @@ func (r *run) plan() error {
 			r.workloads = append(r.workloads, wr)
 		}
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
-			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: spec.Pool,
+			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: r.opts.Shard.sharePool(spec.Pool),
 			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: wl.Mode, Settings: spec.Settings,
 			// What the scripts read but never set, as the scenario gave it
 			// (not the engine's default scale of 1), for the lock-order analysis.

@@ -93,6 +93,18 @@ func (s Shard) shareShape(fn func(time.Duration) (int, float64), clients int, ra
 	return fn, mine, maxRate * part, true
 }
 
+// sharePool is this shard's part of a workload's pool of connections,
+// split as clients are so that the shards open as many as one process
+// would; at least one, as a pool of 0 means no pool (a connection per
+// client). So a pool smaller than the shards grows by the shards that
+// would otherwise get none.
+func (s Shard) sharePool(pool int) int {
+	if pool == 0 || !s.Split() {
+		return pool
+	}
+	return max(1, s.ScaleInt(pool))
+}
+
 // shardSeed is a shard's random seed, derived from the run's: splitmix64
 // of the seed and the index, so that the shards' streams (and Poisson
 // arrivals) are independent and a whole run keeps its seed.

@@ -123,6 +123,29 @@ func TestShareShape(t *testing.T) {
 	}
 }
 
+// A pool splits as clients do, never into "no pool".
+func TestSharePool(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ pool, n, want int }{
+		{pool: 0, n: 4, want: 0},   // no pool stays none
+		{pool: 8, n: 4, want: 8},   // 2 each
+		{pool: 10, n: 4, want: 10}, // 2, 3, 2, 3
+		{pool: 2, n: 4, want: 4},   // 0, 1, 0, 1 would be "no pool": 1 each
+	} {
+		sum := 0
+		for i := range tc.n {
+			p := Shard{i, tc.n}.sharePool(tc.pool)
+			if tc.pool > 0 && p < 1 {
+				t.Errorf("pool %d, shard %d/%d: %d", tc.pool, i, tc.n, p)
+			}
+			sum += p
+		}
+		if sum != tc.want {
+			t.Errorf("pool %d over %d shards: %d connections, want %d", tc.pool, tc.n, sum, tc.want)
+		}
+	}
+}
+
 // Shards draw different random streams from one run seed; a whole run
 // keeps its seed.
 func TestShardSeed(t *testing.T) {

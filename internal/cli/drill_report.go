@@ -36,16 +36,22 @@ func topFinding(fs []diagnose.Finding) (diagnose.Finding, bool) {
 }
 
 // fixLine is a remedy's first sentence (a period or semicolon outside
-// `code`), cut at a word boundary to fixLineMax characters.
+// `code` and parentheses), cut at a word boundary to fixLineMax
+// characters.
 func fixLine(remedy string) string {
 	remedy = strings.Join(strings.Fields(remedy), " ")
-	inCode := false
+	inCode, depth := false, 0
 	end := len(remedy)
 	for i, r := range remedy {
 		switch {
 		case r == '`':
 			inCode = !inCode
-		case !inCode && (r == '.' || r == ';') && (i+1 == len(remedy) || remedy[i+1] == ' '):
+		case inCode:
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0 && (r == '.' || r == ';') && (i+1 == len(remedy) || remedy[i+1] == ' '):
 			end = i + 1
 		}
 		if end < len(remedy) {

@@ -170,6 +170,7 @@ func TestFixLine(t *testing.T) {
 		{"Add an index. Then vacuum.", "Add an index."},
 		{"Run `SELECT 1; SELECT 2;` first; then wait.", "Run `SELECT 1; SELECT 2;` first;"},
 		{"No period at all", "No period at all"},
+		{"Make it fast (see the index; EXPLAIN it), then size the pool. More.", "Make it fast (see the index; EXPLAIN it), then size the pool."},
 		{strings.Repeat("word ", 60) + "end.", strings.TrimSpace(strings.Repeat("word ", 40)) + " …"},
 	} {
 		if got := fixLine(c.remedy); got != c.want {

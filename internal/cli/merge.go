@@ -17,7 +17,7 @@ import (
 )
 
 func newMergeCmd(env *clikit.Env) *cobra.Command {
-	var out, scenarioPath string
+	var out, scenarioPath, jsonOut string
 	cmd := &cobra.Command{
 		Use:   "merge SHARD_RUN_DIR... --out RUN_DIR",
 		Short: "Combine the run directories of a split run's shards (run --shard i/N) into one",
@@ -43,6 +43,7 @@ may also be a shard's --out holding its one run directory.`,
   firedrill report runs/merged`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			env, writeJSON := env.ForJSON(jsonOut) // --json -: JSON on stdout, the summary on stderr
 			if out == "" {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("merge: give the directory to write with --out (it must not exist or be empty)"))
 			}
@@ -71,9 +72,18 @@ may also be a shard's --out holding its one run directory.`,
 			if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 				return err
 			}
-			failed, err := judgeMergedThresholds(env, run, findings, scenarioPath)
+			thresholds, err := judgeMergedThresholds(env, run, findings, scenarioPath)
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
+			}
+			if jsonOut != "" {
+				if err := writeRunJSON(writeJSON, run, findings, thresholds); err != nil {
+					return clikit.WithCode(clikit.ExitUsage, err)
+				}
+			}
+			var failed []string
+			for _, r := range report.FailedThresholds(thresholds) {
+				failed = append(failed, r.Metric+" "+r.Condition)
 			}
 			abs, _ := filepath.Abs(run.Dir)
 			fmt.Fprintf(env.Stdout, "\nmerged %d shards into: %s\nreport: %s\n", len(args), abs, filepath.Join(abs, timeline.ReportFile))
@@ -84,6 +94,7 @@ may also be a shard's --out holding its one run directory.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the merged run directory to create (must not exist or be empty)")
+	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the merged run's result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file; - for standard output")
 	cmd.Flags().StringVar(&scenarioPath, "scenario", "", "judge this scenario file's thresholds on the merged run (default: the scenario.yaml the shards kept, when it reads without its script files)")
 	return cmd
 }
@@ -112,10 +123,10 @@ func onlyRunIn(dir string) string {
 }
 
 // judgeMergedThresholds judges the scenario's thresholds on the merged run
-// and prints them; it returns those that failed. The scenario is the file
+// and prints them. The scenario is the file
 // given, else the copy the shards kept; a copy that does not read (its
 // script files are elsewhere) is said and skipped.
-func judgeMergedThresholds(env *clikit.Env, run *timeline.Run, findings []diagnose.Finding, path string) ([]string, error) {
+func judgeMergedThresholds(env *clikit.Env, run *timeline.Run, findings []diagnose.Finding, path string) ([]report.ThresholdResult, error) {
 	given := path != ""
 	if !given {
 		path = filepath.Join(run.Dir, timeline.ScenarioFile)
@@ -142,9 +153,5 @@ func judgeMergedThresholds(env *clikit.Env, run *timeline.Run, findings []diagno
 	if err := report.WriteThresholds(env.Stdout, results); err != nil {
 		return nil, err
 	}
-	var failed []string
-	for _, r := range report.FailedThresholds(results) {
-		failed = append(failed, r.Metric+" "+r.Condition)
-	}
-	return failed, nil
+	return results, nil
 }

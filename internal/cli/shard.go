@@ -23,7 +23,8 @@ func (s *shardFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&s.startAt, "start-at", "", "start the load at this moment (RFC 3339, e.g. 2026-11-25T07:00:00Z), the same for every shard; setup is done before it")
 }
 
-// apply puts the flags into the run's options.
+// apply puts the flags into the run's options (whose Scenario and DSN are
+// set) and checks them.
 func (s *shardFlags) apply(o *runner.Options) error {
 	if s.shard != "" {
 		sh, err := runner.ParseShard(s.shard)
@@ -40,7 +41,7 @@ func (s *shardFlags) apply(o *runner.Options) error {
 		}
 		o.StartAt = at
 	}
-	return nil
+	return runner.CheckShard(*o, time.Now()) // before anything is printed; Run checks again
 }
 
 // thresholds are the scenario's thresholds to judge at the end of run:

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -113,7 +114,7 @@ thresholds:
 	for i := range 4 {
 		outs = append(outs, filepath.Join(tmp, fmt.Sprintf("shard-%d", i)))
 	}
-	out := runCLI(t, tmp, append(append([]string{"merge"}, outs...), "--out", mergedDir)...)
+	out := runCLI(t, tmp, append(append([]string{"merge"}, outs...), "--out", mergedDir, "--json", filepath.Join(tmp, "merged.json"))...)
 	if !strings.Contains(out, "merged 4 shards") || !strings.Contains(out, "w.tps") {
 		t.Errorf("merge's output does not say what it did, or does not judge the threshold:\n%s", out)
 	}
@@ -169,6 +170,22 @@ thresholds:
 	t.Logf("median latency: one process %d µs, 4 shards %d µs; p99 %d µs and %d µs", p1, p4, s1.LatencyPct.P99, ws.LatencyPct.P99)
 	if p1 < 4000 || p4 < 4000 || p1 > 250_000 || p4 > 250_000 {
 		t.Errorf("median latency: one process %d µs, 4 shards %d µs; both should be just over the 4 ms sleep", p1, p4)
+	}
+
+	var result struct {
+		Passed     bool
+		Workloads  []struct{ Transactions int64 }
+		Thresholds []struct {
+			Metric string
+			Passed bool
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(tmp, "merged.json")); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(b, &result); err != nil {
+		t.Error(err)
+	} else if !result.Passed || len(result.Workloads) != 1 || result.Workloads[0].Transactions != ws.Count || len(result.Thresholds) != 1 || !result.Thresholds[0].Passed {
+		t.Errorf("merge --json: %+v, want passed with %d transactions and its threshold", result, ws.Count)
 	}
 
 	// The merge reads as any run.

@@ -1,6 +1,7 @@
 // firedrill report: draws the charts from the page's JSON blob with uPlot,
 // one plot per chart, all on one time axis (seconds since the run's start)
-// with a synced cursor and zoom, event and finding bands on every chart.
+// with a synced cursor and zoom; events and finding windows in lanes above
+// each plot (never over the data), every axis and legend entry with its unit.
 // When done it writes a self-test into <pre id="selftest"> that the Go
 // test reads through a headless browser.
 (function () {
@@ -29,9 +30,9 @@
   var timing = { data: Date.now() - started };
 
   var SEV = {
-    critical: { line: "#b71c1c", fill: "rgba(198,40,40,0.05)", bar: "rgba(198,40,40,0.55)" },
-    warning: { line: "#9a5200", fill: "rgba(217,122,0,0.05)", bar: "rgba(217,122,0,0.55)" },
-    info: { line: "#1f5f9c", fill: "rgba(31,111,180,0.04)", bar: "rgba(31,111,180,0.5)" }
+    critical: { line: "#b71c1c", bar: "rgba(198,40,40,0.32)" },
+    warning: { line: "#c06a00", bar: "rgba(217,122,0,0.34)" },
+    info: { line: "#1f5f9c", bar: "rgba(31,111,180,0.22)" }
   };
   function sev(s) { return SEV[s] || SEV.info; }
 
@@ -82,6 +83,7 @@
     if (v == null || !isFinite(v)) return "—";
     switch (unit) {
       case "ms": return msText(v);
+      case "s": return v >= 1 || v === 0 ? sig3(v) + " s" : msText(v * 1000);
       case "pct": return (v >= 0.9995 && v < 1 ? trim(v * 100, 2) : trim(v * 100, 1)) + "%";
       case "pct100": return trim(v, 1) + "%";
       case "bytes": return bytes(v);
@@ -95,13 +97,33 @@
   function tick(unit, v, incr) {
     if (v == null) return "";
     switch (unit) {
-      case "ms": return v >= 1000 ? trim(v / 1000, tickDecimals(incr / 1000)) + " s" : trim(v, tickDecimals(incr)) + "";
+      case "ms": return v >= 1000 ? trim(v / 1000, tickDecimals(incr / 1000)) + " s" : trim(v, tickDecimals(incr)) + " ms";
+      case "s": return trim(v, tickDecimals(incr)) + " s";
       case "pct": return trim(v * 100, tickDecimals(incr * 100)) + "%";
       case "pct100": return trim(v, tickDecimals(incr)) + "%";
       case "bytes": case "bytesps": return v === 0 ? "0" : si(v) + "B";
       case "aas": case "cores": return trim(v, tickDecimals(incr));
       default: return Math.abs(v) >= 1e4 ? si(v) : trim(v, tickDecimals(incr));
     }
+  }
+
+  // The unit a reader reads, for axes that do not name their own (the
+  // report's axes all do; this keeps older callers' pages labelled).
+  var UNIT_TEXT = { rate: "/s", ms: "ms", s: "s", pct: "%", pct100: "%", bytes: "bytes", bytesps: "bytes/s", cores: "cores", aas: "sessions" };
+  function unitText(ax) { return ax.text || UNIT_TEXT[ax.unit] || ""; }
+  // withUnit appends the unit to a name unless the name already says it
+  // (as a word: "s" in "longest wait" is no unit).
+  function saysUnit(name, text) {
+    for (var i = name.indexOf(text); i >= 0; i = name.indexOf(text, i + 1)) {
+      var before = i === 0 ? " " : name.charAt(i - 1), after = name.charAt(i + text.length) || " ";
+      if (/[\s(]/.test(before) && /[\s),]/.test(after)) return true;
+    }
+    return false;
+  }
+  function withUnit(name, text) {
+    if (!text || saysUnit(name, text)) return name;
+    if (/\/s$/.test(text) && /\/s\b/.test(name)) return name;
+    return name + " (" + text + ")";
   }
 
   // ---- data -------------------------------------------------------------
@@ -163,101 +185,106 @@
     return out;
   }
 
-  // ---- bands ------------------------------------------------------------
+  // ---- lanes ------------------------------------------------------------
 
   function xPos(u, t) { return u.valToPos(t, "x", true); }
 
-  // lanes gives each finding a lane of the bar strip at the bottom of
-  // every plot, so overlapping windows stay apart (at most 4 lanes).
+  // Above every plot, in its top padding (outside the plot area, so no
+  // window ever covers a line): a lane of events, then one lane per
+  // overlapping finding (at most 4), each window a bar named F1… as in
+  // the list at the top. Inside the plot only thin grey lines mark where
+  // events start and end.
   var BY_START = D.findings.map(function (f, i) { return i; })
     .sort(function (a, b) { return D.findings[a].t0 - D.findings[b].t0 || a - b; });
+  // Lanes are given most severe first (the findings' order), so the top
+  // lane holds the finding the list at the top leads with.
   var LANES = (function () {
     var ends = [], lanes = [];
-    BY_START.forEach(function (i) {
+    D.findings.forEach(function (f0, i) {
       var f = D.findings[i], t1 = Math.max(f.t1, f.t0), lane = 0;
-      while (lane < ends.length && ends[lane] >= f.t0 && lane < 3) lane++;
-      ends[lane] = Math.max(ends[lane] || -Infinity, t1 + 0.001);
+      while (lane < 3 && (ends[lane] || []).some(function (w) { return w[0] <= t1 && f.t0 <= w[1]; })) lane++;
+      (ends[lane] = ends[lane] || []).push([f.t0, t1 + 0.001]);
       lanes[i] = lane;
     });
     return lanes;
   })();
   var NLANES = LANES.length ? Math.max.apply(null, LANES) + 1 : 0;
-  var LANE_PX = 5;
+  var LANE_H = 14, EVENT_H = D.events.length ? 15 : 0;
+  var PAD_TOP = NLANES || EVENT_H ? EVENT_H + NLANES * LANE_H + 4 : 0;
+  var laneFont = "11px system-ui, -apple-system, 'Segoe UI', Roboto, 'Liberation Sans', 'DejaVu Sans', sans-serif";
 
-  function drawBands(u) {
-    var ctx = u.ctx, b = u.bbox, pr = uPlot.pxRatio, bottom = b.top + b.height;
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(b.left, b.top, b.width, b.height);
-    ctx.clip();
-    D.events.forEach(function (e) {
-      var t1 = e.t1 < 0 ? DUR : e.t1, x0 = xPos(u, e.t0), x1 = xPos(u, t1);
-      var outage = e.kind === "outage";
-      if (x1 - x0 >= 1) {
-        ctx.fillStyle = outage ? "rgba(198,40,40,0.16)" : e.error ? "rgba(198,40,40,0.08)" : "rgba(90,100,120,0.10)";
-        ctx.fillRect(x0, b.top, x1 - x0, b.height);
-      }
-      ctx.strokeStyle = e.error ? "rgba(160,24,24,0.8)" : "rgba(70,78,92,0.7)";
-      ctx.lineWidth = pr;
-      ctx.setLineDash([4 * pr, 3 * pr]);
-      ctx.beginPath();
-      ctx.moveTo(Math.round(x0) + 0.5, b.top); ctx.lineTo(Math.round(x0) + 0.5, bottom);
-      if (x1 - x0 >= 1) { ctx.moveTo(Math.round(x1) + 0.5, b.top); ctx.lineTo(Math.round(x1) + 0.5, bottom); }
-      ctx.stroke();
-    });
-    D.findings.forEach(function (f, i) {
-      var c = sev(f.severity), x0 = xPos(u, f.t0), x1 = f.t1 > f.t0 ? xPos(u, f.t1) : x0, w = Math.max(x1 - x0, 2 * pr);
-      // An info finding (advice, often about the whole run) gets its bar
-      // only: tinting every chart for it would hide the windows that matter.
-      if (f.severity !== "info") {
-        ctx.fillStyle = c.fill;
-        ctx.fillRect(x0, b.top, w, b.height);
-      }
-      ctx.fillStyle = c.bar;
-      ctx.fillRect(x0, bottom - (LANES[i] + 1) * LANE_PX * pr, w, (LANE_PX - 1) * pr);
-    });
-    ctx.restore();
+  // fitText cuts text to maxW pixels, with an ellipsis.
+  function fitText(ctx, text, maxW) {
+    if (ctx.measureText(text).width <= maxW) return text;
+    var lo = 0, hi = text.length;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (ctx.measureText(text.slice(0, mid) + "…").width <= maxW) lo = mid; else hi = mid - 1;
+    }
+    return lo > 0 ? text.slice(0, lo) + "…" : "";
   }
 
-  // drawLabels names the events at the top of each band and numbers the
-  // findings above their bars (F1 is the strip's first), on top of the
-  // series.
-  function drawLabels(u) {
-    var ctx = u.ctx, b = u.bbox, pr = uPlot.pxRatio, top = [], low = [];
+  // barLabel writes text in a bar, cut to fit; in the room after a bar
+  // too narrow for a few letters.
+  function barLabel(ctx, text, x0, x1, y, h, color, right) {
+    var pr = uPlot.pxRatio, x = x0 + 3 * pr, room = x1 - x - 2 * pr;
+    if (room < 60 * pr && right - x1 > room) { x = x1 + 3 * pr; room = right - x; }
+    text = fitText(ctx, text, room);
+    if (!text) return;
+    ctx.fillStyle = color;
+    ctx.fillText(text, x, y + h / 2);
+  }
+
+  function drawLanes(u) {
+    var ctx = u.ctx, b = u.bbox, pr = uPlot.pxRatio, bottom = b.top + b.height, right = b.left + b.width;
+    if (!PAD_TOP) return;
+    var laneTop = b.top - PAD_TOP * pr;
+    ctx.save();
+    ctx.font = (11 * pr) + "px" + laneFont.slice(4);
+    ctx.textBaseline = "middle";
+    // The lanes' ground, so an empty lane reads as "nothing here".
+    ctx.fillStyle = "#f7f8fa";
+    ctx.fillRect(b.left, laneTop, b.width, (PAD_TOP - 3) * pr);
+    ctx.beginPath();
+    ctx.rect(0, 0, u.ctx.canvas.width, b.top);
+    ctx.clip();
+    D.events.forEach(function (e) {
+      var t1 = e.t1 < 0 ? DUR : e.t1, x0 = Math.max(xPos(u, e.t0), b.left), x1 = Math.min(xPos(u, t1), right);
+      if (x1 < b.left || x0 > right) return;
+      var bad = e.kind === "outage" || e.error, h = (EVENT_H - 4) * pr, y = laneTop + pr;
+      ctx.fillStyle = bad ? "rgba(198,40,40,0.30)" : "rgba(90,100,120,0.22)";
+      ctx.fillRect(x0, y, Math.max(x1 - x0, 2 * pr), h);
+      var text = e.name + (e.kind === "outage" ? " (no connection)" : e.error ? " (failed)" : "");
+      barLabel(ctx, text, x0, Math.max(x1, x0 + 2 * pr), y, h, bad ? "#a01818" : "#2c3340", right);
+    });
+    BY_START.forEach(function (i) {
+      var f = D.findings[i], c = sev(f.severity);
+      var x0 = Math.max(xPos(u, f.t0), b.left), x1 = Math.min(f.t1 > f.t0 ? xPos(u, f.t1) : x0, right);
+      if (x1 < b.left || x0 > right) return;
+      var h = (LANE_H - 3) * pr, y = laneTop + (EVENT_H + LANES[i] * LANE_H) * pr + pr;
+      x1 = Math.max(x1, x0 + 3 * pr);
+      ctx.fillStyle = c.bar;
+      ctx.fillRect(x0, y, x1 - x0, h);
+      ctx.fillStyle = c.line;
+      ctx.fillRect(x0, y, 2 * pr, h);
+      barLabel(ctx, "F" + (i + 1) + " " + (f.what || f.headline), x0 + 2 * pr, x1, y, h, "#1d2330", right);
+    });
+    ctx.restore();
+    // Event marks in the plot: thin grey lines, no fill.
     ctx.save();
     ctx.beginPath();
     ctx.rect(b.left, b.top, b.width, b.height);
     ctx.clip();
-    ctx.font = (11 * pr) + "px system-ui, -apple-system, 'Segoe UI', Roboto, 'Liberation Sans', 'DejaVu Sans', sans-serif";
-    ctx.textBaseline = "top";
-    // place finds the first of up to 3 rows where a label fits.
-    function place(rows, x, w) {
-      for (var r = 0; r < 3; r++) {
-        if (rows[r] == null || rows[r] < x) { rows[r] = x + w + 6 * pr; return r; }
-      }
-      return -1;
-    }
-    function label(text, x, y, color) {
-      var w = ctx.measureText(text).width;
-      ctx.fillStyle = "rgba(255,255,255,0.85)";
-      ctx.fillRect(x - 2 * pr, y - pr, w + 4 * pr, 13 * pr);
-      ctx.fillStyle = color;
-      ctx.fillText(text, x, y);
-    }
+    ctx.strokeStyle = "rgba(70,78,92,0.55)";
+    ctx.lineWidth = pr;
+    ctx.setLineDash([4 * pr, 3 * pr]);
+    ctx.beginPath();
     D.events.forEach(function (e) {
-      var x = Math.max(xPos(u, e.t0), b.left) + 4 * pr;
-      if (x > b.left + b.width) return;
-      var outage = e.kind === "outage";
-      var text = e.name + (outage ? " (no connection)" : e.error ? " (failed)" : ""), r = place(top, x, ctx.measureText(text).width);
-      if (r >= 0) label(text, x, b.top + (3 + r * 14) * pr, outage || e.error ? "#a01818" : "#2c3340");
+      var t1 = e.t1 < 0 ? DUR : e.t1, x0 = Math.round(xPos(u, e.t0)) + 0.5, x1 = Math.round(xPos(u, t1)) + 0.5;
+      ctx.moveTo(x0, b.top); ctx.lineTo(x0, bottom);
+      if (x1 - x0 >= 1) { ctx.moveTo(x1, b.top); ctx.lineTo(x1, bottom); }
     });
-    var above = b.top + b.height - (NLANES * LANE_PX + 15) * pr;
-    BY_START.forEach(function (i) {
-      var f = D.findings[i], x = Math.max(xPos(u, f.t0), b.left) + 3 * pr;
-      if (x > b.left + b.width) return;
-      var text = "F" + (i + 1), r = place(low, x, ctx.measureText(text).width);
-      if (r >= 0) label(text, x, above - r * 14 * pr, sev(f.severity).line);
-    });
+    ctx.stroke();
     ctx.restore();
   }
 
@@ -293,6 +320,7 @@
         min = Math.max(min, 1e-3); max = Math.max(max, min * 10);
         return uPlot.rangeLog(min, max, 10, true);
       }
+      if (ax.fixed && ax.min != null && ax.max != null) return [ax.min, ax.max];
       if (ax.min != null && min >= ax.min) min = ax.min;
       if (ax.headroom > 1) max = min + (max - min) * ax.headroom;
       if (max <= min) max = min + (ax.max != null && ax.max > min ? (ax.max - min) : 1);
@@ -315,7 +343,7 @@
     return "rgba(" + (n >> 16 & 255) + "," + (n >> 8 & 255) + "," + (n & 255) + "," + a + ")";
   }
 
-  function heightOf(spec) { return spec.id === "throughput" || spec.id === "aas" ? 230 : 180; }
+  function heightOf(spec) { return (spec.id === "throughput" || spec.id === "aas" ? 230 : 180) + PAD_TOP; }
 
   function makeChart(c) {
     var spec = c.spec, log = c.log, raw = tableOf(spec);
@@ -334,7 +362,7 @@
     spec.series.forEach(function (s, i) {
       var unit = units[s.axis || 0];
       series.push({
-        label: s.label,
+        label: withUnit(s.label, unitText(spec.axes[s.axis || 0])),
         scale: scaleKey[s.axis || 0],
         stroke: s.alpha ? alpha(s.color, s.alpha) : s.color,
         width: s.width || (s.stack ? 1 : 1.25),
@@ -370,7 +398,7 @@
       axes.push({
         scale: scaleKey[i],
         side: i === 0 ? 3 : 1,
-        label: a.label,
+        label: withUnit(a.label, unitText(a)),
         labelFont: labelFont,
         labelSize: 16,
         labelGap: 0,
@@ -381,7 +409,9 @@
         grid: { show: i === 0, stroke: "#eceef1", width: 1 },
         ticks: { stroke: "#cfd3d8", width: 1, size: 3 },
         values: function (u, splits, ai, space, incr) {
-          return splits.map(function (v) { return tick(a.unit, v, incr); });
+          // A log axis's steps vary by decade: label each with its unit.
+          var lg = u.scales[scaleKey[i]].distr === 3;
+          return splits.map(function (v) { return lg ? (v == null ? "" : value(a.unit, v)) : tick(a.unit, v, incr); });
         }
       });
     });
@@ -407,13 +437,14 @@
         }
       },
       focus: { alpha: 0.35 },
+      padding: [PAD_TOP ? PAD_TOP + 6 : null, null, null, null],
       scales: scales,
       axes: axes,
       series: series,
       bands: st.bands,
       hooks: {
-        drawClear: [function (u) { c.drawStart = performance.now(); drawBands(u); }],
-        draw: [drawLabels, function () { if (c.drawMs == null) c.drawMs = Math.round(performance.now() - c.drawStart); }],
+        drawClear: [function (u) { c.drawStart = performance.now(); drawLanes(u); }],
+        draw: [function () { if (c.drawMs == null) c.drawMs = Math.round(performance.now() - c.drawStart); }],
         setSelect: [function (u) {
           if (u.select.width < 3) return;
           var min = u.posToVal(u.select.left, "x"), max = u.posToVal(u.select.left + u.select.width, "x");
@@ -442,7 +473,7 @@
     if (spec.nodata || !spec.series || !spec.series.length) return;
     var el = document.querySelector('.plot[data-chart="' + spec.id + '"]');
     if (!el) { problems.push("chart " + spec.id + ": no placeholder"); return; }
-    var c = { spec: spec, el: el, log: false };
+    var c = { spec: spec, el: el, log: !!spec.logOn };
     try {
       var t0 = Date.now();
       makeChart(c);
@@ -523,14 +554,27 @@
         row.points = c.points;
         row.drawMs = c.drawMs;
         try { row.pixels = inked(c.u); } catch (err) { row.pixels = -1; problems.push("selftest " + spec.id + ": " + err); }
+        row.axes = axesOf(c);
+        // Each legend entry as shown, with the unit of its series' axis.
+        var labels = c.u.root.querySelectorAll(".u-legend .u-series .u-label");
+        row.legend = spec.series.map(function (s, i) {
+          return { label: labels[i + 1] ? labels[i + 1].textContent : "", unit: unitText(spec.axes[s.axis || 0]), axis: s.axis || 0 };
+        });
+        row.log = c.u.scales.y.distr === 3;
       }
       result.charts.push(row);
     });
+    (D.omitted || []).forEach(function (o) { result.charts.push({ id: o.id, title: o.title, state: "omitted", why: o.why }); });
     result.ms = Date.now() - started;
     result.cursorSync = check(cursorSync);
     result.stackToggle = check(stackToggle);
     result.logToggle = check(logToggle);
-    // Zoom one chart's way and check every chart followed, then zoom out.
+    // Zoom one chart's way and check every chart followed, then zoom out;
+    // first, with every series hidden, count what else is inked inside
+    // each plot (the lanes must leave it empty).
+    if (charts.length > 0) bandPixels(result, zoomCheck); else zoomCheck(result);
+  }
+  function zoomCheck(result) {
     if (charts.length > 0) {
       zoomTo(DUR * 0.25, DUR * 0.5);
       setTimeout(function () {
@@ -549,6 +593,42 @@
       write(result);
     }
   }
+  // axesOf lists a chart's y axes as drawn: label, unit, range, log.
+  function axesOf(c) {
+    return c.spec.axes.map(function (a, i) {
+      var sc = c.u.scales[i === 0 ? "y" : "y2"];
+      return { label: c.u.axes[i + 1].label, unit: a.unit, text: unitText(a), min: sc.min, max: sc.max, log: sc.distr === 3 };
+    });
+  }
+
+  // bandPixels hides every series of every chart, lets them redraw,
+  // counts the coloured pixels left in each plot area into its row
+  // (bandPixels), and shows the series again.
+  function bandPixels(result, then) {
+    var saved = charts.map(function (c) { return c.u.series.map(function (s) { return s.show; }); });
+    charts.forEach(function (c) { for (var i = 1; i < c.u.series.length; i++) c.u.setSeries(i, { show: false }); });
+    setTimeout(function () {
+      charts.forEach(function (c) {
+        var row = result.charts.filter(function (r) { return r.id === c.spec.id; })[0];
+        try { row.bandPixels = coloured(c.u); } catch (err) { row.bandPixels = -1; problems.push("selftest " + c.spec.id + ": " + err); }
+      });
+      charts.forEach(function (c, k) { for (var i = 1; i < c.u.series.length; i++) c.u.setSeries(i, { show: saved[k][i] }); });
+      setTimeout(function () { then(result); }, 0);
+    }, 0);
+  }
+
+  // coloured counts the pixels of a plot area with any colour (the grid
+  // and the event marks are grey), however faint: a tint is a band.
+  function coloured(u) {
+    var b = u.bbox, img = u.ctx.getImageData(b.left, b.top, b.width, b.height).data, n = 0;
+    for (var i = 0; i < img.length; i += 4) {
+      if (img[i + 3] === 0) continue;
+      var r = img[i], g = img[i + 1], bl = img[i + 2];
+      if (Math.max(r, g, bl) - Math.min(r, g, bl) >= 40) n++;
+    }
+    return n;
+  }
+
   function check(fn) {
     try { return fn(); } catch (err) { problems.push("selftest: " + (err && err.stack || err)); return "threw: " + err; }
   }
@@ -585,12 +665,14 @@
     var id = box.getAttribute("data-log");
     var c = charts.filter(function (c) { return c.spec.id === id; })[0];
     if (!c) return "ok";
-    box.checked = true;
+    var initial = box.checked;
+    if (c.log !== initial || (c.u.scales.y.distr === 3) !== initial) return "failed: the box and the scale disagree at the start";
+    box.checked = !initial;
     box.dispatchEvent(new Event("change"));
-    var ok = c.log && c.u.scales.y.distr === 3;
-    box.checked = false;
+    var ok = c.log === !initial && (c.u.scales.y.distr === 3) === !initial;
+    box.checked = initial;
     box.dispatchEvent(new Event("change"));
-    return ok && !c.log ? "ok" : "failed: the scale did not switch";
+    return ok && c.log === initial ? "ok" : "failed: the scale did not switch";
   }
 
   function write(result) {

@@ -38,20 +38,29 @@ type chartSpec struct {
 	Help   string       `json:"-"` // one line under the title
 	Axes   []axisSpec   `json:"axes"`
 	Series []seriesSpec `json:"series"`
-	Log    bool         `json:"log,omitempty"` // offers a log scale
+	Log    bool         `json:"log,omitempty"`   // offers a log scale
+	LogOn  bool         `json:"logOn,omitempty"` // starts on it (see logRatio)
 	NoData string       `json:"nodata,omitempty"`
 	Notes  []string     `json:"-"` // partial data: what is missing and why
+	// Sparse says why a chart may hold only a few values (a hit rate
+	// exists only in ticks with reads), for the line that leaves it out.
+	Sparse string `json:"-"`
 }
 
 // axisSpec is a y axis: 0 on the left, 1 on the right.
 type axisSpec struct {
-	Label string   `json:"label"`
-	Unit  string   `json:"unit"` // rate, ms, aas, pct (0..1), pct100, count, bytes, bytesps, cores
-	Min   *float64 `json:"min,omitempty"`
-	Max   *float64 `json:"max,omitempty"` // where the scale stops growing
+	Label string `json:"label"`
+	Unit  string `json:"unit"` // rate, ms, s, aas, pct (0..1), pct100, count, bytes, bytesps, cores
+	// Text is the unit as the reader reads it ("tx/s", "xids"); a
+	// count's is required, the other units have their own (unitTexts).
+	Text string   `json:"text"`
+	Min  *float64 `json:"min,omitempty"`
+	Max  *float64 `json:"max,omitempty"` // where the scale stops growing
 	// Headroom > 1 stretches the scale so the series use the lower
 	// 1/Headroom of the plot: errors stay below throughput.
 	Headroom float64 `json:"headroom,omitempty"`
+	// Fixed draws exactly Min to Max, whatever the data: a share's range.
+	Fixed bool `json:"fixed,omitempty"`
 }
 
 // seriesSpec is one line or stacked area, its values Cols[Col] on Xs[X].
@@ -66,6 +75,9 @@ type seriesSpec struct {
 	Width  float64 `json:"width,omitempty"`
 	Stack  bool    `json:"stack,omitempty"` // stacked on the previous stacked series
 	Hidden bool    `json:"hidden,omitempty"`
+	// Ref is a reference line (a limit such as max_connections), not
+	// data: a chart of only limits and zeros has nothing to show.
+	Ref bool `json:"ref,omitempty"`
 }
 
 // column is a series' values; NaN is a gap (null in JSON).
@@ -153,6 +165,10 @@ type workloadData struct {
 	// second, and the clients waiting for a connection.
 	refused, lost, unconnected          int
 	anyRefused, anyLost, anyUnconnected bool
+	// offered is the arrival rate the shape asked for (tx/s), under an
+	// open model; served is tps.
+	offered int
+	anyRate bool
 }
 
 // chartSources groups the run's samples by source once.
@@ -176,15 +192,15 @@ func buildCharts(run *timeline.Run, duration float64) chartData {
 
 	if postgresKind(run.Manifest.Target) {
 		d.Charts = append(d.Charts,
-			throughputChart(&d, wl, run),
+			withServerDeadlocks(&d, &src, throughputChart(&d, wl, run)),
 			aasChart(&d, &src),
-			latencyChart(wl, run),
+			latencyChart(&d, wl, run),
 			connectionsChart(&d, &src, wl),
 			slruChart(&d, &src),
 			horizonChart(&d, &src),
 		)
 	} else {
-		d.Charts = append(d.Charts, throughputChart(&d, wl, run), latencyChart(wl, run))
+		d.Charts = append(d.Charts, throughputChart(&d, wl, run), latencyChart(&d, wl, run))
 		d.Charts = append(d.Charts, declaredCharts(&d, &src, kindCharts[run.Manifest.Target.Kind])...)
 	}
 	d.Charts = append(d.Charts,
@@ -224,10 +240,13 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 		tps, failed, skipped := make(column, n), make(column, n), make(column, n)
 		p50, p95, p99, pool := make(column, n), make(column, n), make(column, n), make(column, n)
 		refused, lost, unconnected := make(column, n), make(column, n), make(column, n)
+		offered := make(column, n)
 		w := workloadData{name: name}
 		for i, iv := range ivs {
 			x[i] = iv.End
 			dt := iv.End - iv.Start
+			offered[i] = iv.Rate
+			w.anyRate = w.anyRate || iv.Rate > 0
 			if dt <= 0 {
 				tps[i], failed[i], skipped[i] = math.NaN(), math.NaN(), math.NaN()
 			} else {
@@ -262,6 +281,9 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 		w.x = d.addX(x)
 		w.tps, w.failed, w.skipped = d.addCol(tps), d.addCol(failed), d.addCol(skipped)
 		w.p50, w.p95, w.p99, w.pool99 = d.addCol(p50), d.addCol(p95), d.addCol(p99), d.addCol(pool)
+		if w.anyRate {
+			w.offered = d.addCol(offered)
+		}
 		if w.anyRefused || w.anyLost || w.anyUnconnected {
 			w.refused, w.lost, w.unconnected = d.addCol(refused), d.addCol(lost), d.addCol(unconnected)
 		}
@@ -282,7 +304,7 @@ func throughputChart(d *chartData, wl []workloadData, run *timeline.Run) chartSp
 	c := chartSpec{
 		ID: "throughput", Title: "Throughput and errors",
 		Help: "Successful transactions per second (bold, left axis); failed and skipped per second (thin, pale, right axis, kept to the lower half).",
-		Axes: []axisSpec{{Label: "tx/s", Unit: "rate", Min: ptr(0)}, {Label: "errors/s", Unit: "rate", Min: ptr(0), Headroom: 2}},
+		Axes: []axisSpec{{Label: "tx/s", Unit: "rate", Text: "tx/s", Min: ptr(0)}, {Label: "errors/s", Unit: "rate", Text: "errors/s", Min: ptr(0), Headroom: 2}},
 	}
 	if len(wl) == 0 {
 		c.NoData = noIntervals(run)
@@ -290,6 +312,12 @@ func throughputChart(d *chartData, wl []workloadData, run *timeline.Run) chartSp
 	}
 	for i, w := range wl {
 		c.Series = append(c.Series, seriesSpec{Label: w.name, X: w.x, Col: w.tps, Color: colorAt(i), Width: 1.5})
+		// Under an arrival rate, what was asked beside what was served:
+		// the gap between them is the backlog.
+		if w.anyRate {
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " offered", X: w.x, Col: w.offered, Color: colorAt(i), Style: "dash", Width: 1.5, Alpha: 0.75})
+			c.Help = "Successful transactions per second (bold, left axis) against the arrival rate offered (dashed: a served line below it is a backlog); failed and skipped per second (thin, pale, right axis, kept to the lower half)."
+		}
 	}
 	// Past a few workloads their error lines are a thicket over the
 	// throughput: draw the total (when they tick together) and keep each
@@ -358,16 +386,20 @@ func sumCols(d *chartData, cols []int) column {
 	return out
 }
 
-func latencyChart(wl []workloadData, run *timeline.Run) chartSpec {
+func latencyChart(d *chartData, wl []workloadData, run *timeline.Run) chartSpec {
 	c := chartSpec{
 		ID: "latency", Title: "Latency",
 		Help: "Successful transactions' latency per tick: p99 bold, p95 paler, p50 palest. Click a legend entry to show or hide it.",
-		Axes: []axisSpec{{Label: "ms", Unit: "ms", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "latency", Unit: "ms", Min: ptr(0)}},
 		Log:  true,
 	}
 	if len(wl) == 0 {
 		c.NoData = noIntervals(run)
 		return c
+	}
+	if r := tailRatio(d, wl); r > logRatio {
+		c.LogOn = true
+		c.Help += fmt.Sprintf(" Log scale: the highest p99 is %.0f× the median p50.", r)
 	}
 	// Many workloads make 3×N lines; show their p99 and let the legend
 	// bring back the rest.
@@ -579,7 +611,7 @@ func aasChart(d *chartData, src *chartSources) chartSpec {
 		for i := range vcpus {
 			vcpus[i] = float64(m.Host.CPUs)
 		}
-		c.Series = append(c.Series, seriesSpec{Label: "host vCPUs", X: t.x, Col: d.addCol(vcpus), Color: "#444444", Style: "dash", Width: 1})
+		c.Series = append(c.Series, seriesSpec{Label: "host vCPUs", X: t.x, Col: d.addCol(vcpus), Color: "#444444", Style: "dash", Width: 1, Ref: true})
 	}
 	return c
 }
@@ -596,7 +628,7 @@ func connectionsChart(d *chartData, src *chartSources, wl []workloadData) chartS
 	c := chartSpec{
 		ID: "connections", Title: "Connections and pool wait",
 		Help: "Server backends against max_connections (left, dashed); time transactions waited for a pooled connection, p99 (right, thin).",
-		Axes: []axisSpec{{Label: "connections", Unit: "count", Min: ptr(0)}, {Label: "pool wait p99", Unit: "ms", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "connections", Unit: "count", Text: "connections", Min: ptr(0)}, {Label: "pool wait p99", Unit: "ms", Min: ptr(0)}},
 	}
 	keys := src.keys(sourceDatabase, func(k string) bool { return k == "numbackends" || k == "max_connections" })
 	if len(keys) > 0 {
@@ -605,7 +637,7 @@ func connectionsChart(d *chartData, src *chartSources, wl []workloadData) chartS
 			c.Series = append(c.Series, seriesSpec{Label: "backends", X: t.x, Col: col, Color: "#1f77b4", Width: 1.5})
 		}
 		if col, ok := t.cols["max_connections"]; ok {
-			c.Series = append(c.Series, seriesSpec{Label: "max_connections", X: t.x, Col: col, Color: "#d62728", Style: "dash", Width: 1})
+			c.Series = append(c.Series, seriesSpec{Label: "max_connections", X: t.x, Col: col, Color: "#d62728", Style: "dash", Width: 1, Ref: true})
 		}
 		c.Notes = src.gaps(sourceDatabase)
 	} else {
@@ -639,8 +671,9 @@ func connectionsChart(d *chartData, src *chartSources, wl []workloadData) chartS
 func slruChart(d *chartData, src *chartSources) chartSpec {
 	c := chartSpec{
 		ID: "slru", Title: "SLRU cache hit rate",
-		Help: "Share of SLRU page reads found in memory per tick; a fall means reads from disk (multixact and subtransaction storms show here). Gaps are ticks without reads.",
-		Axes: []axisSpec{{Label: "hit rate", Unit: "pct", Max: ptr(1)}},
+		Help:   "Share of SLRU page reads found in memory per tick; a fall means reads from disk (multixact and subtransaction storms show here). Gaps are ticks without reads.",
+		Axes:   []axisSpec{{Label: "hit rate", Unit: "pct", Max: ptr(1)}},
+		Sparse: "a hit rate exists only in ticks with SLRU page reads, and there were few",
 	}
 	keys := src.keys(sourceSLRU, func(k string) bool { return strings.HasSuffix(k, hitRateSuffix) })
 	if len(keys) == 0 {
@@ -659,7 +692,7 @@ func horizonChart(d *chartData, src *chartSources) chartSpec {
 	c := chartSpec{
 		ID: "horizon", Title: "xmin horizon age and dead tuples",
 		Help: fmt.Sprintf("How many transactions old the oldest snapshot is (left); dead tuples vacuum cannot yet remove (right, dashed: the %d tables with most, and all tables).", topTables),
-		Axes: []axisSpec{{Label: "xmin age (xids)", Unit: "count", Min: ptr(0)}, {Label: "dead tuples", Unit: "count", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "xmin age", Unit: "count", Text: "xids", Min: ptr(0)}, {Label: "dead tuples", Unit: "count", Text: "tuples", Min: ptr(0)}},
 	}
 	if keys := src.keys(sourceXmin, func(k string) bool { return k == "age" }); len(keys) > 0 {
 		t := src.table(d, sourceXmin, keys, math.NaN())
@@ -739,7 +772,7 @@ func hostDiskChart(d *chartData, src *chartSources) chartSpec {
 	c := chartSpec{
 		ID: "hostdisk", Title: "Host disk",
 		Help: "Bytes read and written per second (left); average I/O wait per request (right, thin grey).",
-		Axes: []axisSpec{{Label: "bytes/s", Unit: "bytesps", Min: ptr(0)}, {Label: "await", Unit: "ms", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "bytes/s", Unit: "bytesps", Min: ptr(0)}, {Label: "disk await", Unit: "ms", Min: ptr(0)}},
 	}
 	named := []struct{ key, label, color, side string }{
 		{"disk.write_bytes_per_s", "write", "#ff7f0e", ""},
@@ -787,7 +820,7 @@ func firedrillChart(d *chartData, src *chartSources) chartSpec {
 			for i := range line {
 				line[i] = float64(cpus)
 			}
-			c.Series = append(c.Series, seriesSpec{Label: "host vCPUs", X: t.x, Col: d.addCol(line), Color: "#444444", Style: "dot", Width: 1})
+			c.Series = append(c.Series, seriesSpec{Label: "host vCPUs", X: t.x, Col: d.addCol(line), Color: "#444444", Style: "dot", Width: 1, Ref: true})
 		}
 	}
 	if col, ok := t.cols["rss_bytes"]; ok {

@@ -20,21 +20,21 @@ var mariadbCharts = []dbChart{
 	},
 	{
 		ID: "mariadb-locks", Title: "InnoDB lock waits",
-		Help: "Transactions waiting for an InnoDB lock per tick, stacked by the kind of lock (auto_inc: the table's AUTO-INC lock; record, next_key, gap, insert_intention: row locks), and the longest current wait (right, dashed).",
-		Axes: []axisSpec{{Label: "transactions", Unit: "count", Min: ptr(0)}, {Label: "longest wait (s)", Unit: "count", Min: ptr(0)}},
+		Help: "Transactions waiting for an InnoDB lock per tick, stacked by the kind of lock (auto_inc: the table's AUTO-INC lock; record, next_key, gap, insert_intention: row locks); the longest current wait (right, dashed) and the time all sessions spent waiting for row locks in the tick (right, thin).",
+		Axes: []axisSpec{{Label: "waiting", Unit: "count", Text: "transactions", Min: ptr(0)}, {Label: "lock wait", Unit: "s", Min: ptr(0)}},
 		What: "lock waits",
 		Series: []dbSeries{
 			{Source: mm.InnoDBLocks, Prefix: mm.LockWaitsPrefix, Top: 6, Stack: true, ZeroWhenAbsent: true},
-			{Source: mm.InnoDBLocks, Key: mm.LocksMaxWaitS, Label: "longest wait (s)", Axis: 1, Color: "#d62728", Style: "dash", Width: 1},
+			{Source: mm.InnoDBLocks, Key: mm.LocksMaxWaitS, Label: "longest wait", Axis: 1, Color: "#d62728", Style: "dash", Width: 1},
+			{Source: mm.GlobalStatus, Key: mm.RowLockTimeMS, Label: "row-lock wait time in the tick", Axis: 1, Color: "#9467bd", Width: 1, Scale: 0.001},
 		},
 	},
 	{
 		ID: "mariadb-rowlocks", Title: "Row-lock time and deadlocks",
-		Help: "Time spent waiting for row locks in each interval and row-lock waits begun per second (left); deadlocks InnoDB detected in the interval (right, red).",
-		Axes: []axisSpec{{Label: "ms / waits/s", Unit: "count", Min: ptr(0)}, {Label: "deadlocks", Unit: "count", Min: ptr(0), Headroom: 2}},
+		Help: "Row-lock waits begun per second (left); deadlocks InnoDB detected in each tick (right, red). The time waited is on the lock-wait chart.",
+		Axes: []axisSpec{{Label: "row-lock waits", Unit: "rate", Text: "waits/s", Min: ptr(0)}, {Label: "deadlocks", Unit: "count", Text: "per tick", Min: ptr(0), Headroom: 2}},
 		What: "row-lock counters",
 		Series: []dbSeries{
-			{Source: mm.GlobalStatus, Key: mm.RowLockTimeMS, Label: "row-lock wait time (ms)", Color: "#9467bd", Width: 1.5},
 			{Source: mm.GlobalStatus, Key: mm.RowLockWaitsPerS, Label: "row-lock waits/s", Color: "#1f77b4", Width: 1},
 			{Source: mm.GlobalStatus, Key: mm.Deadlocks, Label: "deadlocks", Axis: 1, Color: "#d62728", Width: 1.5},
 		},
@@ -42,7 +42,7 @@ var mariadbCharts = []dbChart{
 	{
 		ID: "mariadb-qcache", Title: "Query cache",
 		Help: "Queries answered from the query cache, results stored in it and results dropped because a table they read changed, per second; every invalidation takes the cache's global lock. Flat at 0 when the cache is off.",
-		Axes: []axisSpec{{Label: "per second", Unit: "rate", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "query cache", Unit: "rate", Text: "per second", Min: ptr(0)}},
 		What: "query-cache counters",
 		Series: []dbSeries{
 			{Source: mm.GlobalStatus, Key: mm.QcacheHitsPerS, Label: "hits/s", Color: "#2ca02c", Width: 1.5},
@@ -54,11 +54,11 @@ var mariadbCharts = []dbChart{
 	{
 		ID: "mariadb-connections", Title: "Connections",
 		Help: "Open connections (every session, the samplers' included) against max_connections (dashed); connections refused for max_connections in the interval (right, red).",
-		Axes: []axisSpec{{Label: "connections", Unit: "count", Min: ptr(0)}, {Label: "refused", Unit: "count", Min: ptr(0), Headroom: 2}},
+		Axes: []axisSpec{{Label: "connections", Unit: "count", Text: "connections", Min: ptr(0)}, {Label: "refused", Unit: "count", Text: "per tick", Min: ptr(0), Headroom: 2}},
 		What: "connection counts",
 		Series: []dbSeries{
 			{Source: mm.GlobalStatus, Key: mm.ThreadsConnected, Label: "connected", Color: "#1f77b4", Width: 1.5},
-			{Source: mm.GlobalStatus, Key: mm.MaxConnections, Label: "max_connections", Color: "#d62728", Style: "dash", Width: 1},
+			{Source: mm.GlobalStatus, Key: mm.MaxConnections, Label: "max_connections", Color: "#d62728", Style: "dash", Width: 1, Ref: true},
 			{Source: mm.GlobalStatus, Key: mm.ConnErrorsMaxConn, Label: "refused", Axis: 1, Color: "#d62728", Width: 1, SkipIfZero: true},
 		},
 	},

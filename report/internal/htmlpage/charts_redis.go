@@ -11,7 +11,7 @@ var redisCharts = []dbChart{
 	{
 		ID: "redis-ops", Title: "Commands processed",
 		Help: "Commands the server processed per second (INFO's total_commands_processed over each interval, bold) and the busiest commands' calls (INFO commandstats, thin). The samplers' own commands are left out of the per-command lines.",
-		Axes: []axisSpec{{Label: "commands/s", Unit: "rate", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "commands/s", Unit: "rate", Text: "commands/s", Min: ptr(0)}},
 		What: "command counts",
 		Series: []dbSeries{
 			{Source: rm.Info, Key: rm.OpsPerS, Label: "all commands", Color: "#1f77b4", Width: 2},
@@ -21,20 +21,20 @@ var redisCharts = []dbChart{
 	{
 		ID: "redis-aof", Title: "AOF fsync stalls",
 		Help: "aof_delayed_fsync: AOF writes made without waiting any longer for an fsync still running after 2 s (each stops the whole server until the fsync ends); fsyncs queued in the background thread; and whether an AOF rewrite or an RDB save (fork) was running.",
-		Axes: []axisSpec{{Label: "count", Unit: "count", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "fsyncs", Unit: "count", Text: "per tick", Min: ptr(0)}},
 		What: "AOF counters",
 		Series: []dbSeries{
 			{Source: rm.Info, Key: rm.AOFDelayedFsync, Label: "delayed fsyncs (aof_delayed_fsync)", Color: "#d62728", Width: 2},
 			{Source: rm.Info, Key: rm.AOFPendingBioFsync, Label: "pending fsyncs", Color: "#1f77b4", Width: 1},
 			{Source: rm.Info, Key: rm.AOFRewriteInProgress, Label: "AOF rewrite running", Color: "#9467bd", Style: "dash", Width: 1, SkipIfZero: true},
 			{Source: rm.Info, Key: rm.RDBBgsaveInProgress, Label: "RDB save running", Color: "#8c564b", Style: "dash", Width: 1, SkipIfZero: true},
-			{Source: rm.Info, Key: rm.AOFEnabled, Label: "AOF on", Color: "#444444", Style: "dot", Width: 1},
+			{Source: rm.Info, Key: rm.AOFEnabled, Label: "AOF on", Color: "#444444", Style: "dot", Width: 1, Ref: true},
 		},
 	},
 	{
 		ID: "redis-latency", Title: "Latency monitor events",
 		Help: "The longest occurrence of each latency-monitor event in the interval (LATENCY HISTORY; aof-write-pending-fsync is the main thread waiting for the AOF's fsync), and the slowest new slow-log entry (dashed): a stall the slow log does not show happened outside command execution.",
-		Axes: []axisSpec{{Label: "ms", Unit: "ms", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "longest event", Unit: "ms", Min: ptr(0)}},
 		Log:  true,
 		What: "latency events (the latency monitor records events over latency-monitor-threshold only)",
 		Series: []dbSeries{
@@ -45,7 +45,7 @@ var redisCharts = []dbChart{
 	{
 		ID: "redis-clients", Title: "Clients",
 		Help: "Client connections (the samplers' included) and clients waiting in a blocking command (left); connections refused for maxclients in the interval (right, red).",
-		Axes: []axisSpec{{Label: "clients", Unit: "count", Min: ptr(0)}, {Label: "refused", Unit: "count", Min: ptr(0), Headroom: 2}},
+		Axes: []axisSpec{{Label: "clients", Unit: "count", Text: "clients", Min: ptr(0)}, {Label: "refused", Unit: "count", Text: "per tick", Min: ptr(0), Headroom: 2}},
 		What: "client counts",
 		Series: []dbSeries{
 			{Source: rm.Info, Key: rm.ConnectedClients, Label: "connected", Color: "#1f77b4", Width: 1.5},
@@ -56,11 +56,11 @@ var redisCharts = []dbChart{
 	{
 		ID: "redis-memory", Title: "Memory",
 		Help: "Memory Redis allocated against maxmemory (left, dashed where set); keys evicted for maxmemory and keys expired in the interval (right).",
-		Axes: []axisSpec{{Label: "bytes", Unit: "bytes", Min: ptr(0)}, {Label: "keys", Unit: "count", Min: ptr(0)}},
+		Axes: []axisSpec{{Label: "memory", Unit: "bytes", Min: ptr(0)}, {Label: "keys", Unit: "count", Text: "keys per tick", Min: ptr(0)}},
 		What: "memory use",
 		Series: []dbSeries{
 			{Source: rm.Info, Key: rm.UsedMemoryBytes, Label: "used memory", Color: "#9467bd", Width: 1.5},
-			{Source: rm.Info, Key: rm.MaxMemoryBytes, Label: "maxmemory", Color: "#d62728", Style: "dash", Width: 1, SkipIfZero: true},
+			{Source: rm.Info, Key: rm.MaxMemoryBytes, Label: "maxmemory", Color: "#d62728", Style: "dash", Width: 1, SkipIfZero: true, Ref: true},
 			{Source: rm.Info, Key: rm.EvictedKeys, Label: "evicted keys", Axis: 1, Color: "#ff7f0e", Width: 1, SkipIfZero: true},
 			{Source: rm.Info, Key: rm.ExpiredKeys, Label: "expired keys", Axis: 1, Color: "#2ca02c", Width: 1, SkipIfZero: true},
 		},

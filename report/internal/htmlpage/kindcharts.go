@@ -77,6 +77,11 @@ type dbSeries struct {
 	// that is not set, a counter that never moved).
 	SkipIfZero bool
 	Hidden     bool
+	// Ref marks a limit, not data (see seriesSpec.Ref).
+	Ref bool
+	// Scale multiplies Key's values into the axis's unit (0.001: ms to
+	// s); 0 is 1.
+	Scale float64
 }
 
 const defaultFamilyTop = 6
@@ -108,6 +113,11 @@ func declaredChart(d *chartData, src *chartSources, dc dbChart) chartSpec {
 			}
 			t := src.table(d, ds.Source, []string{ds.Key}, missing)
 			col := t.cols[ds.Key]
+			if ds.Scale != 0 {
+				for i := range d.Cols[col] {
+					d.Cols[col][i] *= ds.Scale
+				}
+			}
 			if ds.SkipIfZero && allZero(d.Cols[col]) {
 				d.Cols[col] = column{}
 				continue
@@ -118,7 +128,7 @@ func declaredChart(d *chartData, src *chartSources, dc dbChart) chartSpec {
 				colorIdx++
 			}
 			c.Series = append(c.Series, seriesSpec{Label: ds.Label, X: t.x, Col: col, Axis: ds.Axis, Color: color,
-				Style: ds.Style, Width: ds.Width, Alpha: ds.Alpha, Stack: ds.Stack, Hidden: ds.Hidden})
+				Style: ds.Style, Width: ds.Width, Alpha: ds.Alpha, Stack: ds.Stack, Hidden: ds.Hidden, Ref: ds.Ref})
 			continue
 		}
 		keys := src.keys(ds.Source, func(k string) bool {

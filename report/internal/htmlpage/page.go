@@ -30,6 +30,7 @@ type page struct {
 	Findings []findingView
 	Counts   severityCounts
 	Charts   []chartSpec
+	Omitted  []omittedChart // charts left out: nothing to draw
 
 	HasSummary     bool
 	Workloads      []timeline.WorkloadSummary
@@ -52,6 +53,9 @@ type findingView struct {
 	diagnose.Finding
 	ID   string // anchor of its detail
 	Rank int
+	// What and Fix are the headline's and the remedy's first clause, for
+	// the one-line summary at the top.
+	What, Fix string
 }
 
 type scriptView struct {
@@ -206,18 +210,19 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
 	p.Samplers = samplerViews(run)
 
 	cd := buildCharts(run, p.Duration)
-	p.Charts = cd.Charts
+	p.Charts, p.Omitted = fitCharts(&cd)
 	data := pageData{
 		Duration: p.Duration,
 		Xs:       cd.Xs,
 		Cols:     cd.Cols,
-		Charts:   cd.Charts,
+		Charts:   p.Charts,
+		Omitted:  p.Omitted,
 		Events:   bands,
 		Findings: []findingBand{}, // [] not null: the script maps over it
 	}
 	for _, f := range p.Findings {
 		data.Findings = append(data.Findings, findingBand{
-			ID: f.ID, Severity: f.Severity, Start: f.Start, End: f.End, Headline: f.Headline,
+			ID: f.ID, Severity: f.Severity, Start: f.Start, End: f.End, Headline: f.Headline, What: f.What,
 		})
 	}
 	var err error
@@ -229,12 +234,13 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
 
 // pageData is the JSON blob the script draws from.
 type pageData struct {
-	Duration float64       `json:"duration"`
-	Xs       []timeColumn  `json:"xs"`   // time axes, shared by columns
-	Cols     []column      `json:"cols"` // values, each on one of Xs
-	Charts   []chartSpec   `json:"charts"`
-	Events   []eventBand   `json:"events"`
-	Findings []findingBand `json:"findings"`
+	Duration float64        `json:"duration"`
+	Xs       []timeColumn   `json:"xs"`   // time axes, shared by columns
+	Cols     []column       `json:"cols"` // values, each on one of Xs
+	Charts   []chartSpec    `json:"charts"`
+	Omitted  []omittedChart `json:"omitted"`
+	Events   []eventBand    `json:"events"`
+	Findings []findingBand  `json:"findings"`
 }
 
 // eventBand is an event's span on the charts.
@@ -254,6 +260,7 @@ type findingBand struct {
 	Start    float64 `json:"t0"`
 	End      float64 `json:"t1"`
 	Headline string  `json:"headline"`
+	What     string  `json:"what,omitempty"` // the headline's first clause, for the lane
 }
 
 // runDuration is how long the run lasted: the summary's word, else the
@@ -282,7 +289,7 @@ func runDuration(run *timeline.Run) float64 {
 func sortFindings(findings []diagnose.Finding) []findingView {
 	out := make([]findingView, len(findings))
 	for i, f := range findings {
-		out[i] = findingView{Finding: f, Rank: severityRank(f.Severity)}
+		out[i] = findingView{Finding: f, Rank: severityRank(f.Severity), What: firstClause(f.Headline), Fix: firstStep(f.Remedy)}
 	}
 	slices.SortStableFunc(out, func(a, b findingView) int {
 		if c := cmp.Compare(b.Rank, a.Rank); c != 0 {

@@ -42,6 +42,7 @@ var funcs = template.FuncMap{
 	"isURL":    isURL,
 	"lower":    strings.ToLower,
 	"sides":    func(a, b sideView) []sideView { return []sideView{a, b} },
+	"inc":      func(i int) int { return i + 1 },
 }
 
 // Render writes the report page of run and its findings to w, inlining

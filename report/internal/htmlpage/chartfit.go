@@ -1,0 +1,228 @@
+package htmlpage
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+)
+
+// This file fits the charts to a reader at 3 am: every axis says its unit,
+// charts with nothing to show leave the page (one line says what was not
+// recorded and why), and latency whose tail dwarfs its median starts on a
+// log scale.
+
+// logRatio is the p99/p50 past which the latency chart starts on a log
+// axis: on a linear one, a p50 twenty times below the p99 is a line on
+// the floor.
+const logRatio = 20
+
+// omittedChart is a chart left off the page, and why.
+type omittedChart struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Why   string `json:"why"`
+}
+
+// unitTexts are the units a reader reads, for the axis units whose name
+// says it; a count's unit is the axis's own (Text).
+var unitTexts = map[string]string{
+	"rate":    "/s",
+	"ms":      "ms",
+	"s":       "s",
+	"pct":     "%",
+	"pct100":  "%",
+	"bytes":   "bytes",
+	"bytesps": "bytes/s",
+	"cores":   "cores",
+	"aas":     "sessions",
+}
+
+// unitText is the axis's unit in words: its Text, else its Unit's.
+func (a axisSpec) unitText() string {
+	if a.Text != "" {
+		return a.Text
+	}
+	return unitTexts[a.Unit]
+}
+
+// fitCharts gives every axis its unit text, drops the series that have no
+// value at all, leaves out (with the reason) the charts that have nothing
+// to draw, and fixes the ranges of shares. Throughput and latency stay
+// whatever they hold: an empty one is the news.
+func fitCharts(d *chartData) (kept []chartSpec, omitted []omittedChart) {
+	for _, c := range d.Charts {
+		for i := range c.Axes {
+			fitAxis(&c.Axes[i])
+		}
+		c.Series = slices.DeleteFunc(c.Series, func(s seriesSpec) bool { return allGaps(d.Cols[s.Col]) })
+		// A right axis nothing is drawn on (no pool: no pool wait) is
+		// a scale of nothing; leave it out.
+		if len(c.Axes) == 2 && !slices.ContainsFunc(c.Series, func(s seriesSpec) bool { return s.Axis == 1 }) {
+			c.Axes = c.Axes[:1]
+		}
+		essential := c.ID == "throughput" || c.ID == "latency"
+		if why := emptyReason(d, c); why != "" && !essential {
+			omitted = append(omitted, omittedChart{ID: c.ID, Title: c.Title, Why: why})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept, omitted
+}
+
+// fitAxis sets the axis's unit text and pins shares to their whole range:
+// a hit rate runs 0–100 %, never past.
+func fitAxis(a *axisSpec) {
+	a.Text = a.unitText()
+	switch a.Unit {
+	case "pct":
+		a.Min, a.Max, a.Fixed = ptr(0), ptr(1), true
+	case "pct100":
+		a.Min, a.Max, a.Fixed = ptr(0), ptr(100), true
+	}
+}
+
+// emptyReason says why a chart has nothing to show: its own reason, no
+// series, or only zeros and reference lines (a limit is no data).
+func emptyReason(d *chartData, c chartSpec) string {
+	if c.NoData != "" {
+		return c.NoData
+	}
+	if len(c.Series) == 0 {
+		return "nothing was recorded"
+	}
+	var names []string
+	values, ticks, nonzero := 0, 0, false
+	for _, s := range c.Series {
+		if !s.Ref {
+			nonzero = nonzero || !allZero(d.Cols[s.Col])
+			names = append(names, s.Label)
+			ticks = max(ticks, len(d.Cols[s.Col]))
+			for _, v := range d.Cols[s.Col] {
+				if !math.IsNaN(v) {
+					values++
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "only limits were recorded, no values"
+	}
+	if values < minValues && ticks > 2*minValues {
+		why := fmt.Sprintf("only %d value%s in %d ticks, too few to draw", values, plural(values), ticks)
+		if c.Sparse != "" {
+			why += " (" + c.Sparse + ")"
+		}
+		return why
+	}
+	if nonzero {
+		return ""
+	}
+	return "0 throughout (" + strings.Join(names, ", ") + ")"
+}
+
+// minValues is how many values a chart needs to be worth a screen: a dot
+// or two in a minute of gaps (a rare SLRU read) is a line of text.
+const minValues = 3
+
+// allGaps says a column has no value at all.
+func allGaps(c column) bool {
+	for _, v := range c {
+		if !math.IsNaN(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// tailRatio is the highest p99 of any tick over the median p50 of the
+// ticks, over the workloads: how far the tail reaches above the usual.
+func tailRatio(d *chartData, wl []workloadData) float64 {
+	worst := 0.0
+	for _, w := range wl {
+		var p50s []float64
+		for _, v := range d.Cols[w.p50] {
+			if v > 0 {
+				p50s = append(p50s, v)
+			}
+		}
+		if len(p50s) == 0 {
+			continue
+		}
+		slices.Sort(p50s)
+		median := p50s[len(p50s)/2]
+		for _, v := range d.Cols[w.p99] {
+			if v > 0 {
+				worst = math.Max(worst, v/median)
+			}
+		}
+	}
+	return worst
+}
+
+// withServerDeadlocks adds the deadlocks PostgreSQL detected
+// (pg_stat_database, per tick, as a rate) to the throughput chart's error
+// axis, where the failures they cause are: a deadlock is found after
+// deadlock_timeout, so its line leads the latency it costs.
+func withServerDeadlocks(d *chartData, src *chartSources, c chartSpec) chartSpec {
+	if c.NoData != "" || len(src.keys(sourceDatabase, func(k string) bool { return k == pgmetric.Deadlocks })) == 0 {
+		return c
+	}
+	t := src.table(d, sourceDatabase, []string{pgmetric.Deadlocks}, math.NaN())
+	col, xs := d.Cols[t.cols[pgmetric.Deadlocks]], d.Xs[t.x]
+	if allZero(col) {
+		d.Cols[t.cols[pgmetric.Deadlocks]] = column{}
+		return c
+	}
+	rate := make(column, len(col))
+	for i, v := range col {
+		dt := src.run.Manifest.Interval
+		if i > 0 {
+			dt = xs[i] - xs[i-1]
+		}
+		rate[i] = math.NaN()
+		if dt > 0 {
+			rate[i] = v / dt
+		}
+	}
+	d.Cols[t.cols[pgmetric.Deadlocks]] = rate
+	c.Series = append(c.Series, seriesSpec{Label: "deadlocks/s (server)", X: t.x, Col: t.cols[pgmetric.Deadlocks], Axis: 1, Color: "#7b0d0d", Width: 1.5})
+	return c
+}
+
+// firstClause is the text up to its first ": ", "; " or ". " outside
+// brackets and backquotes (the headline's "what"), or all of it when that
+// would leave fewer than 12 characters.
+func firstClause(s string) string { return clauseUntil(s, ":;.") }
+
+// firstStep is a remedy's first sentence or clause: up to "; " or ". ",
+// keeping a colon's explanation ("Grow the pool: …").
+func firstStep(s string) string { return clauseUntil(s, ";.") }
+
+func clauseUntil(s, stops string) string {
+	depth, code := 0, false
+	for i := 0; i+1 < len(s); i++ {
+		switch c := s[i]; {
+		case c == '`':
+			code = !code
+		case code:
+		case c == '(' || c == '[' || c == '{':
+			depth++
+		case (c == ')' || c == ']' || c == '}') && depth > 0:
+			depth--
+		case depth == 0 && strings.IndexByte(stops, c) >= 0 && s[i+1] == ' ' && i >= 12:
+			return s[:i]
+		}
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

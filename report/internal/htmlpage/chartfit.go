@@ -109,7 +109,18 @@ func emptyReason(d *chartData, c chartSpec) string {
 		}
 	}
 	if len(names) == 0 {
-		return "only limits were recorded, no values"
+		// Only reference lines: say what they held ("AOF on" at 0 is
+		// the AOF off).
+		var refs []string
+		zero := true
+		for _, s := range c.Series {
+			refs = append(refs, s.Label)
+			zero = zero && allZero(d.Cols[s.Col])
+		}
+		if zero {
+			return "0 throughout (" + strings.Join(refs, ", ") + ")"
+		}
+		return "only limits were recorded (" + strings.Join(refs, ", ") + "), no values"
 	}
 	if values < minValues && ticks > 2*minValues {
 		why := fmt.Sprintf("only %d value%s in %d ticks, too few to draw", values, plural(values), ticks)

@@ -66,6 +66,10 @@ func TestFitCharts(t *testing.T) {
 	if len(data.Axes) != 1 || len(data.Series) != 2 {
 		t.Errorf("data chart: %d axes, %d series; want the empty series and its right axis gone", len(data.Axes), len(data.Series))
 	}
+	// The limit at 200 over data up to 8 would flatten it: hidden, said.
+	if !data.Series[1].Hidden || len(data.Notes) != 1 || !strings.Contains(data.Notes[0], "(200) is far above the data") {
+		t.Errorf("data chart: limit hidden %v, notes %q; want it hidden and said", data.Series[1].Hidden, data.Notes)
+	}
 	if a := kept[1].Axes[0]; !a.Fixed || *a.Min != 0 || *a.Max != 1 || a.Text != "%" {
 		t.Errorf("share axis = %+v, want fixed 0..1 in %%", a)
 	}

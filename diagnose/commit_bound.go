@@ -29,7 +29,7 @@ func (commitBound) ID() string { return "commit-bound" }
 // Inputs names the sources the rule reads.
 func (commitBound) Inputs() Inputs {
 	return Inputs{AnyOf: []string{pgmetric.Activity, mariadbmetric.Processlist},
-		Also: []string{pgmetric.Database, pgmetric.WAL, hostmetric.Host, mariadbmetric.GlobalStatus}}
+		Also: []string{pgmetric.Database, pgmetric.WAL, hostmetric.Host, mariadbmetric.GlobalStatus, mariadbmetric.Settings}}
 }
 
 // Thresholds, as shares of active time.

@@ -32,12 +32,12 @@ const commitSmallRows = 2
 // writes (at most commitSmallRows rows each), which batching would
 // spare most flushes.
 func mariadbCommitBound(run *timeline.Run) []Finding {
-	flushAtCommit := strings.TrimSpace(settingText(run, "innodb_flush_log_at_trx_commit", "1"))
-	if flushAtCommit != "1" && flushAtCommit != "3" { // 3 is MariaDB's old "1 with group commit"
+	from, to, ok := flushAtCommitSpan(run)
+	if !ok {
 		// 0 and 2 do not sync at commit: sessions cannot be waiting for it.
 		return nil
 	}
-	from, to := loadWindow(run)
+	flushAtCommit := "1"
 	var keys []string
 	for _, state := range mariadbmetric.CommitStates {
 		keys = append(keys, mariadbmetric.State(state))
@@ -186,7 +186,7 @@ func mariadbCommitBound(run *timeline.Run) []Finding {
 		"Where losing up to about a second of committed transactions in an operating system crash or power loss is acceptable (a mariadbd crash alone loses nothing), " +
 		"set innodb_flush_log_at_trx_commit = 2 (SET GLOBAL, no restart): the log is written at each commit and synced once a second."
 	if logBin {
-		f.Remedy += " The binary log is on: group commit can gather more transactions per sync with binlog_commit_wait_count (e.g. the number of committers, 16) and binlog_commit_wait_usec (e.g. 2000), which adds up to that delay to a commit"
+		f.Remedy += fmt.Sprintf(" The binary log is on: group commit can gather more transactions per sync with binlog_commit_wait_count (about the sessions committing at once, %.0f here) and binlog_commit_wait_usec (e.g. 2000), which adds up to that delay to a commit", math.Max(2, math.Round(waiting)))
 		if syncBinlog == "1" {
 			f.Remedy += "; sync_binlog = 1 syncs the binary log per group as well (0 leaves it to the OS, at the price of a binary log that may lag the data after an OS crash)"
 		}
@@ -275,4 +275,40 @@ func commitScaling(run *timeline.Run, from, to float64) (Evidence, bool) {
 	return Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.DataFsyncsPerS), Value: hiF / loF,
 		Text: fmt.Sprintf("from %d to %d clients: %s → %s transactions/s while InnoDB flushed %s → %s times/s (%s → %s commits per flush), p50 %s → %s: more clients only put more commits in each flush",
 			fewest, most, humanNum(loTPS), humanNum(hiTPS), humanNum(loF), humanNum(hiF), humanNum(loTPS/loF), humanNum(hiTPS/hiF), humanMS(median(lo)), humanMS(median(hi)))}, true
+}
+
+// flushAtCommitSpan is the longest part of the load in which
+// innodb_flush_log_at_trx_commit was 1 (or 3, MariaDB's old spelling of
+// 1 with group commit): the run's setting at its start, changed by the
+// snapshots a settings event leaves (mariadbmetric.Settings). ok is
+// false when it never was.
+func flushAtCommitSpan(run *timeline.Run) (from, to float64, ok bool) {
+	loadFrom, loadTo := loadWindow(run)
+	syncs := func(v string) bool { v = strings.TrimSpace(v); return v == "1" || v == "3" }
+	on := syncs(settingText(run, "innodb_flush_log_at_trx_commit", "1"))
+	start := loadFrom
+	consider := func(end float64) {
+		if on && end > start && (!ok || end-start > to-from) {
+			from, to, ok = start, end, true
+		}
+	}
+	for i := range run.Samples {
+		smp := &run.Samples[i]
+		if smp.Source != mariadbmetric.Settings || smp.Error != "" || smp.T >= loadTo {
+			continue
+		}
+		var settings map[string]string
+		if !Detail(smp, &settings) {
+			continue
+		}
+		v, found := settings["innodb_flush_log_at_trx_commit"]
+		if !found || syncs(v) == on {
+			continue
+		}
+		t := max(smp.T, loadFrom)
+		consider(t)
+		on, start = syncs(v), t
+	}
+	consider(loadTo)
+	return from, to, ok
 }

@@ -2,10 +2,13 @@ package diagnose
 
 import (
 	"maps"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // mariadb-commit: 16 clients of one-row autocommit UPDATEs on an embedded
@@ -156,5 +159,69 @@ func TestCommitBoundMariaDBRamp(t *testing.T) {
 		if strings.HasPrefix(e.Text, "from ") {
 			t.Errorf("ramp evidence on a run without a ramp: %s", e.Text)
 		}
+	}
+}
+
+// TestCommitBoundMariaDBSettingsEvent reads mariadb-commit as if a
+// settings event had set innodb_flush_log_at_trx_commit = 2 at 12 s (a
+// snapshot of the variables then, as the runner records one): the
+// finding covers only the 12 s before it. Set back to 1 at 16 s, the
+// longer span still wins.
+func TestCommitBoundMariaDBSettingsEvent(t *testing.T) {
+	t.Parallel()
+	recorded := openRecording(t, "mariadb-commit")
+	with := func(changes ...timeline.Sample) *timeline.Run {
+		run := *recorded
+		run.Samples = append(slices.Clone(recorded.Samples), changes...)
+		return &run
+	}
+	snapshot := func(t float64, flush string) timeline.Sample {
+		return timeline.Sample{Source: mariadbmetric.Settings, T: t, Detail: []byte(`{"innodb_flush_log_at_trx_commit":"` + flush + `"}`)}
+	}
+	for _, c := range []struct {
+		changes  []timeline.Sample
+		from, to float64
+	}{
+		{[]timeline.Sample{snapshot(12, "2")}, 0, 12},
+		{[]timeline.Sample{snapshot(12, "2"), snapshot(16, "1")}, 0, 12},
+		{[]timeline.Sample{snapshot(4, "2"), snapshot(6, "1")}, 6, 20},
+	} {
+		fs := findingsOf(commitBound{}, with(c.changes...))
+		if len(fs) != 1 {
+			t.Fatalf("%d findings", len(fs))
+		}
+		if math.Abs(fs[0].Start-c.from) > 0.1 || math.Abs(fs[0].End-c.to) > 0.1 {
+			t.Errorf("changes %v: finding %.1f–%.1f s, want %.0f–%.0f s", c.changes, fs[0].Start, fs[0].End, c.from, c.to)
+		}
+	}
+	if fs := findingsOf(commitBound{}, with(snapshot(1, "2"))); len(fs) != 0 {
+		t.Errorf("flush at commit 2 from 1 s: %s", fs[0].Headline)
+	}
+}
+
+// mariadb-commit-binlog: the same writers with log_bin and sync_binlog =
+// 1. The sessions wait in "Commit"; the evidence has the binary log's
+// group commits and the remedy its group-commit wait.
+func TestCommitBoundMariaDBBinlog(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(commitBound{}, openRecording(t, "mariadb-commit-binlog"))
+	if len(fs) != 1 || fs[0].Severity != Warning {
+		t.Fatalf("want one warning, got %+v", fs)
+	}
+	f := fs[0]
+	var groups bool
+	for _, e := range f.Evidence {
+		groups = groups || (e.Series == mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.BinlogGroupsPerS) && strings.Contains(e.Text, "per group (sync_binlog = 1)"))
+	}
+	if !groups || !strings.Contains(f.Evidence[0].Text, "\"Commit\"") {
+		t.Errorf("evidence lacks the commit state or the binary log's groups: %+v", f.Evidence)
+	}
+	for _, s := range []string{"binlog_commit_wait_count", "binlog_commit_wait_usec", "sync_binlog = 1"} {
+		if !strings.Contains(f.Remedy, s) {
+			t.Errorf("remedy lacks %q: %s", s, f.Remedy)
+		}
+	}
+	if !strings.Contains(f.Mechanism, "sync_binlog = 1") {
+		t.Errorf("mechanism: %s", f.Mechanism)
 	}
 }

@@ -467,13 +467,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		r.endUS = int64(cfg.Duration / time.Microsecond)
 	}
 	if cfg.Rate > 0 {
-		r.pacer = newPoissonPacer(cfg.Rate, cfg.RandomSeed)
-		if cfg.Shape != nil {
-			r.pacer.rateAt = func(us float64) float64 {
-				_, rate := cfg.Shape(time.Duration(us) * time.Microsecond)
-				return rate
-			}
-		}
+		r.startPacers(clients) // seed.go
 	}
 
 	totals := r.col.newInterval()
@@ -481,9 +475,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	defer cancelRun()
 	var wg sync.WaitGroup
 	if r.loops != nil {
-		release := reserveLoopProcs(len(r.loops))
+		raw, release := reserveLoopProcs(len(r.loops))
 		defer release()
 		for _, l := range r.loops {
+			l.raw = raw
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

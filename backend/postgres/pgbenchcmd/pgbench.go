@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,7 +200,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.StringVar(&o.dsn, "dsn", "", "connection string (key=value or postgres:// URL) instead of -h/-p/-U/DBNAME")
 	f.BoolVar(&o.embedded, "embedded", false, "use a throwaway embedded server even if PG* variables are set")
 	f.StringArrayVar(&o.pgSettings, "pg-setting", nil, "setting for the embedded server (NAME=VALUE, repeatable)")
-	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to FILE")
+	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to FILE (- for standard output; the report then goes to standard error)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the benchmark to FILE (for firedrill's developers)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -214,6 +215,7 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	if h, _ := cmd.Flags().GetBool("help"); h {
 		return cmd.Help()
 	}
+	env, writeJSON := env.ForJSON(o.jsonPath) // --json -: JSON on stdout, the report on stderr
 	stderr := env.Stderr
 	for _, a := range o.scripts.args {
 		if a.builtin && a.name == "list" {
@@ -390,7 +392,8 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		defer f.Close()
 		txlog = engine.NewPgbenchLog(f, engine.PgbenchLogOptions{
 			Throttled: o.rate > 0, Retries: o.maxTries != 1, FailuresDetailed: o.failuresDetailed,
-			LatencyLimit: o.latencyLimitMS > 0, SampleRate: o.samplingRate, AggregateSeconds: o.aggInterval, Seed: seed,
+			LatencyLimit: o.latencyLimitMS > 0, SampleRate: o.samplingRate, AggregateSeconds: o.aggInterval,
+			Seed: sampleSeed(seed, o.clients, o.jobs, defines),
 		})
 		cfg.Log = txlog
 	}
@@ -416,7 +419,7 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	}
 	rep.printSummary(env.Stdout, res)
 	if o.jsonPath != "" {
-		if err := rep.writeJSON(o.jsonPath, res); err != nil {
+		if err := rep.writeJSON(writeJSON, res); err != nil {
 			fmt.Fprintf(stderr, "firedrill: %v\n", err)
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -557,6 +560,13 @@ func parseSeed(flag, env string) (uint64, error) {
 		return 0, fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s)
 	}
 	return v, nil
+}
+
+// sampleSeed is the seed of pgbench's thread 0's --sampling-rate
+// generator (ts_sample_rs) for this run.
+func sampleSeed(seed uint64, clients, threads int, defines []engine.Define) uint64 {
+	drawDefault := !slices.ContainsFunc(defines, func(d engine.Define) bool { return d.Name == script.VarDefaultSeed })
+	return script.NewPgbenchSeeds(seed, clients, threads, drawDefault).Threads[0].Sample
 }
 
 // strtoul reads the whole of s as sscanf("%lu") does with nothing after.

@@ -42,7 +42,8 @@ func Merge(dirs []string, out string) (*Run, error) {
 
 	man := lead.Manifest
 	man.Process = nil // no process writes the merge; it is never "running"
-	man.Shard = &ShardInfo{Index: 0, Count: lead.Manifest.Shard.Count, StartAt: lead.Manifest.Shard.StartAt, Run: lead.Manifest.Shard.Run}
+	man.Shard = &ShardInfo{Index: 0, Count: lead.Manifest.Shard.Count, StartAt: lead.Manifest.Shard.StartAt, Run: lead.Manifest.Shard.Run,
+		Began: lead.Manifest.Shard.StartAt}
 	man.Workloads = append([]WorkloadInfo(nil), lead.Manifest.Workloads...)
 	for i := range man.Workloads {
 		man.Workloads[i].Clients, man.Workloads[i].Rate, man.Workloads[i].Pool = 0, 0, 0
@@ -75,6 +76,11 @@ func Merge(dirs []string, out string) (*Run, error) {
 	}
 	man.Error = strings.Join(errs, "; ")
 
+	// Every shard's timeline on --start-at's clock: a shard that began
+	// late has its times moved by how late.
+	for _, s := range shards {
+		shiftTimeline(s)
+	}
 	merged := &Run{Dir: out, Manifest: man, Samples: lead.Samples, Marks: lead.Marks}
 	merged.Intervals = mergeIntervals(shards, man.Interval)
 	merged.Summary = mergeSummaries(shards)
@@ -112,6 +118,29 @@ func Merge(dirs []string, out string) (*Run, error) {
 		return nil, err
 	}
 	return Open(out)
+}
+
+// shiftTimeline moves a shard's times (seconds since its load began) by
+// how long after --start-at it began, so that they count from --start-at.
+func shiftTimeline(r *Run) {
+	sh := r.Manifest.Shard
+	if sh.Began.IsZero() || sh.StartAt.IsZero() {
+		return
+	}
+	late := sh.Began.Sub(sh.StartAt).Seconds()
+	if late <= 0 {
+		return
+	}
+	for i := range r.Intervals {
+		r.Intervals[i].Start += late
+		r.Intervals[i].End += late
+	}
+	for i := range r.Samples {
+		r.Samples[i].T += late
+	}
+	for i := range r.Marks {
+		r.Marks[i].T += late
+	}
 }
 
 // openShards reads the shards' directories and checks that they are the

@@ -195,3 +195,34 @@ func BenchmarkMergeHour(b *testing.B) {
 		}
 	}
 }
+
+// A shard that began its load late has its ticks counted from --start-at:
+// its interval that ended 0.2 s into its own load ended 0.5 s after the
+// start, in the other shard's tick.
+func TestMergePutsALateShardOnTheCommonClock(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	const run = "s@2026-11-25T07:00:00Z/2"
+	startAt := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+	s0, s1 := filepath.Join(tmp, "s0"), filepath.Join(tmp, "s1")
+	writeShard(t, s0, 0, 2, run, []Interval{{Workload: "w", End: 0.5, Count: 1}, {Workload: "w", Start: 0.5, End: 1, Count: 1}}, map[float64][]int64{0.5: {100}, 1: {100}})
+	writeShard(t, s1, 1, 2, run, []Interval{{Workload: "w", End: 0.2, Count: 2}, {Workload: "w", Start: 0.2, End: 0.7, Count: 2}}, map[float64][]int64{0.2: {100}, 0.7: {100}})
+	for i, dir := range []string{s0, s1} {
+		r, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Manifest.Shard.StartAt = startAt
+		r.Manifest.Shard.Began = startAt.Add(time.Duration(i) * 300 * time.Millisecond)
+		if err := WriteJSON(dir, ManifestFile, &r.Manifest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Merge([]string{s0, s1}, filepath.Join(tmp, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Intervals) != 2 || r.Intervals[0].Count != 3 || r.Intervals[1].Count != 3 || r.Intervals[1].End != 1 {
+		t.Errorf("merged intervals: %+v", r.Intervals)
+	}
+}

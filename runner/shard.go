@@ -206,10 +206,17 @@ func (r *run) setup(ctx context.Context) error {
 			r.logf("shard %s: waiting for shard 0's setup", sh)
 			lastSaid = now
 		}
+		// Often near the start, so a shard is not late by its polling;
+		// seldom before, not to open a connection every moment on the
+		// server for each of many shards during a long setup.
+		poll := 2 * time.Second
+		if time.Until(r.opts.StartAt) < 5*time.Second {
+			poll = 100 * time.Millisecond
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 }

@@ -15,7 +15,12 @@ import (
 type decoder struct {
 	file  string
 	lines []string // the source, for mapping inline scripts' positions
-	errs  Errors
+	// x is the source with its variables expanded, which the YAML is
+	// decoded from; it places positions back in the source.
+	x *expansion
+	// overrides are the --set values applied to the tree (setPos).
+	overrides []Override
+	errs      Errors
 	// budget bounds the keys visited, so that merge keys nested through
 	// aliases (each doubling the last) cannot make decoding exponential.
 	budget int
@@ -25,11 +30,20 @@ type decoder struct {
 const maxKeysVisited = 20000
 
 // pos is where a node is.
-func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+func pos(n *yaml.Node) Pos {
+	if p, ok := setPos(n); ok {
+		return p
+	}
+	return Pos{Line: n.Line, Col: n.Column}
+}
 
 // report records a problem at a position.
 func (d *decoder) report(p Pos, hint, format string, args ...any) {
-	d.errs = append(d.errs, &Error{File: d.file, Pos: p, Msg: fmt.Sprintf(format, args...), Hint: hint})
+	file := d.file
+	if arg, ok := d.setArg(p); ok {
+		file, p = "--set "+arg, Pos{}
+	}
+	d.errs = append(d.errs, &Error{File: file, Pos: p, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 
 // errorf records a problem at a node.

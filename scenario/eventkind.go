@@ -30,6 +30,12 @@ type Options struct {
 	// own target.dsn by its URL scheme, for a scenario that names no kind
 	// and is not given one.
 	KindOfDSN func(dsn string) (string, bool)
+	// LookupEnv is the environment for ${NAME} in the file (os.LookupEnv);
+	// nil has nothing set, so only ${NAME:-default} expands.
+	LookupEnv func(name string) (string, bool)
+	// Overrides are the command line's --set values, applied in order
+	// after the file is read and before it is checked.
+	Overrides []Override
 }
 
 // KindOptions are what one kind of database brings to a scenario.

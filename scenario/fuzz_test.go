@@ -1,6 +1,7 @@
 package scenario_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -33,16 +34,28 @@ func FuzzParse(f *testing.F) {
 	// Scripts and SQL files are found next to the good example, so that
 	// inputs derived from it reach the script parser.
 	file := filepath.Join("testdata", "good", "fuzz.yaml")
+	// Variables in the inputs expand: D to a duration, ML to two lines,
+	// E to nothing; any other is unset.
+	opts := all.Registry().ScenarioOptions()
+	opts.LookupEnv = func(name string) (string, bool) {
+		v, ok := map[string]string{"D": "1m", "ML": "a\nb: c", "E": ""}[name]
+		return v, ok
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse(file, data, all.Registry().ScenarioOptions())
+		s, err := Parse(file, data, opts)
 		if err != nil {
 			var errs Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
 				t.Fatalf("error is a %T (%v), want non-empty Errors", err, err)
 			}
+			// YAML breaks lines at \n, \r\n and a lone \r.
+			lines := bytes.Count(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\n")) + bytes.Count(data, []byte("\r")) + 1
 			for _, e := range errs {
 				if e.Msg == "" || e.Pos.Line < 0 || e.Pos.Col < 0 {
 					t.Fatalf("malformed error %#v", e)
+				}
+				if e.File == file && e.Pos.Line > lines+1 {
+					t.Fatalf("error %v is past the file's %d lines: a position of the expanded text", e, lines)
 				}
 			}
 			return
@@ -92,4 +105,7 @@ var fuzzSeeds = []string{
 	"!!binary aGVsbG8=\n",
 	"? [a]\n: b\n",
 	"name: \"\\xff\"\n",
+	"name: ${N:-n}\nduration: ${D}\nworkloads: [{name: w, scripts: [select-only], clients: ${C:-2}}]\n",
+	"name: n\ndescription: ${ML}\nduration: $${D}\nworkloads: [{name: w${E}, scripts: [{inline: \"SELECT $$x$$\"}], clients: 1}]\n",
+	"name: ${\nx: ${1}\n",
 }

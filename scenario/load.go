@@ -51,13 +51,23 @@ func Load(path string, opts Options) (*Scenario, error) {
 // once as Errors. On success every defaulted field holds its default and
 // Duration holds the run's length.
 func Parse(filename string, data []byte, opts Options) (*Scenario, error) {
+	x, errs := expandVars(filename, data, opts.LookupEnv)
+	if len(errs) > 0 {
+		return nil, errs.finish(filename)
+	}
 	d := &decoder{
 		file:   filename,
 		lines:  strings.Split(string(data), "\n"),
 		budget: maxKeysVisited,
+		x:      x,
 	}
-	s := &Scenario{File: filename, Source: data}
-	root := d.document(data)
+	// Source is the text as decoded, variables expanded: the copy a run
+	// keeps is the scenario as it ran (--set is in its command line).
+	s := &Scenario{File: filename, Source: x.text}
+	root := d.document(x.text)
+	if root != nil && len(opts.Overrides) > 0 {
+		root = d.applyOverrides(root, opts.Overrides)
+	}
 	if root != nil {
 		l := &loader{decoder: d, s: s, opts: opts, scripts: make(map[string]bool)}
 		l.scenario(root)
@@ -77,6 +87,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	err := decodeNode(dec, &doc)
+	d.x.place(&doc, map[*yaml.Node]bool{})
 	switch {
 	case err == io.EOF:
 		d.hintf(&yaml.Node{Line: 1, Column: 1}, "a scenario needs at least name and workloads", "the file is empty")
@@ -86,7 +97,9 @@ func (d *decoder) document(data []byte) *yaml.Node {
 		return nil
 	}
 	var extra yaml.Node
-	switch err := decodeNode(dec, &extra); {
+	err = decodeNode(dec, &extra)
+	d.x.place(&extra, map[*yaml.Node]bool{})
+	switch {
 	case err == nil:
 		d.hintf(&extra, "remove the --- line, or split the file", "a scenario file holds one YAML document; a second one starts here")
 	case err != io.EOF:
@@ -149,6 +162,7 @@ func (d *decoder) yamlError(err error) {
 	if parserProblem {
 		line++
 	}
+	line = d.x.origPos(line, 0).Line
 	d.report(Pos{Line: line}, hint, "bad YAML: %s", msg)
 }
 
@@ -164,6 +178,9 @@ type loader struct {
 	// durationSet says whether duration was given; if not, defaults
 	// computes it.
 	durationSet bool
+	// durationGiven says duration was written, well or badly: a bad one
+	// is reported itself, not as a run nothing bounds.
+	durationGiven bool
 	// abortSet says whether abort_on_failure was given (false turns it off).
 	abortSet bool
 	// scripts are the script files already parsed, so that a file shared
@@ -200,6 +217,7 @@ func (l *loader) scenario(root *yaml.Node) {
 			}
 		}},
 		{"duration", func(v *yaml.Node) {
+			l.durationGiven = true
 			if dur, ok := l.duration(v, "duration"); ok {
 				if dur <= 0 {
 					l.errorf(v, "duration: must be longer than 0s")
@@ -270,7 +288,7 @@ func (l *loader) defaults(root *yaml.Node) {
 	}
 	if !l.durationSet {
 		end, ok := s.Bounds()
-		if !ok && len(s.Workloads) > 0 {
+		if !ok && len(s.Workloads) > 0 && !l.durationGiven {
 			l.hintf(root, "set duration, or stop (or stages) on a workload", "nothing bounds the run: every workload runs until the end and no event lasts")
 		}
 		s.Duration = end

@@ -147,6 +147,9 @@ func (l *loader) checkScripts(w *Workload, what string, nodes []*yaml.Node) {
 // block (|) or a one-line string without escapes. Otherwise the caller
 // reports the script's own line and column beside the node's position.
 func (d *decoder) inlinePos(n *yaml.Node, line, col int) (Pos, bool) {
+	if n.Line == 0 {
+		return Pos{}, false // from --set: not in the file
+	}
 	scriptLines := strings.Split(n.Value, "\n")
 	if line < 1 || line > len(scriptLines) || col < 1 || col-1 > len(scriptLines[line-1]) {
 		return Pos{}, false

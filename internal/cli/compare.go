@@ -77,7 +77,7 @@ to what runs of the same code disagree by.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.html, "html", "", "also write a page with the verdict over both runs' timelines overlaid to this file")
-	f.StringVar(&o.json, "json", "", "also write the comparison as JSON (schema firedrill.compare/v1) to this file")
+	f.StringVar(&o.json, "json", "", "also write the comparison as JSON (schema firedrill.compare/v1) to this file; - for standard output (the comparison text then goes to standard error)")
 	f.Float64Var(&o.alpha, "alpha", report.DefaultCompareOptions.Alpha, "significance level of the test")
 	f.StringVar(&o.warmup, "warmup", "10%", "leave out the start of each workload: a share of its time (10%) or a duration (15s)")
 	f.DurationVar(&o.block, "block", 0, "block length for the test (0 = chosen from the data's autocorrelation, at least 3s)")
@@ -86,6 +86,7 @@ to what runs of the same code disagree by.`,
 }
 
 func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
+	env, writeJSON := env.ForJSON(o.json) // --json -: JSON on stdout, the comparison on stderr
 	opts := report.DefaultCompareOptions
 	if o.alpha <= 0 || o.alpha >= 1 {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--alpha %g: want a level between 0 and 1, as in 0.05", o.alpha))
@@ -140,8 +141,8 @@ func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
 		if err := report.WriteCompareJSON(&buf, c); err != nil {
 			return err
 		}
-		if err := clikit.WritePrivateFile(o.json, buf.Bytes()); err != nil {
-			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write --json: %w", err))
+		if err := writeJSON(buf.Bytes()); err != nil {
+			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 	}
 	return nil

@@ -77,7 +77,7 @@ func TestCompareCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"compare", compareRunBase}, "accepts 2 arg(s)"},
+		{[]string{"compare", compareRunBase}, "firedrill compare needs RUN_B"},
 		{[]string{"compare", compareRunBase, notRun}, "not a firedrill run directory"},
 		{[]string{"compare", compareRunBase, compareRunSlow, "--warmup", "ten"}, `--warmup "ten"`},
 		{[]string{"compare", compareRunBase, compareRunSlow, "--warmup", "100%"}, `--warmup "100%"`},

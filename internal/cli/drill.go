@@ -61,6 +61,7 @@ type drillOpts struct {
 	variants []string
 	progress time.Duration
 	check    string
+	junit    junitFlag
 	metrics  metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
 }
 
@@ -134,6 +135,7 @@ the PASS/FAIL list say which), 1 on usage errors or when a run cannot start,
 	f.StringSliceVar(&o.variants, "variant", nil, "run only these variants (repeat or comma-separate); default all, in the drill's order")
 	f.DurationVar(&o.progress, "progress", 10*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.check, "check", "", "run nothing: diagnose the variants of an earlier drill run directory again and check them")
+	o.junit.add(f, "the expectations")
 	o.metrics.register(f)
 	return cmd
 }
@@ -223,7 +225,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		t0 := time.Now()
 		res, runErr := runner.Run(ctx, metrics.with(sc, "", filepath.Base(drillDir)+"/", runner.Options{
 			Scenario: sc, RunDir: filepath.Join(drillDir, p.variant.Name), Version: clikit.Version,
-			Command: []string{"firedrill", "drill", d.Name, "--variant", p.variant.Name},
+			Command: env.CommandLine(), // as typed; the variant is the run directory's name
 			Log:     clikit.PrefixWriter(env.Stderr, "firedrill: "), OnTick: prog.Tick,
 		}))
 		if res == nil {
@@ -258,7 +260,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 	}
 
 	fmt.Fprintln(env.Stdout)
-	return conclude(env, d, done, o.quick, drillDir, true)
+	return o.junit.concluded(env, d, done, o.quick, conclude(env, d, done, o.quick, drillDir, true))
 }
 
 // conclude prints the comparison, the checks and each variant's report
@@ -322,7 +324,7 @@ func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: diagnose.Diagnose(run)})
 	}
-	return conclude(env, d, runs, man.Quick, o.check, false)
+	return o.junit.concluded(env, d, runs, man.Quick, conclude(env, d, runs, man.Quick, o.check, false))
 }
 
 func names(vs []drills.Variant) []string {

@@ -51,7 +51,7 @@ func TestDrillUsage(t *testing.T) {
 	}{
 		{[]string{"drill", "nope"}, clikit.ExitUsage, `no drill "nope" (drills: ` + strings.Join(names, ", ") + ")"},
 		{[]string{"drill", "stock", "--variant", "fixed-9"}, clikit.ExitUsage, "variants: " + strings.Join(stock.VariantNames(), ", ")},
-		{[]string{"drill"}, clikit.ExitUsage, "accepts 1 arg"},
+		{[]string{"drill"}, clikit.ExitUsage, "firedrill drill needs NAME"},
 		{[]string{"drill", "stock", "--check", "/nonexistent"}, clikit.ExitUsage, "not a drill run directory"},
 	}
 	for _, tt := range tests {

@@ -43,6 +43,7 @@ may also be a shard's --out holding its one run directory.`,
   firedrill report runs/merged`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			env, writeJSON := env.ForJSON(jsonOut) // --json -: JSON on stdout, the summary on stderr
 			if out == "" {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("merge: give the directory to write with --out (it must not exist or be empty)"))
 			}
@@ -76,7 +77,7 @@ may also be a shard's --out holding its one run directory.`,
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
 			if jsonOut != "" {
-				if err := writeRunJSON(jsonOut, run, findings, thresholds); err != nil {
+				if err := writeRunJSON(writeJSON, run, findings, thresholds); err != nil {
 					return clikit.WithCode(clikit.ExitUsage, err)
 				}
 			}
@@ -93,7 +94,7 @@ may also be a shard's --out holding its one run directory.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the merged run directory to create (must not exist or be empty)")
-	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the merged run's result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
+	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the merged run's result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file; - for standard output")
 	cmd.Flags().StringVar(&scenarioPath, "scenario", "", "judge this scenario file's thresholds on the merged run (default: the scenario.yaml the shards kept, when it reads without its script files)")
 	return cmd
 }

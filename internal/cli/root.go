@@ -41,16 +41,22 @@ instead, its kind read from the URL's scheme.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	paintStreams(env)
+	defer flushStreams(env)
+	root.PersistentFlags().BoolVar(&env.NoColor, "no-color", false, "no colour in the terminal output (also when NO_COLOR is set, or the output is not a terminal)")
+	root.SetVersionTemplate(versionTemplate())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err, args) })
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.AddCommand(newRunCmd(env), newValidateCmd(env), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env),
-		newRestoreCmd(env), newK8sCmd(env), newMergeCmd(env))
+		newRestoreCmd(env), newK8sCmd(env), newMergeCmd(env), newVersionCmd(env))
 	for _, b := range backends.Backends() {
 		if c, ok := b.(backend.Commander); ok {
 			addCommands(root, b.Kind(), c.Commands(env))
 		}
 	}
+	explainArgs(root)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

@@ -31,6 +31,8 @@ type runOpts struct {
 	verbose      bool
 	progress     time.Duration
 	jsonOut      string
+	scen         scenarioFlags
+	junit        junitFlag
 	metrics      metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
 	shard        shardFlags   // --shard, --start-at (shard.go)
 }
@@ -65,10 +67,19 @@ measured (status "interrupted", exit code 130). A server that stops
 answering cannot hold the run past its duration plus 5 s: it ends then,
 with status "degraded" and exit code 3.
 
+--set KEY=VALUE changes a key of the scenario as it is loaded, as if
+written in the file (repeatable; lists' items by name or index):
+--set workloads.oltp.clients=64, --set duration=30s. The file may use
+${NAME} and ${NAME:-default} for environment variables. Both are checked
+as the file is, and a problem is told at its --set argument or the file's
+line and column (scenario/README.md, "Parameters").
+
 --shard i/N --start-at T runs one shard of a run split over machines or
 pods (docs/sharding.md); 'firedrill merge' combines the shards' run
 directories into one.`,
 		Example: `  firedrill run examples/healthy.yaml
+  firedrill run scenario.yaml --set workloads.oltp.clients=64 --set duration=30s
+  firedrill run scenario.yaml --json - | jq .thresholds
   firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/
   firedrill run cache.yaml --dsn redis://:PASSWORD@127.0.0.1:6379/0`,
 		Args: cobra.ExactArgs(1),
@@ -82,14 +93,21 @@ directories into one.`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final summary")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each live finding's evidence too, not just its line")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
-	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file")
+	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file; - for standard output (the summary then goes to standard error)")
+	o.scen.add(f)
+	o.junit.add(f, "the thresholds")
 	o.metrics.register(f)
 	o.shard.add(f)
 	return cmd
 }
 
 func (o *runOpts) run(env *clikit.Env, path string) error {
-	sc, err := scenario.Load(path, all.Registry().ScenarioOptionsFor(o.dsn))
+	env, writeJSON := env.ForJSON(o.jsonOut)
+	sopts, err := o.scen.options(env, all.Registry().ScenarioOptionsFor(o.dsn))
+	if err != nil {
+		return clikit.WithCode(clikit.ExitUsage, err)
+	}
+	sc, err := scenario.Load(path, sopts)
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -169,9 +187,12 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		}
 	}
 	if o.jsonOut != "" {
-		if err := writeRunJSON(o.jsonOut, run, findings, thresholds); err != nil {
+		if err := writeRunJSON(writeJSON, run, findings, thresholds); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
+	}
+	if err := o.junit.writeRun(env, run, thresholds); err != nil {
+		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	abs, _ := filepath.Abs(dir)
 	fmt.Fprintf(env.Stdout, "\nrun directory: %s\nreport:        %s\n", abs, filepath.Join(abs, timeline.ReportFile))
@@ -198,20 +219,18 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 }
 
 // writeRunJSON writes --json: the run's result for CI (docs/json.md).
-func writeRunJSON(path string, run *timeline.Run, findings []diagnose.Finding, thresholds []report.ThresholdResult) error {
+func writeRunJSON(write func([]byte) error, run *timeline.Run, findings []diagnose.Finding, thresholds []report.ThresholdResult) error {
 	var buf bytes.Buffer
 	if err := report.WriteJSON(&buf, run, findings, thresholds); err != nil {
 		return err
 	}
-	if err := clikit.WritePrivateFile(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("write --json: %w", err)
-	}
-	return nil
+	return write(buf.Bytes())
 }
 
 func newValidateCmd(env *clikit.Env) *cobra.Command {
 	var dsn string
 	var allowShell, allowOutside bool
+	var scen scenarioFlags
 	cmd := &cobra.Command{
 		Use:   "validate SCENARIO.yaml...",
 		Short: "Check scenario files and list every problem with file:line:col",
@@ -225,12 +244,16 @@ that names objects in public outside firedrill's schema (run also knows the
 server's other schemas). Give validate the --dsn, --allow-shell and
 --allow-outside-schema you will give run (it does not connect). Every
 problem is listed, each with file:line:col. Exit code 0 when all files are valid, 1
-otherwise.`,
+otherwise. --set and ${NAME} apply as they do for run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
+			sopts, err := scen.options(env, all.Registry().ScenarioOptionsFor(dsn))
+			if err != nil {
+				return clikit.WithCode(clikit.ExitUsage, err)
+			}
 			for _, path := range args {
-				sc, err := scenario.Load(path, all.Registry().ScenarioOptionsFor(dsn))
+				sc, err := scenario.Load(path, sopts)
 				if err == nil {
 					err = report.CheckThresholdMetrics(sc)
 				}
@@ -256,6 +279,7 @@ otherwise.`,
 	cmd.Flags().StringVar(&dsn, "dsn", "", "judge the events as for a run against this server (not contacted)")
 	cmd.Flags().BoolVar(&allowShell, "allow-shell", false, "judge the events as for a run with --allow-shell")
 	cmd.Flags().BoolVar(&allowOutside, "allow-outside-schema", false, "judge the SQL as for a run with --allow-outside-schema")
+	scen.add(cmd.Flags())
 	return cmd
 }
 

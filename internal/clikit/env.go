@@ -18,8 +18,11 @@ import (
 	"github.com/firedrill/firedrill/internal/secret"
 )
 
-// Version is firedrill's version, printed in banners and --version.
-const Version = "0.1.0-dev"
+// Version is firedrill's version, printed in banners, run.json and
+// 'firedrill version'. A release build sets it with
+// -ldflags "-X github.com/firedrill/firedrill/internal/clikit.Version=v1.2.3";
+// it is a variable only for that.
+var Version = "0.1.0-dev"
 
 // Exit codes, following pgbench where it has one and k6 for thresholds.
 const (
@@ -40,9 +43,14 @@ type Env struct {
 	Getenv         func(string) string
 	// Context is cancelled on SIGINT/SIGTERM.
 	Context func() (context.Context, context.CancelFunc)
-	// StdoutTerminal is set when Stdout is a terminal (before Private
-	// wraps it), for Color.
-	StdoutTerminal bool
+	// LookupEnv tells an unset variable from an empty one, for ${VAR}
+	// in scenario files; nil means nothing is set.
+	LookupEnv func(string) (string, bool)
+	// StdoutTerminal and StderrTerminal are set when the streams are
+	// terminals (before Private wraps them), for Color and StderrColor.
+	StdoutTerminal, StderrTerminal bool
+	// NoColor is the global --no-color flag.
+	NoColor bool
 
 	// args is the command line after the program's name and secrets
 	// masks passwords in all a command prints: both set by Private.
@@ -53,8 +61,8 @@ type Env struct {
 // OSEnv is the real process's Env.
 func OSEnv() *Env {
 	return &Env{
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		StdoutTerminal: IsTerminal(os.Stdout),
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv,
+		StdoutTerminal: IsTerminal(os.Stdout), StderrTerminal: IsTerminal(os.Stderr),
 		Context: func() (context.Context, context.CancelFunc) {
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			// After the first signal, a second one kills at once: the

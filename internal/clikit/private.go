@@ -59,3 +59,29 @@ func WritePrivateFile(path string, data []byte) error {
 	}
 	return nil
 }
+
+// ForJSON is what a --json PATH flag needs: where the human output goes
+// and how the JSON is written. With PATH "-" the JSON goes to standard
+// output and the human output to standard error (human is a copy of env
+// whose Stdout is its Stderr, coloured as standard error), so that
+// `--json - | jq` works; any other
+// PATH is a private file and human is env.
+func (env *Env) ForJSON(path string) (human *Env, write func(data []byte) error) {
+	if path != "-" {
+		return env, func(data []byte) error {
+			if err := WritePrivateFile(path, data); err != nil {
+				return fmt.Errorf("write --json: %w", err)
+			}
+			return nil
+		}
+	}
+	stdout := env.Stdout
+	h := *env
+	h.Stdout, h.StdoutTerminal = env.Stderr, env.StderrTerminal
+	return &h, func(data []byte) error {
+		if _, err := stdout.Write(data); err != nil {
+			return fmt.Errorf("write --json to standard output: %w", err)
+		}
+		return nil
+	}
+}

@@ -187,7 +187,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.StringVar(&o.logPrefix, "log-prefix", "pgbench_log", "prefix for transaction time log file")
 	f.IntVar(&o.maxTries, "max-tries", 1, "max number of tries to run transaction (0 = unlimited, needs -T or -L)")
 	f.BoolVar(&o.progressTimestamp, "progress-timestamp", false, "use Unix epoch timestamps for progress")
-	f.StringVar(&o.randomSeed, "random-seed", "", "set random seed (\"time\", \"rand\", integer)")
+	f.StringVar(&o.randomSeed, "random-seed", "", "set random seed (\"time\", \"rand\", integer); with the same -c and -j, random functions give pgbench 15's values")
 	f.Float64Var(&o.samplingRate, "sampling-rate", 0, "fraction of transactions to log (e.g., 0.01 for 1%)")
 	f.StringVar(&o.showScript, "show-script", "", "show builtin script code, then exit")
 	f.BoolVar(&o.verboseErrors, "verbose-errors", false, "print messages of all errors")
@@ -200,7 +200,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.StringVar(&o.dsn, "dsn", "", "connection string (key=value or postgres:// URL) instead of -h/-p/-U/DBNAME")
 	f.BoolVar(&o.embedded, "embedded", false, "use a throwaway embedded server even if PG* variables are set")
 	f.StringArrayVar(&o.pgSettings, "pg-setting", nil, "setting for the embedded server (NAME=VALUE, repeatable)")
-	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to FILE")
+	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to FILE (- for standard output; the report then goes to standard error)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the benchmark to FILE (for firedrill's developers)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -215,6 +215,7 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	if h, _ := cmd.Flags().GetBool("help"); h {
 		return cmd.Help()
 	}
+	env, writeJSON := env.ForJSON(o.jsonPath) // --json -: JSON on stdout, the report on stderr
 	stderr := env.Stderr
 	for _, a := range o.scripts.args {
 		if a.builtin && a.name == "list" {
@@ -418,7 +419,7 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	}
 	rep.printSummary(env.Stdout, res)
 	if o.jsonPath != "" {
-		if err := rep.writeJSON(o.jsonPath, res); err != nil {
+		if err := rep.writeJSON(writeJSON, res); err != nil {
 			fmt.Fprintf(stderr, "firedrill: %v\n", err)
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}

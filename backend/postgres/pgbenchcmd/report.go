@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
-	"github.com/firedrill/firedrill/internal/clikit"
 	pgtarget "github.com/firedrill/firedrill/target/postgres"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -322,13 +321,10 @@ func (r *pgbenchReport) buildJSON(res *engine.Result) *pgbenchJSON {
 	return doc
 }
 
-func (r *pgbenchReport) writeJSON(path string, res *engine.Result) error {
+func (r *pgbenchReport) writeJSON(write func([]byte) error, res *engine.Result) error {
 	b, err := json.MarshalIndent(r.buildJSON(res), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding JSON: %w", err)
 	}
-	if err := clikit.WritePrivateFile(path, append(b, '\n')); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return write(append(b, '\n')) // clikit.Env.ForJSON: the file, or stdout for -
 }

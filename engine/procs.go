@@ -7,7 +7,7 @@ import (
 )
 
 // Event loops block in epoll through raw system calls that the Go runtime
-// does not see (eventLoop.block), so each keeps its P (the runtime's
+// does not see (eventLoop.syscall), so each keeps its P (the runtime's
 // right to run Go code) while it waits. With a P free for the rest of the
 // program (the supervisor's ticks, samplers, the GC's workers) that costs
 // nothing. When the loops held every P, they used to block through

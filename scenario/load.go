@@ -914,5 +914,9 @@ func (l *loader) thresholds(v *yaml.Node) {
 // kindKey notes the use of a key whose meaning depends on the kind of
 // database, for the backend to accept or refuse (Scenario.KindKeys).
 func (l *loader) kindKey(key string, v *yaml.Node) {
-	l.s.KindKeys = append(l.s.KindKeys, KeyUse{Key: key, Pos: pos(v)})
+	use := KeyUse{Key: key, Pos: pos(v)}
+	if n := deref(v); n.Kind == yaml.ScalarNode {
+		use.Value = n.Value
+	}
+	l.s.KindKeys = append(l.s.KindKeys, use)
 }

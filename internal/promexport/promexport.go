@@ -115,12 +115,8 @@ func (h *histogram) add(hist *timeline.Histogram) {
 	if h.counts == nil {
 		h.counts = make([]uint64, len(latencyBoundsUS)+1)
 	}
-	hist.Bars(func(from, to, n int64) {
-		i := sort.Search(len(latencyBoundsUS), func(i int) bool { return latencyBoundsUS[i] >= to })
-		h.counts[i] += uint64(n)
-		h.count += uint64(n)
-		h.sum += float64(n) * float64(from+to) / 2 / 1e6
-	})
+	h.sum += hist.Rebucket(latencyBoundsUS, h.counts) / 1e6
+	h.count += uint64(hist.Count())
 }
 
 // cumulative returns the buckets as Prometheus wants them: upper bound →

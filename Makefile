@@ -27,6 +27,9 @@ test-drills: ## run every drill's quick version and check its expected findings 
 test-short: ## run the tests without the race detector
 	$(GO) test -count=1 ./...
 
+test-report-browser: ## open report.html and compare.html of recorded runs in headless Chromium; pages and screenshots kept in report/testdata/artifacts/<test>/<run>/
+	$(GO) test -count=1 -run 'InBrowser' -v ./report/ -keep
+
 fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata/fuzz
 	@for f in FuzzParse FuzzParseExpr FuzzEvalExpr; do \
 		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$${FUZZTIME:-60s} ./script/ || exit 1; done

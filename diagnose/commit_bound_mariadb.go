@@ -186,7 +186,7 @@ func mariadbCommitBound(run *timeline.Run) []Finding {
 		"Where losing up to about a second of committed transactions in an operating system crash or power loss is acceptable (a mariadbd crash alone loses nothing), " +
 		"set innodb_flush_log_at_trx_commit = 2 (SET GLOBAL, no restart): the log is written at each commit and synced once a second."
 	if logBin {
-		f.Remedy += " The binary log is on: group commit can gather more transactions per sync with binlog_commit_wait_count (e.g. the number of committers, 16) and binlog_commit_wait_usec (e.g. 2000), which adds up to that delay to a commit"
+		f.Remedy += fmt.Sprintf(" The binary log is on: group commit can gather more transactions per sync with binlog_commit_wait_count (about the sessions committing at once, %.0f here) and binlog_commit_wait_usec (e.g. 2000), which adds up to that delay to a commit", math.Max(2, math.Round(waiting)))
 		if syncBinlog == "1" {
 			f.Remedy += "; sync_binlog = 1 syncs the binary log per group as well (0 leaves it to the OS, at the price of a binary log that may lag the data after an OS crash)"
 		}

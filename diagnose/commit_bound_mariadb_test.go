@@ -198,3 +198,30 @@ func TestCommitBoundMariaDBSettingsEvent(t *testing.T) {
 		t.Errorf("flush at commit 2 from 1 s: %s", fs[0].Headline)
 	}
 }
+
+// mariadb-commit-binlog: the same writers with log_bin and sync_binlog =
+// 1. The sessions wait in "Commit"; the evidence has the binary log's
+// group commits and the remedy its group-commit wait.
+func TestCommitBoundMariaDBBinlog(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(commitBound{}, openRecording(t, "mariadb-commit-binlog"))
+	if len(fs) != 1 || fs[0].Severity != Warning {
+		t.Fatalf("want one warning, got %+v", fs)
+	}
+	f := fs[0]
+	var groups bool
+	for _, e := range f.Evidence {
+		groups = groups || (e.Series == mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.BinlogGroupsPerS) && strings.Contains(e.Text, "per group (sync_binlog = 1)"))
+	}
+	if !groups || !strings.Contains(f.Evidence[0].Text, "\"Commit\"") {
+		t.Errorf("evidence lacks the commit state or the binary log's groups: %+v", f.Evidence)
+	}
+	for _, s := range []string{"binlog_commit_wait_count", "binlog_commit_wait_usec", "sync_binlog = 1"} {
+		if !strings.Contains(f.Remedy, s) {
+			t.Errorf("remedy lacks %q: %s", s, f.Remedy)
+		}
+	}
+	if !strings.Contains(f.Mechanism, "sync_binlog = 1") {
+		t.Errorf("mechanism: %s", f.Mechanism)
+	}
+}

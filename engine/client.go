@@ -24,6 +24,7 @@ type client struct {
 	vars   *script.Vars
 	env    script.Env
 	choose *threadChooser // its pgbench thread's script picker
+	pacer  *poissonPacer  // its pgbench thread's --rate schedule
 	shard  *shard
 	cnt    int64 // transactions done (pgbench's per-client counter)
 	timer  *time.Timer
@@ -153,7 +154,7 @@ func (c *client) loop(ctx context.Context) {
 		now := r.nowUS()
 		scheduled := now
 		if r.pacer != nil {
-			scheduled = r.pacer.next()
+			scheduled = c.pacer.next()
 			if r.endUS > 0 && scheduled >= r.endUS {
 				return
 			}
@@ -162,7 +163,7 @@ func (c *client) loop(ctx context.Context) {
 			for cfg.LatencyLimit > 0 && now-scheduled > int64(cfg.LatencyLimit/time.Microsecond) &&
 				(cfg.Transactions == 0 || c.cnt < int64(cfg.Transactions)) {
 				c.recordSkip(scheduled)
-				scheduled = r.pacer.next()
+				scheduled = c.pacer.next()
 			}
 			if cfg.Transactions > 0 && c.cnt >= int64(cfg.Transactions) {
 				return

@@ -467,13 +467,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		r.endUS = int64(cfg.Duration / time.Microsecond)
 	}
 	if cfg.Rate > 0 {
-		r.pacer = newPoissonPacer(cfg.Rate, cfg.RandomSeed)
-		if cfg.Shape != nil {
-			r.pacer.rateAt = func(us float64) float64 {
-				_, rate := cfg.Shape(time.Duration(us) * time.Microsecond)
-				return rate
-			}
-		}
+		r.startPacers(clients) // seed.go
 	}
 
 	totals := r.col.newInterval()
@@ -481,9 +475,10 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	defer cancelRun()
 	var wg sync.WaitGroup
 	if r.loops != nil {
-		release := reserveLoopProcs(len(r.loops))
+		raw, release := reserveLoopProcs(len(r.loops))
 		defer release()
 		for _, l := range r.loops {
+			l.raw = raw
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -599,6 +594,7 @@ func shardCount(cfg *Config) int {
 // blocks as pgbench divides them among its threads.
 func (r *run) makeLoops(clients []*client) error {
 	n := min(max(r.cfg.Threads, 1), len(clients))
+	dealt := 0
 	for t := range n {
 		l, err := newEventLoop(r)
 		if err != nil {
@@ -606,10 +602,15 @@ func (r *run) makeLoops(clients []*client) error {
 			return fmt.Errorf("event loop: %w", err)
 		}
 		r.loops = append(r.loops, l)
-		for _, c := range clients[t*len(clients)/n : (t+1)*len(clients)/n] {
+		// pgbench's blocks: the earlier threads take the larger ones (5
+		// clients on 2: 0-2, 3-4), as script.ThreadOf, so that a loop's
+		// clients share one thread's script chooser and --rate pacer.
+		size := (len(clients) - dealt + n - t - 1) / (n - t)
+		for _, c := range clients[dealt : dealt+size] {
 			l.add(c)
 			c.shard = &r.col.shards[t]
 		}
+		dealt += size
 	}
 	return nil
 }

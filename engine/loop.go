@@ -70,6 +70,8 @@ type eventLoop struct {
 	evs     []syscall.EpollEvent
 	live    int
 	pwait2  bool // epoll_pwait2 (ns timeouts) works
+	// raw makes the blocking poll a raw system call (see syscall).
+	raw     bool
 	done    bool // the loop has returned: waits block on poll(2)
 	running *client
 }
@@ -180,18 +182,14 @@ func (l *eventLoop) timeout() int64 {
 	return t
 }
 
-// wait polls for ready sockets, blocking at most timeoutNS, through a
-// raw system call, which the Go runtime does not see: the loop keeps its
-// P, so no thread hand-off and no sysmon waking to retake it (see
-// reserveLoopProcs, which leaves a P for the rest of the program). A
-// signal (GC, preemption) ends the wait early. One call both asks and
-// waits: under select-only load a socket is nearly always ready, and
-// the call then returns at once without sleeping.
+// wait polls for ready sockets, blocking at most timeoutNS. One call both
+// asks and waits: under select-only load a socket is nearly always ready,
+// and the call then returns at once without sleeping.
 func (l *eventLoop) wait(timeoutNS int64) int {
-	evs := unsafe.Pointer(&l.evs[0])
+	evs := uintptr(unsafe.Pointer(&l.evs[0]))
 	if l.pwait2 {
 		ts := syscall.NsecToTimespec(timeoutNS)
-		n, _, errno := syscall.RawSyscall6(sysEpollPwait2, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		n, errno := l.syscall(sysEpollPwait2, uintptr(l.ep), evs, uintptr(len(l.evs)), uintptr(unsafe.Pointer(&ts)))
 		if errno != syscall.ENOSYS {
 			if errno != 0 {
 				return 0
@@ -201,11 +199,28 @@ func (l *eventLoop) wait(timeoutNS int64) int {
 		l.pwait2 = false // before Linux 5.11: millisecond timeouts
 	}
 	ms := (timeoutNS + 999_999) / 1_000_000
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(evs), uintptr(len(l.evs)), uintptr(ms), 0, 0)
+	// epoll_pwait without a signal mask is epoll_wait, which arm64 lacks.
+	n, errno := l.syscall(syscall.SYS_EPOLL_PWAIT, uintptr(l.ep), evs, uintptr(len(l.evs)), uintptr(ms))
 	if errno != 0 {
 		return 0
 	}
 	return int(n)
+}
+
+// syscall makes the loop's blocking system call. A raw one, which the Go
+// runtime does not see, lets the loop keep its P while it waits: no
+// thread hand-off and no sysmon waking to retake it (see
+// reserveLoopProcs, which leaves a P beside the loops for the rest of the
+// program); a signal (GC, preemption) ends the wait early. Only when the
+// user fixed GOMAXPROCS too low for that does the loop wait in an
+// ordinary system call, whose P the runtime can hand to the rest.
+func (l *eventLoop) syscall(trap, a1, a2, a3, a4 uintptr) (uintptr, syscall.Errno) {
+	if l.raw {
+		n, _, errno := syscall.RawSyscall6(trap, a1, a2, a3, a4, 0, 0)
+		return n, errno
+	}
+	n, _, errno := syscall.Syscall6(trap, a1, a2, a3, a4, 0, 0)
+	return n, errno
 }
 
 func (l *eventLoop) resume(c *client) {
@@ -299,7 +314,8 @@ func (c *client) loopSleep(ctx context.Context, untilUS int64) bool {
 	return !c.r.stopping.Load() && ctx.Err() == nil
 }
 
-// pollFD waits for fd with poll(2).
+// pollFD waits for fd with ppoll(2) (poll(2), which arm64 lacks, with a
+// timespec).
 func pollFD(fd int, write bool, timeout time.Duration) error {
 	type pollfd struct {
 		fd      int32
@@ -310,9 +326,9 @@ func pollFD(fd int, write bool, timeout time.Duration) error {
 	if write {
 		p.events = 0x4 // POLLOUT
 	}
-	ms := int(timeout / time.Millisecond)
+	ts := syscall.NsecToTimespec(int64(timeout))
 	for {
-		n, _, errno := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}

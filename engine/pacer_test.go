@@ -23,7 +23,7 @@ func TestPoissonPacerIsExponential(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := newPoissonPacer(tt.rate, tt.seed)
+			p := newPoissonPacer(tt.rate, 1, tt.seed)
 			var gaps Simple
 			prev := int64(0)
 			for i := range draws {
@@ -53,7 +53,7 @@ func TestPoissonPacerSeedsAreReproducible(t *testing.T) {
 	t.Parallel()
 	// -s/--random-seed must replay the same schedule; different seeds
 	// must not.
-	a, b, c := newPoissonPacer(100, 42), newPoissonPacer(100, 42), newPoissonPacer(100, 43)
+	a, b, c := newPoissonPacer(100, 1, 42), newPoissonPacer(100, 1, 42), newPoissonPacer(100, 1, 43)
 	same, differ := true, false
 	for range 1000 {
 		x, y, z := a.next(), b.next(), c.next()

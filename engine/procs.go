@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"runtime"
 	"sync"
 )
@@ -23,6 +24,11 @@ import (
 // GOMAXPROCS is the process's, so the reservation is too: runs that
 // overlap (a scenario's workloads) add their loops up, and the value in
 // force before the first of them is put back when the last one ends.
+//
+// A GOMAXPROCS the user set in the environment is a limit they chose
+// (GOMAXPROCS=1 to see what a starved generator looks like): it is left
+// alone, and loops that would then hold every P wait in ordinary system
+// calls, as before, whose P the runtime can hand over.
 var loopProcs struct {
 	mu    sync.Mutex
 	loops int // event loops of the runs under way
@@ -30,20 +36,24 @@ var loopProcs struct {
 }
 
 // reserveLoopProcs makes room for n more event loops and one P beside
-// them; the returned func gives the room back (once).
-func reserveLoopProcs(n int) (release func()) {
+// them, and says whether the loops may wait in raw system calls (a P is
+// left for the rest); the returned func gives the room back (once).
+func reserveLoopProcs(n int) (raw bool, release func()) {
 	lp := &loopProcs
 	lp.mu.Lock()
 	lp.loops += n
-	if cur := runtime.GOMAXPROCS(0); lp.loops+1 > cur {
+	cur := runtime.GOMAXPROCS(0)
+	if lp.loops+1 > cur && os.Getenv("GOMAXPROCS") == "" {
 		if lp.saved == 0 {
 			lp.saved = cur
 		}
-		runtime.GOMAXPROCS(lp.loops + 1)
+		cur = lp.loops + 1
+		runtime.GOMAXPROCS(cur)
 	}
+	raw = lp.loops < cur
 	lp.mu.Unlock()
 	var once sync.Once
-	return func() {
+	return raw, func() {
 		once.Do(func() {
 			lp.mu.Lock()
 			defer lp.mu.Unlock()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 
 	"github.com/firedrill/firedrill/script"
 )
@@ -60,4 +61,30 @@ func (r *run) seedClient(c *client) {
 	}
 	c.env.Rand = script.NewRand(r.seeds.Clients[c.id])
 	c.choose = r.choosers[script.ThreadOf(c.id, r.cfg.Clients, r.cfg.Threads)]
+}
+
+// startPacers gives every pgbench thread its --rate pacer, at its share of
+// the rate and seeded with the thread's ts_throttle_rs seed, and each
+// client its thread's. With a Shape (a ramp of clients) one pacer serves
+// all clients, so that inactive clients leave no share of the rate unused.
+func (r *run) startPacers(clients []*client) {
+	cfg := r.cfg
+	n := len(r.seeds.Threads)
+	if cfg.Shape != nil {
+		n = 1
+	}
+	pacers := make([]*poissonPacer, n)
+	for t := range pacers {
+		pacers[t] = newPoissonPacer(cfg.Rate, n, r.seeds.Threads[t].Throttle)
+		if cfg.Shape != nil {
+			pacers[t].rateAt = func(us float64) float64 {
+				_, rate := cfg.Shape(time.Duration(us) * time.Microsecond)
+				return rate
+			}
+		}
+	}
+	r.pacer = pacers[0] // non-nil: the run is throttled
+	for _, c := range clients {
+		c.pacer = pacers[min(script.ThreadOf(c.id, cfg.Clients, cfg.Threads), n-1)]
+	}
 }

@@ -3,9 +3,10 @@ package engine
 import (
 	"bufio"
 	"io"
-	"math/rand/v2"
 	"strconv"
 	"sync"
+
+	"github.com/firedrill/firedrill/script"
 )
 
 // TxRecord is one transaction as written to pgbench's per-transaction log.
@@ -32,13 +33,13 @@ type PgbenchLog struct {
 	mu           sync.Mutex
 	w            *bufio.Writer
 	line         []byte
-	throttled    bool    // --rate was given: the lag column is written
-	retries      bool    // --max-tries != 1: the retries column is written
-	detailed     bool    // --failures-detailed
-	latencyLimit bool    // -L: skipped counts are written
-	sampleRate   float64 // 0 or 1 = log everything
-	rng          *rand.Rand
-	aggUS        int64 // aggregate interval; 0 = per transaction
+	throttled    bool        // --rate was given: the lag column is written
+	retries      bool        // --max-tries != 1: the retries column is written
+	detailed     bool        // --failures-detailed
+	latencyLimit bool        // -L: skipped counts are written
+	sampleRate   float64     // 0 or 1 = log everything
+	sample       script.Rand // pgbench's ts_sample_rs
+	aggUS        int64       // aggregate interval; 0 = per transaction
 	agg          aggState
 }
 
@@ -56,23 +57,28 @@ type PgbenchLogOptions struct {
 	Throttled, Retries, FailuresDetailed, LatencyLimit bool
 	SampleRate                                         float64
 	AggregateSeconds                                   int
-	Seed                                               uint64
+	// Seed seeds the --sampling-rate draws: pgbench seeds them per thread
+	// (script.PgbenchSeeds' Threads[t].Sample); with thread 0's seed and
+	// one client, the same transactions are logged as by pgbench.
+	Seed uint64
 }
 
 // NewPgbenchLog writes the log to w; call Close to flush it.
 func NewPgbenchLog(w io.Writer, o PgbenchLogOptions) *PgbenchLog {
-	return &PgbenchLog{
+	l := &PgbenchLog{
 		w: bufio.NewWriterSize(w, 64<<10), throttled: o.Throttled, retries: o.Retries,
 		detailed: o.FailuresDetailed, latencyLimit: o.LatencyLimit, sampleRate: o.SampleRate,
-		rng: rand.New(rand.NewPCG(o.Seed, 0x1095)), aggUS: int64(o.AggregateSeconds) * 1e6,
+		aggUS: int64(o.AggregateSeconds) * 1e6,
 	}
+	l.sample.Seed(o.Seed)
+	return l
 }
 
 // Log writes (or aggregates) one transaction.
 func (l *PgbenchLog) Log(tx *TxRecord) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.sampleRate > 0 && l.sampleRate < 1 && l.rng.Float64() > l.sampleRate {
+	if l.sampleRate > 0 && l.sample.Float64() > l.sampleRate {
 		return
 	}
 	if l.aggUS > 0 {

@@ -221,6 +221,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.waitStartAt(ctx); err != nil {
 		return nil, interrupted(ctx, err)
 	}
+	if man.Shard != nil {
+		man.Shard.Began = time.Now().UTC() // the timeline's 0, for merge
+	}
 	if opts.OnStart != nil {
 		opts.OnStart(dir)
 	}

@@ -60,6 +60,23 @@ func ddDiv(a, b dd) dd {
 // ln2dd is ln 2 to about 107 bits.
 var ln2dd = dd{0.6931471805599453, 2.3190468138462996e-17}
 
+// invOdd[k] is 1/(2k+1) in double-double, for ddLog's series.
+var invOdd = func() (t [24]dd) {
+	for k := range t {
+		t[k] = ddDiv(dd{1, 0}, dd{float64(2*k + 1), 0})
+	}
+	return t
+}()
+
+// invFactorial[n] is 1/n! in double-double, for ddExpRound's series.
+var invFactorial = func() (t [12]dd) {
+	t[0] = dd{1, 0}
+	for n := 1; n < len(t); n++ {
+		t[n] = ddDiv(t[n-1], dd{float64(n), 0})
+	}
+	return t
+}()
+
 // ddLog is the natural logarithm of a finite x > 0 in double-double.
 func ddLog(x float64) dd {
 	m, e := math.Frexp(x) // x = m·2^e, m in [0.5, 1)
@@ -67,20 +84,21 @@ func ddLog(x float64) dd {
 		m *= 2
 		e--
 	}
-	// ln m = 2·atanh(s) = 2(s + s³/3 + s⁵/5 + …), s = (m-1)/(m+1), |s| < 0.172.
+	// ln m = 2·atanh(s) = 2s(1 + s²/3 + s⁴/5 + …), s = (m-1)/(m+1),
+	// |s| < 0.172, summed by Horner's rule over the terms above 2^-110.
 	s := ddDiv(dd{m - 1, 0}, twoSum(m, 1)) // m-1 is exact
 	sum := s
 	if s.hi != 0 {
 		s2 := ddMul(s, s)
-		term := s
-		for k := 3.0; k < 200; k += 2 {
-			term = ddMul(term, s2)
-			t := ddDiv(term, dd{k, 0})
-			sum = ddAdd(sum, t)
-			if math.Abs(t.hi) < 1e-34*math.Abs(sum.hi) {
-				break
-			}
+		k := 1
+		for p := s2.hi; p > 0x1p-110 && k < len(invOdd)-1; p *= s2.hi {
+			k++
 		}
+		poly := invOdd[k]
+		for k--; k >= 0; k-- {
+			poly = ddAdd(ddMul(poly, s2), invOdd[k])
+		}
+		sum = ddMul(s, poly)
 	}
 	return ddAdd(ddMulF(ln2dd, float64(e)), ddMulF(sum, 2))
 }
@@ -99,17 +117,14 @@ func ddExpRound(t dd) float64 {
 	r := ddAdd(t, ddNeg(ddMulF(ln2dd, k))) // |r| <= ln2/2
 	const halvings = 10
 	r = dd{r.hi / (1 << halvings), r.lo / (1 << halvings)}
-	// e^r - 1 by its Taylor series, then squared back up as
+	// e^r - 1 = r(1 + r/2! + r²/3! + …) by Horner's rule (|r| < 2^-11:
+	// eleven terms reach 2^-120), then squared back up as
 	// e^2r - 1 = (e^r - 1)(e^r - 1 + 2), which keeps the small part exact.
-	em1 := r
-	term := r
-	for i := 2.0; i < 40; i++ {
-		term = ddDiv(ddMul(term, r), dd{i, 0})
-		em1 = ddAdd(em1, term)
-		if math.Abs(term.hi) < 1e-36 {
-			break
-		}
+	poly := invFactorial[len(invFactorial)-1]
+	for n := len(invFactorial) - 2; n >= 1; n-- {
+		poly = ddAdd(ddMul(poly, r), invFactorial[n])
 	}
+	em1 := ddMul(r, poly)
 	for range halvings {
 		em1 = ddMul(em1, ddAdd(em1, dd{2, 0}))
 	}

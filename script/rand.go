@@ -204,5 +204,9 @@ func (r *Rand) iterativeZipfian(n int64, s float64) int64 {
 // --rate).
 func (r *Rand) Poisson(center float64) int64 {
 	uniform := 1.0 - r.Float64()
-	return cInt64(float64(-math.Log(uniform)*center) + 0.5) // no FMA, as in C
+	f := float64(-math.Log(uniform)*center) + 0.5 // no FMA, as in C
+	if nearInt(f, f*mathTol) {
+		f = float64(-cLog(uniform)*center) + 0.5
+	}
+	return cInt64(f)
 }

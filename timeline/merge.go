@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Merge combines the run directories of a split run's shards
@@ -40,7 +42,8 @@ func Merge(dirs []string, out string) (*Run, error) {
 
 	man := lead.Manifest
 	man.Process = nil // no process writes the merge; it is never "running"
-	man.Shard = &ShardInfo{Index: 0, Count: lead.Manifest.Shard.Count, StartAt: lead.Manifest.Shard.StartAt, Run: lead.Manifest.Shard.Run}
+	man.Shard = &ShardInfo{Index: 0, Count: lead.Manifest.Shard.Count, StartAt: lead.Manifest.Shard.StartAt, Run: lead.Manifest.Shard.Run,
+		Began: lead.Manifest.Shard.StartAt}
 	man.Workloads = append([]WorkloadInfo(nil), lead.Manifest.Workloads...)
 	for i := range man.Workloads {
 		man.Workloads[i].Clients, man.Workloads[i].Rate, man.Workloads[i].Pool = 0, 0, 0
@@ -73,6 +76,11 @@ func Merge(dirs []string, out string) (*Run, error) {
 	}
 	man.Error = strings.Join(errs, "; ")
 
+	// Every shard's timeline on --start-at's clock: a shard that began
+	// late has its times moved by how late.
+	for _, s := range shards {
+		shiftTimeline(s)
+	}
 	merged := &Run{Dir: out, Manifest: man, Samples: lead.Samples, Marks: lead.Marks}
 	merged.Intervals = mergeIntervals(shards, man.Interval)
 	merged.Summary = mergeSummaries(shards)
@@ -110,6 +118,29 @@ func Merge(dirs []string, out string) (*Run, error) {
 		return nil, err
 	}
 	return Open(out)
+}
+
+// shiftTimeline moves a shard's times (seconds since its load began) by
+// how long after --start-at it began, so that they count from --start-at.
+func shiftTimeline(r *Run) {
+	sh := r.Manifest.Shard
+	if sh.Began.IsZero() || sh.StartAt.IsZero() {
+		return
+	}
+	late := sh.Began.Sub(sh.StartAt).Seconds()
+	if late <= 0 {
+		return
+	}
+	for i := range r.Intervals {
+		r.Intervals[i].Start += late
+		r.Intervals[i].End += late
+	}
+	for i := range r.Samples {
+		r.Samples[i].T += late
+	}
+	for i := range r.Marks {
+		r.Marks[i].T += late
+	}
 }
 
 // openShards reads the shards' directories and checks that they are the
@@ -242,7 +273,10 @@ func statusRank(status string) int {
 
 // mergeIntervals adds up the shards' intervals of each workload and tick.
 // The shards' clocks started at the same --start-at, so an interval's end
-// names its tick (rounded to the sample interval) in every shard.
+// names its tick (rounded to the sample interval) in every shard. A
+// decoded histogram is large (see Histogram): each tick's are merged,
+// encoded and let go before the next, so that an hour of ticks of N
+// shards does not hold them all at once.
 func mergeIntervals(shards []*Run, tick float64) []Interval {
 	type key struct {
 		workload string
@@ -254,40 +288,58 @@ func mergeIntervals(shards []*Run, tick float64) []Interval {
 		}
 		return int64(math.Round(t / tick))
 	}
-	groups := map[key]*Interval{}
+	groups := map[key][]*Interval{}
 	var order []key
 	for _, s := range shards {
 		for i := range s.Intervals {
 			iv := &s.Intervals[i]
 			k := key{iv.Workload, tickOf(iv.End)}
-			m, ok := groups[k]
-			if !ok {
-				c := *iv
-				c.Errors, c.Refused, c.Unavailable, c.Lost = addCounts(nil, iv.Errors), addCounts(nil, iv.Refused), addCounts(nil, iv.Unavailable), addCounts(nil, iv.Lost)
-				c.Latency, c.PoolWait = cloneHist(iv.Latency), cloneHist(iv.PoolWait)
-				groups[k] = &c
+			if _, ok := groups[k]; !ok {
 				order = append(order, k)
-				continue
 			}
-			addInterval(m, iv)
+			groups[k] = append(groups[k], iv)
 		}
 	}
 	out := make([]Interval, 0, len(order))
+	acc := NewHistogram() // reused: a new one allocates its whole range
 	for _, k := range order {
-		iv := groups[k]
-		if iv.Latency != nil {
-			iv.LatencyPct = iv.Latency.Percentiles()
+		group := groups[k]
+		m := *group[0]
+		m.Errors, m.Refused, m.Unavailable, m.Lost = addCounts(nil, m.Errors), addCounts(nil, m.Refused), addCounts(nil, m.Unavailable), addCounts(nil, m.Lost)
+		for _, iv := range group[1:] {
+			addInterval(&m, iv)
 		}
-		if iv.PoolWait != nil {
-			iv.PoolWaitPct = iv.PoolWait.Percentiles()
-		}
-		out = append(out, *iv)
+		m.Latency, m.LatencyPct = mergedHist(acc, group, func(iv *Interval) *Histogram { return iv.Latency })
+		m.PoolWait, m.PoolWaitPct = mergedHist(acc, group, func(iv *Interval) *Histogram { return iv.PoolWait })
+		out = append(out, m)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].End < out[j].End })
 	return out
 }
 
-// addInterval adds iv, of another shard, into m.
+// mergedHist merges the histograms of a tick's intervals in acc (emptied
+// first) and returns the result encoded, with its percentiles; nil when
+// none has one.
+func mergedHist(acc *Histogram, group []*Interval, of func(*Interval) *Histogram) (*Histogram, Percentiles) {
+	acc.Reset()
+	found := false
+	for _, iv := range group {
+		if h := of(iv); h != nil {
+			acc.h.Merge(h.decoded())
+			found = true
+		}
+	}
+	if !found {
+		return nil, Percentiles{}
+	}
+	b, err := acc.h.Encode(hdrEncoding)
+	if err != nil { // cannot happen for a histogram in memory; keep a copy then
+		return acc.Clone(), acc.Percentiles()
+	}
+	return &Histogram{enc: b}, acc.Percentiles() // decoded again only if a reader needs more than the percentiles
+}
+
+// addInterval adds iv, of another shard, into m (all but the histograms).
 func addInterval(m, iv *Interval) {
 	m.Start, m.End = min(m.Start, iv.Start), max(m.End, iv.End)
 	m.Clients += iv.Clients
@@ -307,8 +359,6 @@ func addInterval(m, iv *Interval) {
 	m.Unavailable = addCounts(m.Unavailable, iv.Unavailable)
 	m.Lost = addCounts(m.Lost, iv.Lost)
 	m.Unconnected += iv.Unconnected
-	m.Latency = mergeHist(m.Latency, iv.Latency)
-	m.PoolWait = mergeHist(m.PoolWait, iv.PoolWait)
 }
 
 // addCounts adds b's counts into a (made when needed); nil stays nil, as
@@ -486,3 +536,19 @@ func addScriptSummary(m *ScriptSummary, s ScriptSummary) {
 		mc.Retries += c.Retries
 	}
 }
+
+// decoded is the histogram's counts without keeping them decoded in h
+// (for a reader that merges many histograms once each, as merge does).
+func (h *Histogram) decoded() *hdr.Histogram {
+	if h.h != nil {
+		return h.h
+	}
+	if d, err := hdr.Decode(h.enc); err == nil {
+		return d
+	}
+	return hdr.New(HistLowest, HistHighest, HistDigits)
+}
+
+// hdrEncoding is the encoding of histograms in run directories (as
+// Histogram.MarshalJSON writes them).
+const hdrEncoding = hdr.V2CompressedEncodingCookieBase

@@ -14,6 +14,10 @@ type ShardInfo struct {
 	// Run names the split run the shards share: scenario, start and
 	// number of shards. Merge refuses shards of different runs.
 	Run string `json:"run,omitempty"`
+	// Began is when the shard's load actually began (its timeline's 0):
+	// StartAt, or a little later for a shard that was late. Merge puts
+	// every shard's timeline on StartAt's clock with it.
+	Began time.Time `json:"began,omitzero"`
 	// Merged are the directories of the shards a merged run was made of,
 	// in shard order; empty in a shard's own run.json.
 	Merged []string `json:"merged,omitempty"`

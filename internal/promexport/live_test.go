@@ -22,6 +22,7 @@ import (
 	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // scrape reads url's exposition with Prometheus's text parser.
@@ -180,6 +181,29 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 	exp.Finish()
 	final = scrape(t, url)
 	servedNames(final, served)
+	// The last scrape's counters are the sums of the intervals the run
+	// recorded: the exporter missed none and counted none twice.
+	run, err := timeline.Open(r.res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range run.Manifest.Workloads {
+		var count, failed, latencies int64
+		for _, iv := range run.WorkloadIntervals(w.Name) {
+			count += iv.Count
+			failed += iv.Failed
+			latencies += iv.Latency.Count()
+		}
+		labels := map[string]string{"workload": w.Name}
+		for _, c := range []struct {
+			name string
+			want int64
+		}{{"firedrill_transactions_total", count}, {"firedrill_transactions_failed_total", failed}, {"firedrill_latency_seconds", latencies}} {
+			if n, _ := sum(final, c.name, labels); n != float64(c.want) {
+				t.Errorf("%s: %s{workload=%q} %v, the timeline's intervals %d", file, c.name, w.Name, n, c.want)
+			}
+		}
+	}
 	return first, second, final, served
 }
 

@@ -213,8 +213,8 @@ func matchPattern(pattern, key string) ([]string, bool) {
 			values = append(values, rest[:len(rest)-len(next)])
 			return values, true
 		}
-		if next == "" {
-			return nil, false // two placeholders in a row cannot be told apart
+		if next == "" || rest == "" {
+			return nil, false // two placeholders in a row cannot be told apart; a value is not empty
 		}
 		at := strings.Index(rest[1:], next)
 		if at < 0 {

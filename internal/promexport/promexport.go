@@ -115,12 +115,8 @@ func (h *histogram) add(hist *timeline.Histogram) {
 	if h.counts == nil {
 		h.counts = make([]uint64, len(latencyBoundsUS)+1)
 	}
-	hist.Bars(func(from, to, n int64) {
-		i := sort.Search(len(latencyBoundsUS), func(i int) bool { return latencyBoundsUS[i] >= to })
-		h.counts[i] += uint64(n)
-		h.count += uint64(n)
-		h.sum += float64(n) * float64(from+to) / 2 / 1e6
-	})
+	h.sum += hist.Rebucket(latencyBoundsUS, h.counts) / 1e6
+	h.count += uint64(hist.Count())
 }
 
 // cumulative returns the buckets as Prometheus wants them: upper bound →
@@ -246,15 +242,23 @@ func (e *Exporter) Mark(m timeline.Mark) {
 // the exporter is an unchecked collector.
 func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 
-// Collect sends every series of the run so far.
+// Collect sends every series of the run so far. It builds them under
+// the lock and sends them after, so that the runner's tick never waits
+// for a scrape's reader.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range e.collect() {
+		ch <- m
+	}
+}
+
+func (e *Exporter) collect() []prometheus.Metric {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := e.run
 	if r == nil {
-		return
+		return nil
 	}
-	c := &collection{r: r, ch: ch, seen: map[string]string{}}
+	c := &collection{r: r, seen: map[string]string{}}
 	c.gauge("run_info", "the run: 1, with firedrill's version", []string{"firedrill_version"}, 1, e.version)
 	c.gauge("run_elapsed_seconds", "time since the run's load started, at the last tick", nil, r.elapsed)
 	c.gauge("run_duration_seconds", "the run's planned duration", nil, r.duration)
@@ -323,6 +327,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		c.gauge("event_active", "1 while the scenario's event runs (between its start and end marks), else 0",
 			[]string{"event", "kind"}, boolValue(r.events[k]), k[0], k[1])
 	}
+	return c.out
 }
 
 // collection is one Collect: it names the metrics and keeps a series
@@ -330,7 +335,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // the whole scrape.
 type collection struct {
 	r    *runState
-	ch   chan<- prometheus.Metric
+	out  []prometheus.Metric
 	seen map[string]string // name → its label names and help; name + values → ""
 }
 
@@ -348,7 +353,7 @@ func (c *collection) histogram(name, help string, labels []string, h *histogram,
 		return
 	}
 	if m, err := prometheus.NewConstHistogram(desc, h.count, h.sum, h.cumulative(), values...); err == nil {
-		c.ch <- m
+		c.out = append(c.out, m)
 	}
 }
 
@@ -358,7 +363,7 @@ func (c *collection) emit(name, help string, labels []string, t prometheus.Value
 		return
 	}
 	if m, err := prometheus.NewConstMetric(desc, t, v, values...); err == nil {
-		c.ch <- m
+		c.out = append(c.out, m)
 	}
 }
 

@@ -17,9 +17,10 @@ const Path = "/metrics"
 
 // Server serves an exporter's /metrics over HTTP.
 type Server struct {
-	srv  *http.Server
-	addr string
-	done chan struct{}
+	srv      *http.Server
+	addr     string
+	done     chan struct{}
+	serveErr error // why Serve stopped, if not by Shutdown; read after done
 }
 
 // Listen binds addr (host:port) now, so that a busy port is an error
@@ -57,8 +58,8 @@ func Listen(addr string, e *Exporter) (*Server, error) {
 		defer close(s.done)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			// Serve fails only if the listener does; the run goes on
-			// without its metrics.
-			_ = err
+			// without its metrics, and Shutdown says why.
+			s.serveErr = fmt.Errorf("metrics server on %s: %w", s.addr, err)
 		}
 	}()
 	return s, nil
@@ -68,8 +69,18 @@ func Listen(addr string, e *Exporter) (*Server, error) {
 // addr's was 0).
 func (s *Server) Addr() string { return s.addr }
 
-// URL is the exposition's address for people.
-func (s *Server) URL() string { return "http://" + s.addr + Path }
+// URL is the exposition's address for people: on every interface
+// (":9464"), the loopback one, which curl on this machine reaches.
+func (s *Server) URL() string {
+	host, port, err := net.SplitHostPort(s.addr)
+	if err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		return "http://" + net.JoinHostPort(host, port) + Path
+	}
+	return "http://" + s.addr + Path
+}
 
 // Shutdown stops the server: it lets scrapes under way finish for up to
 // two seconds, then closes.
@@ -81,5 +92,5 @@ func (s *Server) Shutdown() error {
 		err = s.srv.Close()
 	}
 	<-s.done
-	return err
+	return errors.Join(s.serveErr, err)
 }

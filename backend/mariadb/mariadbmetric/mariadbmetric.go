@@ -58,8 +58,8 @@ var QueryCacheStates = []string{
 // MariaDB 10.11 a session waiting for InnoDB's redo-log flush at commit
 // shows "Updating status" most of the time and "Commit" the rest
 // (measured on the embedded server with every fsync slowed: both vanish
-// with innodb_flush_log_at_trx_commit = 2); MySQL 8 shows "waiting for
-// handler commit".
+// with innodb_flush_log_at_trx_commit = 2), and "Commit" throughout with
+// the binary log on; MySQL 8 shows "waiting for handler commit".
 var CommitStates = []string{"Commit", "Updating status", "waiting for handler commit", "Waiting for handler commit"}
 
 // Value keys of InnoDBLocks.

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -186,7 +187,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.StringVar(&o.logPrefix, "log-prefix", "pgbench_log", "prefix for transaction time log file")
 	f.IntVar(&o.maxTries, "max-tries", 1, "max number of tries to run transaction (0 = unlimited, needs -T or -L)")
 	f.BoolVar(&o.progressTimestamp, "progress-timestamp", false, "use Unix epoch timestamps for progress")
-	f.StringVar(&o.randomSeed, "random-seed", "", "set random seed (\"time\", \"rand\", integer)")
+	f.StringVar(&o.randomSeed, "random-seed", "", "set random seed (\"time\", \"rand\", integer); with the same -c and -j, random functions give pgbench 15's values")
 	f.Float64Var(&o.samplingRate, "sampling-rate", 0, "fraction of transactions to log (e.g., 0.01 for 1%)")
 	f.StringVar(&o.showScript, "show-script", "", "show builtin script code, then exit")
 	f.BoolVar(&o.verboseErrors, "verbose-errors", false, "print messages of all errors")
@@ -391,7 +392,8 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		defer f.Close()
 		txlog = engine.NewPgbenchLog(f, engine.PgbenchLogOptions{
 			Throttled: o.rate > 0, Retries: o.maxTries != 1, FailuresDetailed: o.failuresDetailed,
-			LatencyLimit: o.latencyLimitMS > 0, SampleRate: o.samplingRate, AggregateSeconds: o.aggInterval, Seed: seed,
+			LatencyLimit: o.latencyLimitMS > 0, SampleRate: o.samplingRate, AggregateSeconds: o.aggInterval,
+			Seed: sampleSeed(seed, o.clients, o.jobs, defines),
 		})
 		cfg.Log = txlog
 	}
@@ -558,6 +560,13 @@ func parseSeed(flag, env string) (uint64, error) {
 		return 0, fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s)
 	}
 	return v, nil
+}
+
+// sampleSeed is the seed of pgbench's thread 0's --sampling-rate
+// generator (ts_sample_rs) for this run.
+func sampleSeed(seed uint64, clients, threads int, defines []engine.Define) uint64 {
+	drawDefault := !slices.ContainsFunc(defines, func(d engine.Define) bool { return d.Name == script.VarDefaultSeed })
+	return script.NewPgbenchSeeds(seed, clients, threads, drawDefault).Threads[0].Sample
 }
 
 // strtoul reads the whole of s as sscanf("%lu") does with nothing after.

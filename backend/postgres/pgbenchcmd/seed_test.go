@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -326,4 +328,216 @@ func rows(t *testing.T, ctx context.Context, db *pgconn.PgConn) [][]string {
 		}
 	}
 	return out
+}
+
+// TestRandomSeedParsing compares how firedrill and the real pgbench read
+// --random-seed: both print the seed they set (or reject the option)
+// before connecting, so a server that is not there is enough.
+func TestRandomSeedParsing(t *testing.T) {
+	pgbench := findPgbench(t)
+	dir := t.TempDir() // no server: the connection fails after the seed is read
+	re := regexp.MustCompile(`setting random seed to (\d+)|(unrecognized random seed option)`)
+	for _, seed := range []string{"0", "1", "42", "-1", "-0", "+5", " 7", "\t8", "18446744073709551615",
+		"18446744073709551616", "99999999999999999999999", "-18446744073709551615", "-9223372036854775808",
+		"5 ", "0x10", "1e3", "abc", "-", "+", "12a", "007"} {
+		args := []string{"-n", "-t", "1", "--random-seed=" + seed, "-h", dir, "-p", "1"}
+		out, _ := exec.Command(pgbench, args...).CombinedOutput()
+		want := re.FindStringSubmatch(string(out))
+		if want == nil {
+			t.Fatalf("--random-seed=%q: pgbench printed neither the seed nor a rejection:\n%s", seed, out)
+		}
+		env, _, errb := clikit.MemoryEnv("")
+		cli.Main(env, append([]string{"pgbench"}, args...))
+		got := re.FindStringSubmatch(errb.String())
+		if got == nil || got[0] != want[0] {
+			t.Errorf("--random-seed=%q: pgbench %q, firedrill %q", seed, want[0], errb.String())
+		}
+	}
+}
+
+// findPgbench returns the newest pgbench in PostgreSQL's Debian layout or
+// on PATH.
+func findPgbench(t *testing.T) string {
+	t.Helper()
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
+	slices.SortFunc(matches, func(a, b string) int {
+		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(a))))
+		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(b))))
+		return vb - va
+	})
+	if len(matches) > 0 {
+		return matches[0]
+	}
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p
+	}
+	t.Skip("pgbench not found: install postgresql-client")
+	return ""
+}
+
+// TestSamplingRateSameTransactions: with one client and one thread,
+// --sampling-rate logs the same transactions as pgbench for the same seed
+// (pgbench's thread 0 generator for sampling, seeded as pgbench seeds it).
+func TestSamplingRateSameTransactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential test against pgbench skipped in -short mode")
+	}
+	pgbench := findPgbench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inst, err := postgres.Start(ctx, postgres.Options{})
+	if err != nil {
+		t.Fatalf("start a throwaway server: %v", err)
+	}
+	defer func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("stop server: %v", err)
+		}
+	}()
+	dir := t.TempDir()
+	sql := filepath.Join(dir, "s.sql")
+	if err := os.WriteFile(sql, []byte("\\set a random(1, 10)\nSELECT :a;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logged := func(prefix string) []string {
+		files, _ := filepath.Glob(prefix + ".*")
+		if len(files) != 1 {
+			t.Fatalf("log files %v, want one", files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var txs []string
+		for line := range strings.Lines(string(b)) {
+			if f := strings.Fields(line); len(f) > 2 {
+				txs = append(txs, f[1])
+			}
+		}
+		return txs
+	}
+	for _, seed := range []string{"3", "42", "18446744073709551615"} {
+		common := []string{"-n", "-c", "1", "-t", "300", "-f", sql, "-l", "--sampling-rate", "0.3", "--random-seed", seed,
+			"-h", inst.Host(), "-p", strconv.Itoa(inst.Port()), "-U", inst.User(), inst.Database()}
+		pgPrefix, fdPrefix := filepath.Join(dir, "pg"+seed), filepath.Join(dir, "fd"+seed)
+		if out, err := exec.CommandContext(ctx, pgbench, append(common, "--log-prefix", pgPrefix)...).CombinedOutput(); err != nil {
+			t.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		env, out, errb := clikit.MemoryEnv("")
+		if code := cli.Main(env, append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
+			t.Fatalf("firedrill pgbench: exit %d\n%s\n%s", code, out, errb)
+		}
+		want, got := logged(pgPrefix), logged(fdPrefix)
+		if len(want) < 50 || len(want) > 130 {
+			t.Fatalf("seed %s: pgbench logged %d of 300 transactions at rate 0.3", seed, len(want))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("seed %s: firedrill logged transactions %v\npgbench logged %v", seed, got, want)
+		}
+	}
+}
+
+// TestRateScheduleSameAsPgbench: with one client per thread, --rate
+// schedules the transactions at pgbench's times (relative to the start)
+// for the same seed: per-thread pacers at the thread's share of the rate,
+// drawing from pgbench's ts_throttle_rs. The schedule is recovered from
+// -l (end time minus latency, which --rate measures from the scheduled
+// start); both tools read the clock for the log a little after the
+// transaction ends, so each point may be off by that: 90 % of the points
+// must agree within 300 µs once the tools' start times are aligned, where
+// another generator is off by milliseconds after a few transactions.
+func TestRateScheduleSameAsPgbench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential test against pgbench skipped in -short mode")
+	}
+	pgbench := findPgbench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inst, err := postgres.Start(ctx, postgres.Options{})
+	if err != nil {
+		t.Fatalf("start a throwaway server: %v", err)
+	}
+	defer func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("stop server: %v", err)
+		}
+	}()
+	dir := t.TempDir()
+	sql := filepath.Join(dir, "s.sql")
+	if err := os.WriteFile(sql, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// schedules returns each client's scheduled starts, in µs.
+	schedules := func(prefix string) map[string][]int64 {
+		files, _ := filepath.Glob(prefix + ".*")
+		out := map[string][]int64{}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for line := range strings.Lines(string(b)) {
+				f := strings.Fields(line)
+				if len(f) < 7 {
+					t.Fatalf("%s: short log line %q", prefix, line)
+				}
+				lat, _ := strconv.ParseInt(f[2], 10, 64)
+				sec, _ := strconv.ParseInt(f[4], 10, 64)
+				us, _ := strconv.ParseInt(f[5], 10, 64)
+				out[f[0]] = append(out[f[0]], sec*1_000_000+us-lat)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct{ seed, clients, rate string }{{"5", "1", "300"}, {"77", "2", "400"}, {"18446744073709551615", "3", "600"}} {
+		common := []string{"-n", "-c", c.clients, "-j", c.clients, "-t", "40", "-R", c.rate, "-f", sql, "-l", "--random-seed", c.seed,
+			"-h", inst.Host(), "-p", strconv.Itoa(inst.Port()), "-U", inst.User(), inst.Database()}
+		pgPrefix, fdPrefix := filepath.Join(dir, "pg"+c.seed), filepath.Join(dir, "fd"+c.seed)
+		if out, err := exec.CommandContext(ctx, pgbench, append(common, "--log-prefix", pgPrefix)...).CombinedOutput(); err != nil {
+			t.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		env, out, errb := clikit.MemoryEnv("")
+		if code := cli.Main(env, append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
+			t.Fatalf("firedrill pgbench: exit %d\n%s\n%s", code, out, errb)
+		}
+		want, got := schedules(pgPrefix), schedules(fdPrefix)
+		n, _ := strconv.Atoi(c.clients)
+		if len(want) != n || len(got) != n {
+			t.Fatalf("seed %s: clients in the logs: pgbench %d, firedrill %d, want %d", c.seed, len(want), len(got), n)
+		}
+		for cid, w := range want {
+			g := got[cid]
+			if len(g) != len(w) {
+				t.Fatalf("seed %s client %s: %d transactions, pgbench %d", c.seed, cid, len(g), len(w))
+			}
+			diffs := make([]int64, len(w))
+			for i := range w {
+				diffs[i] = g[i] - w[i]
+			}
+			offset := slices.Clone(diffs)
+			slices.Sort(offset)
+			align := offset[len(offset)/2]
+			off, worst := 0, int64(0)
+			for i := range diffs {
+				d := diffs[i] - align
+				if d < -300 || d > 300 {
+					off++
+				} else {
+					worst = max(worst, d, -d)
+				}
+			}
+			if off*10 > len(w) {
+				rel := func(xs []int64) []int64 {
+					out := make([]int64, len(xs))
+					for i := range xs {
+						out[i] = xs[i] - xs[0]
+					}
+					return out
+				}
+				t.Errorf("seed %s client %s: %d of %d scheduled starts differ from pgbench's by over 300 µs\nfiredrill %v\npgbench   %v", c.seed, cid, off, len(w), rel(g), rel(w))
+				continue
+			}
+			t.Logf("seed %s client %s: %d starts over %d µs; %d off by over 300 µs, the others within %d µs", c.seed, cid, len(w), w[len(w)-1]-w[0], off, worst)
+		}
+	}
 }

@@ -63,6 +63,7 @@ func fitCharts(d *chartData) (kept []chartSpec, omitted []omittedChart) {
 		if len(c.Axes) == 2 && !slices.ContainsFunc(c.Series, func(s seriesSpec) bool { return s.Axis == 1 }) {
 			c.Axes = c.Axes[:1]
 		}
+		hideDistantLimits(d, &c)
 		essential := c.ID == "throughput" || c.ID == "latency"
 		if why := emptyReason(d, c); why != "" && !essential {
 			omitted = append(omitted, omittedChart{ID: c.ID, Title: c.Title, Why: why})
@@ -109,7 +110,18 @@ func emptyReason(d *chartData, c chartSpec) string {
 		}
 	}
 	if len(names) == 0 {
-		return "only limits were recorded, no values"
+		// Only reference lines: say what they held ("AOF on" at 0 is
+		// the AOF off).
+		var refs []string
+		zero := true
+		for _, s := range c.Series {
+			refs = append(refs, s.Label)
+			zero = zero && allZero(d.Cols[s.Col])
+		}
+		if zero {
+			return "0 throughout (" + strings.Join(refs, ", ") + ")"
+		}
+		return "only limits were recorded (" + strings.Join(refs, ", ") + "), no values"
 	}
 	if values < minValues && ticks > 2*minValues {
 		why := fmt.Sprintf("only %d value%s in %d ticks, too few to draw", values, plural(values), ticks)
@@ -225,4 +237,43 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// farLimit is how far above the data a reference line may sit and still
+// set the scale: max_connections at 200 over 10 backends would flatten
+// them onto the floor.
+const farLimit = 4
+
+// hideDistantLimits hides (a legend click brings it back) each reference
+// line far above the data on its axis, so the axis fits the data, and
+// says so under the chart.
+func hideDistantLimits(d *chartData, c *chartSpec) {
+	for i := range c.Series {
+		ref := &c.Series[i]
+		if !ref.Ref || ref.Hidden {
+			continue
+		}
+		dataMax, refMax := math.Inf(-1), colMax(d.Cols[ref.Col])
+		for _, s := range c.Series {
+			if !s.Ref && s.Axis == ref.Axis && !s.Hidden {
+				dataMax = math.Max(dataMax, colMax(d.Cols[s.Col]))
+			}
+		}
+		if dataMax > 0 && refMax > farLimit*dataMax {
+			ref.Hidden = true
+			c.Notes = append(c.Notes, fmt.Sprintf("%s (%s) is far above the data and not drawn, so the scale fits the data; click it in the legend to draw it",
+				ref.Label, numText(refMax)))
+		}
+	}
+}
+
+// colMax is a column's largest value; -Inf when it has none.
+func colMax(c column) float64 {
+	m := math.Inf(-1)
+	for _, v := range c {
+		if !math.IsNaN(v) {
+			m = math.Max(m, v)
+		}
+	}
+	return m
 }

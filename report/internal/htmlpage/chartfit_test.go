@@ -35,7 +35,9 @@ func TestFitCharts(t *testing.T) {
 		// kept though empty: an empty throughput chart is the news.
 		{ID: "throughput", Axes: two, Series: []seriesSpec{{Col: 6}, {Col: 7, Axis: 1}}},
 		// left out: nothing but a limit.
-		{ID: "limits", Axes: two, Series: []seriesSpec{{Col: 2, Ref: true}}},
+		{ID: "limits", Axes: two, Series: []seriesSpec{{Label: "max_connections", Col: 2, Ref: true}}},
+		// left out: a switch that was off ("AOF on" at 0).
+		{ID: "off", Axes: two, Series: []seriesSpec{{Label: "AOF on", Col: 6, Ref: true}}},
 	}
 	kept, omitted := fitCharts(d)
 	var keptIDs []string
@@ -53,7 +55,8 @@ func TestFitCharts(t *testing.T) {
 		"zeros":  "0 throughout (backends)",
 		"nodata": "the sampler did not run",
 		"sparse": "only 1 value in 8 ticks, too few to draw (reads are rare)",
-		"limits": "only limits were recorded, no values",
+		"limits": "only limits were recorded (max_connections), no values",
+		"off":    "0 throughout (AOF on)",
 	} {
 		if why[id] != want {
 			t.Errorf("chart %s left out because %q, want %q", id, why[id], want)
@@ -62,6 +65,10 @@ func TestFitCharts(t *testing.T) {
 	data := kept[0]
 	if len(data.Axes) != 1 || len(data.Series) != 2 {
 		t.Errorf("data chart: %d axes, %d series; want the empty series and its right axis gone", len(data.Axes), len(data.Series))
+	}
+	// The limit at 200 over data up to 8 would flatten it: hidden, said.
+	if !data.Series[1].Hidden || len(data.Notes) != 1 || !strings.Contains(data.Notes[0], "(200) is far above the data") {
+		t.Errorf("data chart: limit hidden %v, notes %q; want it hidden and said", data.Series[1].Hidden, data.Notes)
 	}
 	if a := kept[1].Axes[0]; !a.Fixed || *a.Min != 0 || *a.Max != 1 || a.Text != "%" {
 		t.Errorf("share axis = %+v, want fixed 0..1 in %%", a)

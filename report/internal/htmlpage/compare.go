@@ -144,7 +144,7 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string) chartData {
 		tps := chartSpec{
 			ID: fmt.Sprintf("tps-%d", i), Title: "Throughput: " + name,
 			Help: "Successful transactions per second, each run from its own start.",
-			Axes: []axisSpec{{Label: "tx/s", Unit: "rate", Min: ptr(0)}},
+			Axes: []axisSpec{{Label: "tx/s", Unit: "rate", Text: "tx/s", Min: ptr(0)}},
 		}
 		lat := chartSpec{
 			ID: fmt.Sprintf("latency-%d", i), Title: "Latency: " + name,

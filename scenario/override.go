@@ -110,7 +110,7 @@ func overrideValue(o Override, mark string) (*yaml.Node, error) {
 	var doc yaml.Node
 	val := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
 	switch err := yaml.Unmarshal([]byte(o.Value), &doc); {
-	case err != nil && strings.ContainsAny(o.Value[:1], "[{"):
+	case err != nil && (strings.HasPrefix(o.Value, "[") || strings.HasPrefix(o.Value, "{")):
 		return nil, err // meant as a list or mapping
 	case err != nil:
 		// Not YAML, as a threshold's ">= 100" (a folded block to YAML):

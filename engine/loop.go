@@ -199,7 +199,8 @@ func (l *eventLoop) wait(timeoutNS int64) int {
 		l.pwait2 = false // before Linux 5.11: millisecond timeouts
 	}
 	ms := (timeoutNS + 999_999) / 1_000_000
-	n, errno := l.syscall(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), evs, uintptr(len(l.evs)), uintptr(ms))
+	// epoll_pwait without a signal mask is epoll_wait, which arm64 lacks.
+	n, errno := l.syscall(syscall.SYS_EPOLL_PWAIT, uintptr(l.ep), evs, uintptr(len(l.evs)), uintptr(ms))
 	if errno != 0 {
 		return 0
 	}
@@ -313,7 +314,8 @@ func (c *client) loopSleep(ctx context.Context, untilUS int64) bool {
 	return !c.r.stopping.Load() && ctx.Err() == nil
 }
 
-// pollFD waits for fd with poll(2).
+// pollFD waits for fd with ppoll(2) (poll(2), which arm64 lacks, with a
+// timespec).
 func pollFD(fd int, write bool, timeout time.Duration) error {
 	type pollfd struct {
 		fd      int32
@@ -324,9 +326,9 @@ func pollFD(fd int, write bool, timeout time.Duration) error {
 	if write {
 		p.events = 0x4 // POLLOUT
 	}
-	ms := int(timeout / time.Millisecond)
+	ts := syscall.NsecToTimespec(int64(timeout))
 	for {
-		n, _, errno := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}

@@ -22,6 +22,9 @@ import (
 // The differential tests run the real pgbench on the same expressions and
 // compare what its debug() prints, and which expressions it rejects, with
 // what ParseExpr and Eval do.
+// The random functions, whose values depend on pgbench's seeding of each
+// client, are compared per client and transaction by
+// TestPgbenchSameRandomValues in backend/postgres/pgbenchcmd.
 
 // exprPgbenchDefines are the -D variables of every differential run. As in
 // pgbench, they reach expressions as text and are converted on use;

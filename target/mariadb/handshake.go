@@ -290,12 +290,14 @@ func (b blockingPoller) wait(fd int, events int16) error {
 		revents int16
 	}
 	p := pollfd{fd: int32(fd), events: events}
-	ms := -1
+	// ppoll(2): poll(2), which arm64 lacks, with a timespec (none: no limit).
+	var ts *syscall.Timespec
 	if b.timeout > 0 {
-		ms = int(b.timeout / time.Millisecond)
+		t := syscall.NsecToTimespec(int64(b.timeout))
+		ts = &t
 	}
 	for {
-		n, _, errno := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}

@@ -489,12 +489,14 @@ func pollUntil(fd int, events int16, timeout time.Duration) error {
 		revents int16
 	}
 	p := pollfd{fd: int32(fd), events: events}
-	ms := -1
+	// ppoll(2): poll(2), which arm64 lacks, with a timespec (none: no limit).
+	var ts *syscall.Timespec
 	if timeout >= 0 {
-		ms = int(timeout / time.Millisecond)
+		t := syscall.NsecToTimespec(int64(timeout))
+		ts = &t
 	}
 	for {
-		n, _, errno := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
 		if errno == syscall.EINTR {
 			continue
 		}

@@ -187,7 +187,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.StringVar(&o.logPrefix, "log-prefix", "pgbench_log", "prefix for transaction time log file")
 	f.IntVar(&o.maxTries, "max-tries", 1, "max number of tries to run transaction (0 = unlimited, needs -T or -L)")
 	f.BoolVar(&o.progressTimestamp, "progress-timestamp", false, "use Unix epoch timestamps for progress")
-	f.StringVar(&o.randomSeed, "random-seed", "", "set random seed (\"time\", \"rand\", integer)")
+	f.StringVar(&o.randomSeed, "random-seed", "", "set random seed (\"time\", \"rand\", integer); with the same -c and -j, random functions give pgbench 15's values")
 	f.Float64Var(&o.samplingRate, "sampling-rate", 0, "fraction of transactions to log (e.g., 0.01 for 1%)")
 	f.StringVar(&o.showScript, "show-script", "", "show builtin script code, then exit")
 	f.BoolVar(&o.verboseErrors, "verbose-errors", false, "print messages of all errors")

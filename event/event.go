@@ -148,7 +148,7 @@ func BuildWith[C any](build func(spec scenario.Event, config C) Event) func(scen
 // at is " at line:col" for a spec that came from a file, so that the
 // caller need only prefix the file's name.
 func at(pos scenario.Pos) string {
-	if pos.Line == 0 {
+	if pos.Line <= 0 { // below 0: a value given with --set, not in the file
 		return ""
 	}
 	return fmt.Sprintf(" at %d:%d", pos.Line, pos.Col)

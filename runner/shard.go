@@ -119,8 +119,10 @@ func (s Shard) shardSeed(seed uint64) uint64 {
 }
 
 // StartLateness is how far past --start-at a shard may find itself and
-// still start (at once); later, it refuses, as its schedule would no
-// longer line up with the other shards'.
+// still start (at once; merge counts its times from --start-at by the
+// began time in its run.json). Later, it refuses: its share of the load
+// would be missing from the run's first seconds, and it may start after
+// events that were meant to meet the whole load.
 const StartLateness = 2 * time.Second
 
 // runKey names a split run for its shards: the scenario, the common

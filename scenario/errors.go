@@ -28,6 +28,9 @@ func (e *Error) Error() string {
 			fmt.Fprintf(&b, ":%d", e.Pos.Col)
 		}
 	}
+	if e.Pos.Line < 0 {
+		b.WriteString(" (a --set value)") // placed by Parse at its argument; kept in Scenario as a line below 0
+	}
 	if b.Len() > 0 {
 		b.WriteString(": ")
 	}

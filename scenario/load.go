@@ -61,9 +61,10 @@ func Parse(filename string, data []byte, opts Options) (*Scenario, error) {
 		budget: maxKeysVisited,
 		x:      x,
 	}
-	// Source is the text as decoded, variables expanded: the copy a run
-	// keeps is the scenario as it ran (--set is in its command line).
-	s := &Scenario{File: filename, Source: x.text}
+	// Source is the file as written, ${NAME} unexpanded: a variable's
+	// value may be a secret, and the copy a run keeps must not hold it.
+	// Positions (KeyUse, errors) are the written text's too.
+	s := &Scenario{File: filename, Source: data}
 	root := d.document(x.text)
 	if root != nil && len(opts.Overrides) > 0 {
 		root = d.applyOverrides(root, opts.Overrides)
@@ -913,5 +914,9 @@ func (l *loader) thresholds(v *yaml.Node) {
 // kindKey notes the use of a key whose meaning depends on the kind of
 // database, for the backend to accept or refuse (Scenario.KindKeys).
 func (l *loader) kindKey(key string, v *yaml.Node) {
-	l.s.KindKeys = append(l.s.KindKeys, KeyUse{Key: key, Pos: pos(v)})
+	use := KeyUse{Key: key, Pos: pos(v)}
+	if n := deref(v); n.Kind == yaml.ScalarNode {
+		use.Value = n.Value
+	}
+	l.s.KindKeys = append(l.s.KindKeys, use)
 }

@@ -110,7 +110,7 @@ func overrideValue(o Override, mark string) (*yaml.Node, error) {
 	var doc yaml.Node
 	val := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
 	switch err := yaml.Unmarshal([]byte(o.Value), &doc); {
-	case err != nil && strings.ContainsAny(o.Value[:1], "[{"):
+	case err != nil && (strings.HasPrefix(o.Value, "[") || strings.HasPrefix(o.Value, "{")):
 		return nil, err // meant as a list or mapping
 	case err != nil:
 		// Not YAML, as a threshold's ">= 100" (a folded block to YAML):
@@ -199,6 +199,17 @@ func copyNode(n *yaml.Node) *yaml.Node {
 // key (<<), and returns the place of its value in the mapping itself: a
 // merged key is copied into the mapping, where it wins over the merge.
 func mappingSlot(n *yaml.Node, key string) **yaml.Node {
+	return mergedSlot(n, key, map[*yaml.Node]bool{})
+}
+
+// mergedSlot is mappingSlot; visiting guards against a mapping that
+// merges itself (x: &a {<<: *a}).
+func mergedSlot(n *yaml.Node, key string, visiting map[*yaml.Node]bool) **yaml.Node {
+	if visiting[n] || len(visiting) > 100 {
+		return nil
+	}
+	visiting[n] = true
+	defer delete(visiting, n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := deref(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key && k.ShortTag() != "!!merge" {
 			return &n.Content[i+1]
@@ -220,7 +231,7 @@ func mappingSlot(n *yaml.Node, key string) **yaml.Node {
 			if src.Kind != yaml.MappingNode {
 				continue
 			}
-			if slot := mappingSlot(src, key); slot != nil {
+			if slot := mergedSlot(src, key, visiting); slot != nil {
 				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, *slot)
 				return &n.Content[len(n.Content)-1]
 			}

@@ -1,6 +1,7 @@
 package scenario_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -151,4 +152,33 @@ func TestOverrideEmptyRemoves(t *testing.T) {
 	if w := s.Workloads[1]; w.Rate != 0 || w.Clients != 3 {
 		t.Errorf("batch rate %v clients %d, want 0 and 3", w.Rate, w.Clients)
 	}
+}
+
+// FuzzOverride applies a --set to arbitrary files: it must never panic
+// nor loop, and its problems are Errors like the file's.
+func FuzzOverride(f *testing.F) {
+	f.Add([]byte(overrideBase), "workloads.oltp.clients=64")
+	f.Add([]byte(overrideBase), "workloads.1.settings.a.b=1")
+	f.Add([]byte("x: &a {<<: *a}\n"), "x.y=1")
+	f.Add([]byte("a: &a [*a, *a]\nname: *a\n"), "a.0.b=1")
+	f.Add([]byte("w: &w {name: w, clients: 1}\nworkloads: [*w, {<<: *w, name: v}]\n"), "workloads.v.clients=[1, {a: *b}]")
+	f.Add([]byte("- a\n- b\n"), "0=x")
+	f.Add([]byte(""), "name=x")
+	opts := all.Registry().ScenarioOptions()
+	f.Fuzz(func(t *testing.T, data []byte, arg string) {
+		o, err := ParseOverride(arg)
+		if err != nil {
+			return
+		}
+		opts := opts
+		opts.Overrides = []Override{o, o}
+		_, err = Parse("t.yaml", data, opts)
+		if err == nil {
+			return
+		}
+		var errs Errors
+		if !errors.As(err, &errs) || len(errs) == 0 {
+			t.Fatalf("error is a %T (%v), want Errors", err, err)
+		}
+	})
 }

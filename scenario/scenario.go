@@ -57,6 +57,9 @@ type FileUse struct {
 type KeyUse struct {
 	Key string // dotted, list indexes left out: "workloads.mode"
 	Pos Pos
+	// Value is the key's value when it is a scalar ("extended"), as
+	// decoded: ${VAR} expanded, --set applied.
+	Value string
 }
 
 // FailureLimit is when a run whose transactions keep failing is stopped:

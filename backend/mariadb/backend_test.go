@@ -342,6 +342,17 @@ func TestExtendedModeRefused(t *testing.T) {
 	if err := (Backend{}).Preflight(backend.Spec{Scenario: sc}); err != nil {
 		t.Errorf("Preflight of mode: prepared = %v", err)
 	}
+	// The mode given on the command line (--set) is judged too.
+	opts := backend.NewRegistry(New()).ScenarioOptions()
+	set, _ := scenario.ParseOverride("workloads.w.mode=extended")
+	opts.Kind, opts.Overrides = Kind, []scenario.Override{set}
+	sc, err = scenario.Parse("scenario.yaml", []byte("name: m\nduration: 1s\ntarget: {kind: mariadb}\nworkloads:\n  - name: w\n    clients: 1\n    mode: prepared\n    scripts: [{inline: \"SELECT 1;\"}]\n"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Backend{}).Preflight(backend.Spec{Scenario: sc}); err == nil || !strings.Contains(err.Error(), "mode: extended is PostgreSQL's protocol") {
+		t.Errorf("Preflight of --set workloads.w.mode=extended = %v", err)
+	}
 }
 
 func TestParseDSN(t *testing.T) {

@@ -219,18 +219,10 @@ func connectHintIfNot(err error) error {
 // checkModes refuses, at its file:line:col, a workload mode MariaDB's
 // protocol does not have (PostgreSQL's extended).
 func checkModes(sc *scenario.Scenario) error {
-	lines := strings.Split(string(sc.Source), "\n")
 	var errs scenario.Errors
 	for _, use := range sc.KindKeys {
-		if use.Key != "workloads.mode" || use.Pos.Line < 1 || use.Pos.Line > len(lines) {
-			continue
-		}
-		line := lines[use.Pos.Line-1]
-		if use.Pos.Col < 1 || use.Pos.Col > len(line) {
-			continue
-		}
-		value := strings.Trim(strings.Fields(line[use.Pos.Col-1:] + " ")[0], `"',}`)
-		if value == "extended" {
+		// The decoded value: written, from ${VAR} or from --set.
+		if use.Key == "workloads.mode" && use.Value == "extended" {
 			errs = append(errs, &scenario.Error{File: sc.File, Pos: use.Pos,
 				Msg:  "mode: extended is PostgreSQL's protocol",
 				Hint: "MariaDB's are simple (text queries) and prepared (server-side prepared statements)"})

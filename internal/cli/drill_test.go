@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // TestDrillsList: `firedrill drills` names every drill and its variants.
@@ -126,6 +128,12 @@ func TestDrillQuick(t *testing.T) {
 				}
 				if !strings.Contains(stdout.String(), "  "+v.Name+": ") || !strings.Contains(stdout.String(), "report.html") {
 					t.Errorf("variant %s: its report's path is not printed", v.Name)
+				}
+				// run.json records the command as typed, not a made-up one.
+				if run, err := timeline.Open(filepath.Join(drillDir, v.Name)); err != nil {
+					t.Errorf("variant %s: %v", v.Name, err)
+				} else if want := []string{"firedrill", "drill", d.Name, "--quick", "--out", out, "--progress", "30s"}; !slices.Equal(run.Manifest.Command, want) {
+					t.Errorf("variant %s: run.json command %q, want %q", v.Name, run.Manifest.Command, want)
 				}
 			}
 			if _, err := os.Stat(filepath.Join(drillDir, drillCompareFile)); err != nil {

@@ -217,6 +217,11 @@ workloads:
 	if strings.Contains(string(b), "s3cret-pw") {
 		t.Errorf("run.json holds the password given in --set:\n%s", b)
 	}
+	// The scenario kept is the file as written: a variable's value may be
+	// a secret.
+	if kept, _ := os.ReadFile(filepath.Join(runs[0], timeline.ScenarioFile)); !strings.Contains(string(kept), "${CI_DURATION:-4s}") {
+		t.Errorf("the run's scenario.yaml is not the file as written:\n%s", kept)
+	}
 }
 
 // drill --junit: one suite per variant, one test case per expectation,

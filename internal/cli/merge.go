@@ -37,8 +37,9 @@ Directories of different runs (scenario, --start-at, N), a shard given
 twice or missing, or a shard still running are refused. The findings and
 report.html are written into the merged directory, and the scenario's
 thresholds, which the shards leave alone (each has only its share of the
-load), are judged on the merged run: exit code 99 if one fails, as run. A directory given
-may also be a shard's --out holding its one run directory.`,
+load), are judged on the merged run: exit code 99 if one fails, as run.
+A directory given may also be a shard's --out holding its one run
+directory. More in docs/sharding.md.`,
 		Example: `  firedrill merge runs/shard-0 runs/shard-1 runs/shard-2 runs/shard-3 --out runs/merged
   firedrill report runs/merged`,
 		Args: cobra.MinimumNArgs(1),
@@ -47,16 +48,13 @@ may also be a shard's --out holding its one run directory.`,
 			if out == "" {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("merge: give the directory to write with --out (it must not exist or be empty)"))
 			}
-			for _, dir := range args {
-				dir = onlyRunIn(dir)
-				// A shard left "running" by a killed firedrill says so first.
-				if _, err := timeline.SettleKilled(dir); err != nil {
-					fmt.Fprintf(env.Stderr, "firedrill: %v\n", err)
-				}
-			}
 			dirs := make([]string, len(args))
 			for i, dir := range args {
 				dirs[i] = onlyRunIn(dir)
+				// A shard left "running" by a killed firedrill says so first.
+				if _, err := timeline.SettleKilled(dirs[i]); err != nil {
+					fmt.Fprintf(env.Stderr, "firedrill: %v\n", err)
+				}
 			}
 			run, err := timeline.Merge(dirs, out)
 			if err != nil {

@@ -174,6 +174,10 @@ func TestVersion(t *testing.T) {
 	if strings.Contains(text, "cobra") {
 		t.Errorf("versionText lists a module that is no driver:\n%s", text)
 	}
+	info.Main.Version = "v0.0.0-20261125065924-657a73e0bf97+dirty" // a build from a checkout
+	if text := versionText(info, false); !strings.HasPrefix(text, "firedrill "+clikit.Version+" (commit 0123456789ab") {
+		t.Errorf("a pseudo-version is shown as the version:\n%s", text)
+	}
 	if all := versionText(info, true); !strings.Contains(all, "modules:") || !strings.Contains(all, "github.com/spf13/cobra v1.10.2") {
 		t.Errorf("versionText, all modules:\n%s", all)
 	}

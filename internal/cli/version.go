@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -21,13 +22,17 @@ var driverModules = []string{
 	"github.com/prometheus/client_golang",
 }
 
+// pseudoVersion matches the module version Go makes up from a commit
+// (v0.0.0-20261125065924-657a73e0bf97, +dirty): the commit says it better.
+var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}(\+dirty)?$`)
+
 // versionText is what 'firedrill version' and --version print: the
 // version (-ldflags, else the module's from the build information), the
 // commit it was built from, Go's version and the drivers' versions.
 func versionText(info *debug.BuildInfo, all bool) string {
 	var b strings.Builder
 	version := clikit.Version
-	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" && version == "0.1.0-dev" {
+	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" && !pseudoVersion.MatchString(info.Main.Version) && version == "0.1.0-dev" {
 		version = info.Main.Version // go install …@v1.2.3
 	}
 	fmt.Fprintf(&b, "firedrill %s", version)

@@ -78,13 +78,29 @@ func sum(families map[string]*dto.MetricFamily, name string, want map[string]str
 	return total, found
 }
 
-// servedNames are the metric names a scrape serves, as PromQL names them
-// (a histogram's _bucket, _sum and _count).
-func servedNames(families map[string]*dto.MetricFamily, into map[string]bool) {
+// servedNames adds the metric names a scrape serves, as PromQL names
+// them (a histogram's _bucket, _sum and _count), with their label names.
+func servedNames(families map[string]*dto.MetricFamily, into map[string]map[string]bool) {
+	add := func(name string, labels ...string) {
+		if into[name] == nil {
+			into[name] = map[string]bool{}
+		}
+		for _, l := range labels {
+			into[name][l] = true
+		}
+	}
 	for name, f := range families {
-		into[name] = true
+		var labels []string
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				labels = append(labels, l.GetName())
+			}
+		}
+		add(name, labels...)
 		if f.GetType() == dto.MetricType_HISTOGRAM {
-			into[name+"_bucket"], into[name+"_sum"], into[name+"_count"] = true, true, true
+			add(name+"_bucket", append(labels, "le")...)
+			add(name+"_sum", labels...)
+			add(name+"_count", labels...)
 		}
 	}
 }
@@ -95,7 +111,7 @@ func servedNames(families map[string]*dto.MetricFamily, into map[string]bool) {
 // after the run, and the names served by any scrape (every 300 ms until
 // the run ends: series of events, such as Redis's latency monitor's,
 // are there only in the intervals that had one).
-func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.MetricFamily, served map[string]bool) {
+func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.MetricFamily, served map[string]map[string]bool) {
 	t.Helper()
 	sc, err := scenario.Load(filepath.Join("testdata", file), all.Registry().ScenarioOptions())
 	if err != nil {
@@ -159,7 +175,7 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	served = map[string]bool{}
+	served = map[string]map[string]bool{}
 	servedNames(first, served)
 	time.Sleep(2 * time.Second)
 	second = scrape(t, url)
@@ -290,7 +306,8 @@ type dashboard struct {
 		Title   string `json:"title"`
 		Type    string `json:"type"`
 		Targets []struct {
-			Expr string `json:"expr"`
+			Expr   string `json:"expr"`
+			Legend string `json:"legendFormat"`
 		} `json:"targets"`
 	} `json:"panels"`
 	Annotations struct {
@@ -311,6 +328,15 @@ type dashboard struct {
 // names (the dashboard queries nothing else).
 var metricName = regexp.MustCompile(`\bfiredrill_[a-zA-Z0-9_]+`)
 
+// selector, labelMatcher, grouping and legendLabel find the labels a
+// query and its legend use: metric{a="…",b=~"…"}, by (a, b), {{a}}.
+var (
+	selector     = regexp.MustCompile(`\b(firedrill_[a-zA-Z0-9_]+)\{([^}]*)\}`)
+	labelMatcher = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)`)
+	grouping     = regexp.MustCompile(`\b(?:by|without)\s*\(([^)]*)\)`)
+	legendLabel  = regexp.MustCompile(`\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+)
+
 // The Grafana dashboard queries only what the endpoint serves: every
 // panel's, annotation's and variable's PromQL names firedrill metrics,
 // each served by a real run of its kind of database (scraped live).
@@ -326,7 +352,7 @@ func TestGrafanaDashboardQueriesServedMetrics(t *testing.T) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("contrib/grafana/firedrill.json: %v", err)
 	}
-	type query struct{ where, expr string }
+	type query struct{ where, expr, legend string }
 	var queries []query
 	for _, p := range d.Panels {
 		if p.Type == "row" {
@@ -336,31 +362,61 @@ func TestGrafanaDashboardQueriesServedMetrics(t *testing.T) {
 			t.Errorf("panel %q has no query", p.Title)
 		}
 		for _, tg := range p.Targets {
-			queries = append(queries, query{"panel " + p.Title, tg.Expr})
+			queries = append(queries, query{"panel " + p.Title, tg.Expr, tg.Legend})
 		}
 	}
 	for _, a := range d.Annotations.List {
-		queries = append(queries, query{"annotation " + a.Name, a.Expr})
+		queries = append(queries, query{"annotation " + a.Name, a.Expr, ""})
 	}
 	for _, v := range d.Templating.List {
 		if q, ok := v.Query.(map[string]any); ok {
-			queries = append(queries, query{"variable " + v.Name, fmt.Sprint(q["query"])})
+			queries = append(queries, query{"variable " + v.Name, fmt.Sprint(q["query"]), ""})
 		}
 	}
 
-	served := map[string]bool{}
+	served := map[string]map[string]bool{}
 	for _, file := range []string{"postgres.yaml", "mariadb.yaml", "redis.yaml"} {
 		_, _, _, names := liveRun(t, file)
-		maps.Copy(served, names)
+		for name, labels := range names {
+			if served[name] == nil {
+				served[name] = map[string]bool{}
+			}
+			maps.Copy(served[name], labels)
+		}
 	}
 	for _, q := range queries {
 		names := metricName.FindAllString(q.expr, -1)
 		if len(names) == 0 {
 			t.Errorf("%s: %q names no firedrill metric", q.where, q.expr)
 		}
+		labels := map[string]bool{} // of every metric the query reads
 		for _, n := range names {
-			if !served[n] {
+			if served[n] == nil {
 				t.Errorf("%s: %s is not served by firedrill's /metrics (%q)", q.where, n, q.expr)
+			}
+			maps.Copy(labels, served[n])
+		}
+		// A selector's, a grouping's or the legend's label the series do
+		// not have would select or show nothing.
+		for _, m := range selector.FindAllStringSubmatch(q.expr, -1) {
+			for _, l := range labelMatcher.FindAllStringSubmatch(m[2], -1) {
+				if served[m[1]] != nil && !served[m[1]][l[1]] {
+					t.Errorf("%s: %s has no label %q (%q)", q.where, m[1], l[1], q.expr)
+				}
+			}
+		}
+		var used []string
+		for _, g := range grouping.FindAllStringSubmatch(q.expr, -1) {
+			for _, l := range strings.Split(g[1], ",") {
+				used = append(used, strings.TrimSpace(l))
+			}
+		}
+		for _, l := range legendLabel.FindAllStringSubmatch(q.legend, -1) {
+			used = append(used, l[1])
+		}
+		for _, l := range used {
+			if len(labels) > 0 && !labels[l] {
+				t.Errorf("%s: label %q is on none of %v (%q, legend %q)", q.where, l, names, q.expr, q.legend)
 			}
 		}
 	}

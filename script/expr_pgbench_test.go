@@ -52,22 +52,11 @@ type exprPgbenchRunner struct {
 	sem  chan struct{}
 }
 
-// exprFindPgbench returns the pgbench to compare with: the newest in
-// PostgreSQL's Debian layout, else the one on PATH.
+// exprFindPgbench returns the pgbench to compare with: the one beside
+// the server binaries a throwaway server runs from, or "".
 func exprFindPgbench() string {
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
-	slices.SortFunc(matches, func(a, b string) int {
-		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(a))))
-		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(b))))
-		return vb - va
-	})
-	if len(matches) > 0 {
-		return matches[0]
-	}
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p
-	}
-	return ""
+	p, _ := postgres.Pgbench()
+	return p
 }
 
 func newExprPgbenchRunner(t *testing.T) *exprPgbenchRunner {

@@ -66,6 +66,20 @@ func findBinDir(requested string) (string, error) {
 	return best, nil
 }
 
+// Pgbench returns the pgbench of the installation a throwaway server
+// would run from (findBinDir's choice), for comparing firedrill with it.
+func Pgbench() (string, error) {
+	dir, err := findBinDir("")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "pgbench")
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("no pgbench beside the server binaries in %s: install Debian's postgresql-client", dir)
+	}
+	return path, nil
+}
+
 // checkBinDir reports whether dir holds the two programs a throwaway server needs.
 func checkBinDir(dir string) error {
 	var errs []error

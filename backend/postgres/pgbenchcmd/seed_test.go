@@ -65,21 +65,7 @@ func TestPgbenchSameRandomValues(t *testing.T) {
 	if testing.Short() {
 		t.Skip("differential test against pgbench skipped in -short mode")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	inst, err := postgres.Start(ctx, postgres.Options{})
-	if err != nil {
-		t.Fatalf("start a throwaway server: %v", err)
-	}
-	defer func() {
-		if err := inst.Stop(); err != nil {
-			t.Errorf("stop server: %v", err)
-		}
-	}()
-	pgbench := filepath.Join(inst.BinDir(), "pgbench")
-	if _, err := os.Stat(pgbench); err != nil {
-		t.Skipf("no pgbench beside the server (%v): install postgresql-client", err)
-	}
+	ctx, inst, pgbench := diffServer(t, 4*time.Minute)
 	db, err := pgconn.Connect(ctx, inst.ConnString())
 	if err != nil {
 		t.Fatal(err)
@@ -355,24 +341,34 @@ func TestRandomSeedParsing(t *testing.T) {
 	}
 }
 
-// findPgbench returns the newest pgbench in PostgreSQL's Debian layout or
-// on PATH.
+// diffServer starts a throwaway server for a differential test, stopped
+// at the test's end, and finds the pgbench of the same installation.
+func diffServer(t *testing.T, timeout time.Duration) (context.Context, *postgres.Instance, string) {
+	t.Helper()
+	pgbench := findPgbench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	inst, err := postgres.Start(ctx, postgres.Options{})
+	if err != nil {
+		t.Fatalf("start a throwaway server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("stop server: %v", err)
+		}
+	})
+	return ctx, inst, pgbench
+}
+
+// findPgbench returns the pgbench beside the server binaries a
+// throwaway server runs from, or skips.
 func findPgbench(t *testing.T) string {
 	t.Helper()
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
-	slices.SortFunc(matches, func(a, b string) int {
-		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(a))))
-		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(b))))
-		return vb - va
-	})
-	if len(matches) > 0 {
-		return matches[0]
+	p, err := postgres.Pgbench()
+	if err != nil {
+		t.Skip(err)
 	}
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p
-	}
-	t.Skip("pgbench not found: install postgresql-client")
-	return ""
+	return p
 }
 
 // TestSamplingRateSameTransactions: with one client and one thread,
@@ -382,18 +378,7 @@ func TestSamplingRateSameTransactions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("differential test against pgbench skipped in -short mode")
 	}
-	pgbench := findPgbench(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	inst, err := postgres.Start(ctx, postgres.Options{})
-	if err != nil {
-		t.Fatalf("start a throwaway server: %v", err)
-	}
-	defer func() {
-		if err := inst.Stop(); err != nil {
-			t.Errorf("stop server: %v", err)
-		}
-	}()
+	ctx, inst, pgbench := diffServer(t, 2*time.Minute)
 	dir := t.TempDir()
 	sql := filepath.Join(dir, "s.sql")
 	if err := os.WriteFile(sql, []byte("\\set a random(1, 10)\nSELECT :a;\n"), 0o644); err != nil {
@@ -450,18 +435,7 @@ func TestRateScheduleSameAsPgbench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("differential test against pgbench skipped in -short mode")
 	}
-	pgbench := findPgbench(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	inst, err := postgres.Start(ctx, postgres.Options{})
-	if err != nil {
-		t.Fatalf("start a throwaway server: %v", err)
-	}
-	defer func() {
-		if err := inst.Stop(); err != nil {
-			t.Errorf("stop server: %v", err)
-		}
-	}()
+	ctx, inst, pgbench := diffServer(t, 2*time.Minute)
 	dir := t.TempDir()
 	sql := filepath.Join(dir, "s.sql")
 	if err := os.WriteFile(sql, []byte("SELECT 1;\n"), 0o644); err != nil {

@@ -224,6 +224,27 @@ func TestRestartAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer idle.Close(ctx)
+	// And a busy one: a backend in a long computation does not look for
+	// its postmaster's death, so it outlives the crash in a process group
+	// of its own, holding the shared memory the next start needs.
+	busy, err := pgconn.Connect(ctx, inst.ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close(context.Background())
+	busyDone := make(chan struct{})
+	go func() {
+		defer close(busyDone)
+		busy.Exec(ctx, "SELECT count(*) FROM generate_series(1, 2000000000)").ReadAll()
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if queryValue(t, inst.ConnString(), "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT count(*) FROM generate_series%' AND state = 'active'") == "1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the busy query did not start")
+		}
+	}
 	if err := syscall.Kill(inst.PID(), syscall.SIGKILL); err != nil {
 		t.Fatalf("kill postmaster: %v", err)
 	}
@@ -237,6 +258,11 @@ func TestRestartAfterCrash(t *testing.T) {
 	}
 	if got := queryValue(t, inst.ConnString(), "SELECT v FROM kept"); got != "7" {
 		t.Errorf("row after crash and restart = %q, want 7", got)
+	}
+	select {
+	case <-busyDone:
+	case <-time.After(10 * time.Second):
+		t.Error("the busy backend of the crashed server is still running")
 	}
 }
 

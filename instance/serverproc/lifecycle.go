@@ -178,6 +178,14 @@ func (l *Lifecycle) Restart(ctx context.Context, n Names, settings map[string]st
 		if err != nil {
 			return fmt.Errorf("restart %s in %s: %w", n.Program, n.Where, err)
 		}
+		// After a crash the server's children may outlive it, out of its
+		// process group (PostgreSQL's backends), holding what the next
+		// start needs (its shared memory).
+		if n.Where != "" {
+			if left := KillIn(n.Where, groupExitWait); len(left) > 0 {
+				return fmt.Errorf("restart %s in %s: processes %v of the old server still running after SIGKILL", n.Program, n.Where, left)
+			}
+		}
 	}
 	merged := maps.Clone(l.settings)
 	maps.Copy(merged, settings)

@@ -126,7 +126,51 @@ func (p *Process) Stop(steps ...Step) error {
 	// server's pid while any member lives, so this cannot hit an unrelated
 	// process.
 	p.KillGroup()
+	// A killed child still holds what it held (PostgreSQL's shared
+	// memory, a socket, the data directory) until it has exited: wait,
+	// so that a restart right after finds them free.
+	if left := waitGroupGone(p.pid, groupExitWait); len(left) > 0 {
+		return fmt.Errorf("%s %d: processes %v of its group still running %v after SIGKILL", p.name, p.pid, left, groupExitWait)
+	}
 	return nil
+}
+
+// groupExitWait bounds the wait for a killed group's members to exit.
+const groupExitWait = 5 * time.Second
+
+// waitGroupGone waits until no process of group pgid is alive (zombies,
+// which hold nothing, do not count) and returns those still alive when
+// the wait ends.
+func waitGroupGone(pgid int, wait time.Duration) []int {
+	deadline := time.Now().Add(wait)
+	for {
+		left := groupMembers(pgid)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// groupMembers lists the live (not zombie) processes of group pgid, from
+// /proc.
+func groupMembers(pgid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		// fields[0] is the state, fields[2] the process group.
+		if fields, ok := processStat(pid); ok && len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // KillGroup sends SIGKILL to the process's whole process group.
@@ -247,5 +291,46 @@ func RunsAsNote(cred *syscall.Credential) string {
 func Say(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// KillIn kills the processes working in dir (their current directory is
+// dir or below it) and waits up to wait for them to exit; it returns
+// those still alive then. PostgreSQL's backends lead process groups of
+// their own and work in the data directory: after the postmaster was
+// killed, they are found this way, not by group or parent.
+func KillIn(dir string, wait time.Duration) []int {
+	dir = filepath.Clean(dir)
+	in := func() []int {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return nil
+		}
+		var pids []int
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+			if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
+				continue
+			}
+			if st := State(pid); st != 'Z' && st != 'X' && st != 0 {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		left := in()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -16,7 +16,8 @@ var _ backend.Sampled = (*target)(nil)
 // Samplers connects MariaDB's samplers (one session; their statements
 // carry /* firedrill-sampler */) and the host's (CPU, memory, the data
 // directory's disk, and firedrill itself): the host on every tick,
-// MariaDB's sources at most once a second (mdbsampler.EveryTick says why).
+// the process list on every tick too, MariaDB's other sources at most
+// once a second (mdbsampler.EveryTick says why).
 func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend.Sampling, error) {
 	set, err := mdbsampler.New(ctx, tg.config(tg.database).FormatDSN(), mdbsampler.Options{Timeout: timeout})
 	if err != nil {

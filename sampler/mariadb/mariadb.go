@@ -122,12 +122,14 @@ func (set *Set) discover(ctx context.Context) error {
 func (set *Set) Samplers() []sampler.Sampler { return slices.Clone(set.samplers) }
 
 // EveryTick says whether a source is read on every tick of the run,
-// down to 100 ms, rather than at most once a second. None of MariaDB's is:
-// InnoDB refreshes the snapshot behind information_schema.INNODB_TRX,
+// down to 100 ms, rather than at most once a second. Only the process
+// list is, and it reads INNODB_TRX at most once a second itself: InnoDB
+// refreshes the snapshot behind information_schema.INNODB_TRX,
 // INNODB_LOCKS and INNODB_LOCK_WAITS only when nobody has read it for
-// 100 ms, so sources that read those tables every 100 ms (the process
-// list joins INNODB_TRX) would keep reading one frozen snapshot.
-func EveryTick(name string) bool { return false }
+// 100 ms, so a source reading those tables every 100 ms would keep
+// reading one frozen snapshot. The status counters are rates, and SHOW
+// ENGINE INNODB STATUS is a page of text: once a second is enough.
+func EveryTick(name string) bool { return name == processlistName }
 
 // Notes says, per sampler name, what cannot be sampled on this server.
 func (set *Set) Notes() map[string]string { return maps.Clone(set.notes) }

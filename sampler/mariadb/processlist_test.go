@@ -3,6 +3,7 @@ package mariadb
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 )
@@ -44,4 +45,39 @@ func TestProcesslist(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestProcesslistReadsTransactionsOncePerSecond counts states on every
+// sample but reads INNODB_TRX (and reports the transactions) only when a
+// second has passed since it last did.
+func TestProcesslistReadsTransactionsOncePerSecond(t *testing.T) {
+	t.Parallel()
+	smp := samplerOf(t, newSet(t), processlistName).(*processlist)
+	clock := time.Now()
+	smp.now = func() time.Time { return clock }
+	idle := openSession(t)
+	exec(t, idle, "CREATE TABLE pl_once (id INT PRIMARY KEY) ENGINE=InnoDB", "BEGIN", "INSERT INTO pl_once VALUES (1)")
+	t.Cleanup(func() { exec(t, idle, "ROLLBACK", "DROP TABLE pl_once") })
+
+	withTrx := func(step string, want bool) {
+		t.Helper()
+		values, detail := sample(t, smp)
+		_, has := values[mariadbmetric.IdleInTrx]
+		if has != want || (detail != nil) != want {
+			t.Errorf("%s: transactions read = %v (detail %v), want %v; values %v", step, has, detail != nil, want, values)
+		}
+		if want && values[mariadbmetric.IdleInTrx] < 1 {
+			t.Errorf("%s: idle_in_trx = %v, want the open transaction", step, values[mariadbmetric.IdleInTrx])
+		}
+		if values[mariadbmetric.Connections] < 1 {
+			t.Errorf("%s: connections = %v, want the idle session counted on every sample", step, values[mariadbmetric.Connections])
+		}
+	}
+	withTrx("first sample", true)
+	clock = clock.Add(200 * time.Millisecond)
+	withTrx("200 ms later", false)
+	clock = clock.Add(600 * time.Millisecond)
+	withTrx("800 ms later", false)
+	clock = clock.Add(200 * time.Millisecond)
+	withTrx("a second later", true)
 }

@@ -32,12 +32,11 @@ const commitSmallRows = 2
 // writes (at most commitSmallRows rows each), which batching would
 // spare most flushes.
 func mariadbCommitBound(run *timeline.Run) []Finding {
-	from, to, ok := flushAtCommitSpan(run)
+	from, to, flushAtCommit, ok := flushAtCommitSpan(run)
 	if !ok {
 		// 0 and 2 do not sync at commit: sessions cannot be waiting for it.
 		return nil
 	}
-	flushAtCommit := "1"
 	var keys []string
 	for _, state := range mariadbmetric.CommitStates {
 		keys = append(keys, mariadbmetric.State(state))
@@ -170,7 +169,7 @@ func mariadbCommitBound(run *timeline.Run) []Finding {
 		if !small {
 			f.Headline += fmt.Sprintf(" (%s rows per transaction)", humanNum(rowsPerTrx))
 		}
-		f.Headline += " — what every commit costs with innodb_flush_log_at_trx_commit = 1 on this disk, not a fault"
+		f.Headline += " — what every commit costs with innodb_flush_log_at_trx_commit = " + flushAtCommit + " on this disk, not a fault"
 	}
 	f.Mechanism = "With innodb_flush_log_at_trx_commit = 1, COMMIT (and every autocommit statement that writes) returns only once InnoDB has written its redo log and fsynced it: " +
 		"the session shows \"Updating status\" or \"Commit\" meanwhile. One flush carries every commit that queued while the previous one ran (group commit), " +
@@ -280,16 +279,17 @@ func commitScaling(run *timeline.Run, from, to float64) (Evidence, bool) {
 // flushAtCommitSpan is the longest part of the load in which
 // innodb_flush_log_at_trx_commit was 1 (or 3, MariaDB's old spelling of
 // 1 with group commit): the run's setting at its start, changed by the
-// snapshots a settings event leaves (mariadbmetric.Settings). ok is
-// false when it never was.
-func flushAtCommitSpan(run *timeline.Run) (from, to float64, ok bool) {
+// snapshots a settings event leaves (mariadbmetric.Settings). value is
+// the setting as the span had it; ok is false when it never was.
+func flushAtCommitSpan(run *timeline.Run) (from, to float64, value string, ok bool) {
 	loadFrom, loadTo := loadWindow(run)
 	syncs := func(v string) bool { v = strings.TrimSpace(v); return v == "1" || v == "3" }
-	on := syncs(settingText(run, "innodb_flush_log_at_trx_commit", "1"))
+	cur := strings.TrimSpace(settingText(run, "innodb_flush_log_at_trx_commit", "1"))
+	on := syncs(cur)
 	start := loadFrom
 	consider := func(end float64) {
 		if on && end > start && (!ok || end-start > to-from) {
-			from, to, ok = start, end, true
+			from, to, value, ok = start, end, cur, true
 		}
 	}
 	for i := range run.Samples {
@@ -307,8 +307,8 @@ func flushAtCommitSpan(run *timeline.Run) (from, to float64, ok bool) {
 		}
 		t := max(smp.T, loadFrom)
 		consider(t)
-		on, start = syncs(v), t
+		on, start, cur = syncs(v), t, strings.TrimSpace(v)
 	}
 	consider(loadTo)
-	return from, to, ok
+	return from, to, value, ok
 }

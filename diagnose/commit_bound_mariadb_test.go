@@ -101,6 +101,13 @@ func TestCommitBoundMariaDBSettings(t *testing.T) {
 			t.Errorf("flush at commit %s: %s", flush, fs[0].Headline)
 		}
 	}
+	// 3 is MariaDB's older spelling of 1 (sync at commit, group commit):
+	// the finding stands and names the value the server had.
+	if fs := with(map[string]string{"innodb_flush_log_at_trx_commit": "3"}); len(fs) != 1 {
+		t.Errorf("flush at commit 3: %d findings, want 1", len(fs))
+	} else if !strings.Contains(fs[0].Headline, "innodb_flush_log_at_trx_commit = 3") || strings.Contains(fs[0].Headline, "= 1") {
+		t.Errorf("flush at commit 3: headline names another value: %s", fs[0].Headline)
+	}
 	cases := []struct {
 		settings map[string]string
 		want     []string // in the remedy

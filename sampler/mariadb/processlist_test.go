@@ -73,6 +73,17 @@ func TestProcesslistReadsTransactionsOncePerSecond(t *testing.T) {
 			t.Errorf("%s: connections = %v, want the idle session counted on every sample", step, values[mariadbmetric.Connections])
 		}
 	}
+	// InnoDB serves INNODB_TRX from a snapshot refreshed only when nobody
+	// read it for 100 ms, and the tests beside this one read it too: wait
+	// until a read sees the transaction.
+	sampleUntil(t, smp, func(values map[string]float64, _ any) bool {
+		if values[mariadbmetric.IdleInTrx] >= 1 {
+			return true
+		}
+		smp.lastTrx = time.Time{}
+		return false
+	})
+	smp.lastTrx = time.Time{}
 	withTrx("first sample", true)
 	clock = clock.Add(200 * time.Millisecond)
 	withTrx("200 ms later", false)

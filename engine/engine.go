@@ -272,6 +272,15 @@ type Config struct {
 	// Ticks, if set, replaces the Progress ticker: each value received
 	// closes an interval, so several runs and the samplers share one clock.
 	Ticks <-chan time.Time
+	// FinalProgress makes the intervals add up to the run's totals: the
+	// transactions that end after the last tick (those in flight at the
+	// end, and the part of the run after the last tick) are reported in
+	// one more OnProgress call when every client has stopped. A tick in
+	// the last half period before Duration, or after the run began to
+	// stop, is left to that call, so that the last interval is not a few
+	// milliseconds long. pgbench prints no such line; its -P does not set
+	// it.
+	FinalProgress bool
 	// Shape, if set, is the number of active clients and the rate wanted
 	// at a moment since the start (stages, ramps). Clients is then the
 	// largest number of clients; Rate only says the run is open-model.
@@ -744,7 +753,23 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 		defer t.Stop()
 		endTimer = t.C
 	}
-	lastTick := time.Duration(0)
+	lastTick, period := time.Duration(0), r.cfg.Progress
+	// report closes the interval from the last tick to elapsed.
+	report := func(now time.Time, elapsed time.Duration) {
+		spare = r.col.drain(progressIv, spare)
+		progressIv.Start, progressIv.End = int64(lastTick/time.Microsecond), int64(elapsed/time.Microsecond)
+		p := &Progress{Time: now, Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv,
+			Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load()),
+			Unconnected: int(r.unconnected.Load())}
+		if r.cfg.Shape == nil {
+			p.Rate = r.cfg.Rate
+		}
+		r.cfg.OnProgress(p)
+		totals.Merge(progressIv)
+		progressIv.reset()
+		lastTick = elapsed
+	}
+	final := r.cfg.FinalProgress && progressIv != nil
 	interrupted := false
 	var graceTimer <-chan time.Time
 	hard := false
@@ -752,6 +777,9 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 	for {
 		select {
 		case <-done:
+			if now := time.Now(); final && now.Sub(r.start) > lastTick {
+				report(now, now.Sub(r.start))
+			}
 			return interrupted
 		case now := <-shapeTick:
 			n, rate := r.cfg.Shape(now.Sub(r.start))
@@ -759,18 +787,13 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			r.rateAt.Store(math.Float64bits(rate))
 		case now := <-tick:
 			elapsed := now.Sub(r.start)
-			spare = r.col.drain(progressIv, spare)
-			progressIv.Start, progressIv.End = int64(lastTick/time.Microsecond), int64(elapsed/time.Microsecond)
-			p := &Progress{Time: now, Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv,
-				Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load()),
-				Unconnected: int(r.unconnected.Load())}
-			if r.cfg.Shape == nil {
-				p.Rate = r.cfg.Rate
+			if r.cfg.Ticks != nil && elapsed > lastTick {
+				period = elapsed - lastTick // the shared clock's period, as seen
 			}
-			r.cfg.OnProgress(p)
-			totals.Merge(progressIv)
-			progressIv.reset()
-			lastTick = elapsed
+			if final && (r.stopping.Load() || r.cfg.Duration > 0 && elapsed >= r.cfg.Duration-period/2) {
+				continue // the last interval ends when the clients have stopped
+			}
+			report(now, elapsed)
 		case <-watchTick:
 			if !watch.poll(r.nowUS(), clients) {
 				continue

@@ -391,7 +391,7 @@ func (r *run) plan() error {
 			Scripts: scripts, Symbols: syms, Defines: defines, Scale: scale,
 			Clients: clients, Duration: stop - spec.Start, LatencyLimit: spec.LatencyLimit,
 			MaxTries: max(spec.MaxTries, 1), PerCommand: true, RandomSeed: seed,
-			Ticks: wr.ticks, Shape: fn, Pool: r.opts.Shard.sharePool(spec.Pool), PoolTimeout: spec.PoolTimeout,
+			Ticks: wr.ticks, FinalProgress: true, Shape: fn, Pool: r.opts.Shard.sharePool(spec.Pool), PoolTimeout: spec.PoolTimeout,
 			ContinueOnError: true, Stderr: r.opts.Log,
 			FailureLimit: engine.FailureLimit{Ratio: r.sc.AbortOnFailure.Ratio, For: r.sc.AbortOnFailure.For},
 			OnOutage:     r.outageMarker(spec.Name),

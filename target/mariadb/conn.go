@@ -2,6 +2,7 @@ package mariadb
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -54,6 +55,10 @@ type conn struct {
 	fdMu      sync.Mutex // guards fd against a hard Interrupt while closing
 	p         engine.Poller
 	goroutine bool // not on an event loop: a hard Interrupt shuts the socket
+	// tls, when the session is encrypted, is what fill and flush read
+	// and write through (blocking, on the client's own goroutine)
+	// instead of fd; fd stays the socket's duplicate, for Interrupt.
+	tls *tls.Conn
 
 	version string
 	connID  uint32
@@ -593,6 +598,9 @@ func (c *conn) closeFD() error {
 	c.p.Forget(c.fd)
 	c.fdMu.Lock()
 	defer c.fdMu.Unlock()
+	if c.tls != nil {
+		_ = c.tls.NetConn().Close() // the session ends with the socket's close below
+	}
 	err := syscall.Close(c.fd)
 	c.fd = -1
 	return err

@@ -9,12 +9,16 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/internal/testcert"
 	"github.com/firedrill/firedrill/script"
 	mdbtarget "github.com/firedrill/firedrill/target/mariadb"
 )
 
 // serverInfo says where the throwaway server of the tests is.
-type serverInfo struct{ addr, user, password, db, socket string }
+type serverInfo struct {
+	addr, user, password, db, socket string
+	certs                            testcert.Files // the server's TLS certificate and its CA
+}
 
 var server serverInfo
 

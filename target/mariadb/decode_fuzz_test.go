@@ -118,7 +118,7 @@ func FuzzDecodeResponse(f *testing.F) {
 			defer devNull.Close()
 			c.fd, c.p = int(devNull.Fd()), blockingPoller{timeout: time.Second}
 			c.t.cfg = Config{User: "u", Password: "p", Database: "d", AppName: "fuzz"}
-			if err := c.handshake(time.Time{}); err == nil && c.caps&capProtocol41 == 0 {
+			if err := c.handshake(time.Time{}, nil); err == nil && c.caps&capProtocol41 == 0 {
 				t.Fatal("handshake accepted a server without protocol 4.1")
 			}
 			return

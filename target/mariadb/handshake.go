@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
 	"time"
 	"unsafe"
@@ -41,8 +42,9 @@ const clientCaps = capLongPassword | capFoundRows | capLongFlag | capProtocol41 
 // charsetUTF8MB4 is utf8mb4_general_ci.
 const charsetUTF8MB4 = 45
 
-// handshake reads the server's greeting, answers it and authenticates.
-func (c *conn) handshake(deadline time.Time) error {
+// handshake reads the server's greeting, answers it and authenticates;
+// over TLS on nc when the target asks for TLS (nc is nil when it does not).
+func (c *conn) handshake(deadline time.Time, nc net.Conn) error {
 	t := c.t
 	greeting, err := c.readPacket()
 	if err != nil {
@@ -96,6 +98,17 @@ func (c *conn) handshake(deadline time.Time) error {
 	c.caps = clientCaps & serverCaps
 	if t.cfg.Database != "" {
 		c.caps |= capConnectWithDB & serverCaps
+	}
+
+	if nc != nil {
+		switch {
+		case serverCaps&capSSL != 0:
+			if err := c.startTLS(nc, deadline); err != nil {
+				return c.connectError(err)
+			}
+		case !t.cfg.TLSOptional:
+			return c.connectError(ErrNoTLS)
+		}
 	}
 
 	auth, err := authResponse(plugin, t.cfg.Password, scramble)
@@ -172,9 +185,14 @@ func (c *conn) authenticate(plugin string, scramble []byte) error {
 			}
 			switch p[1] {
 			case 3: // fast auth succeeded; OK follows
-			case 4:
-				return c.connectError(errors.New("caching_sha2_password wants a full authentication, which needs TLS or the server's RSA key: " +
-					"connect once with the mysql client to fill the server's cache, or give the user mysql_native_password"))
+			case 4: // full authentication: the password itself, which only a secure channel may carry
+				if c.tls == nil && c.t.cfg.Network != "unix" {
+					return c.connectError(errors.New("caching_sha2_password wants a full authentication, which needs TLS or the server's RSA key: " +
+						"connect with TLS, or once with the mysql client to fill the server's cache, or give the user mysql_native_password"))
+				}
+				if err := c.sendAuthData(append([]byte(c.t.cfg.Password), 0)); err != nil {
+					return c.connectError(err)
+				}
 			default:
 				return c.connectError(fmt.Errorf("protocol error: caching_sha2_password state %d", p[1]))
 			}
@@ -201,6 +219,9 @@ func (c *conn) connectError(err error) error {
 		msg := fmt.Errorf("connect to %s as %q: %w", c.t.addr, c.t.cfg.User, err)
 		if se.Number == 1045 {
 			msg = fmt.Errorf("%w (check the user and password)", msg)
+			if c.tls == nil {
+				msg = fmt.Errorf("%w%s", msg, hintPlainRefused)
+			}
 		}
 		return &engine.DBError{Code: se.code(), Err: msg, Fault: connectFault(se.Number)}
 	}
@@ -208,7 +229,7 @@ func (c *conn) connectError(err error) error {
 	if errors.As(err, &de) { // from fail: already names the server
 		return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect: %w", de.Err)}
 	}
-	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to %s: %w", c.t.addr, err)}
+	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to %s: %w%s", c.t.addr, err, TLSHint(err))}
 }
 
 // connectFault says which refusals of a connection are the server's

@@ -25,6 +25,7 @@ package mariadb
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"sort"
@@ -59,6 +60,14 @@ type Config struct {
 	AppName string
 	// ConnectTimeout bounds opening a session (default 10 s).
 	ConnectTimeout time.Duration
+	// TLS, when set, encrypts every session with it (its ServerName and
+	// RootCAs verify the server, unless InsecureSkipVerify). Encrypted
+	// sessions run on goroutines of their own, not on event loops.
+	TLS *tls.Config
+	// TLSOptional lets a session stay unencrypted when the server does
+	// not offer TLS (a URL's tls=preferred); otherwise that fails with
+	// ErrNoTLS.
+	TLSOptional bool
 }
 
 // Target opens client sessions on one MariaDB or MySQL server.
@@ -187,6 +196,9 @@ func (t *Target) Connect(ctx context.Context, clientID int) (engine.Conn, error)
 
 // ConnectLoop opens a client's session for an event loop.
 func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller) (engine.Conn, error) {
+	if t.cfg.TLS != nil {
+		return nil, engine.ErrNoLoop // crypto/tls blocks: the engine gives the client a goroutine
+	}
 	return t.open(ctx, p)
 }
 
@@ -204,7 +216,12 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 		_ = tc.SetNoDelay(true)
 	}
 	fd, err := dupFD(nc.(syscall.Conn))
-	nc.Close() // the duplicate keeps the session open
+	var tlsOn net.Conn // the socket crypto/tls will use, if the target wants TLS
+	if t.cfg.TLS != nil && err == nil {
+		tlsOn = nc
+	} else {
+		nc.Close() // the duplicate keeps the session open
+	}
 	if err != nil {
 		return nil, &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to %s: %w", t.addr, err)}
 	}
@@ -214,9 +231,12 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 		stmts: make(map[*script.SQL]*stmt),
 	}
 	deadline, _ := ctx.Deadline()
-	if err := c.handshake(deadline); err != nil {
-		c.closeFD()
+	if err := c.handshake(deadline, tlsOn); err != nil {
+		c.closeTLSless(tlsOn)
 		return nil, err
+	}
+	if tlsOn != nil && c.tls == nil {
+		tlsOn.Close() // tls=preferred, and the server has none
 	}
 	if t.setup != "" {
 		if err := c.simpleQuery(t.setup); err != nil {
@@ -224,7 +244,19 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 			return nil, fmt.Errorf("session settings on %s (%s): %w", t.addr, t.setup, err)
 		}
 	}
+	if c.tls != nil {
+		_ = c.tls.SetDeadline(time.Time{}) // only opening the session is bounded
+	}
 	return c, nil
+}
+
+// closeTLSless closes a session that failed to open: its descriptor, and
+// the socket kept for TLS if TLS never started on it.
+func (c *conn) closeTLSless(tlsOn net.Conn) {
+	if tlsOn != nil && c.tls == nil {
+		tlsOn.Close()
+	}
+	c.closeFD()
 }
 
 // dupFD duplicates the socket's descriptor and makes it non-blocking.

@@ -44,6 +44,9 @@ func (c *conn) fill() error {
 	if c.fd < 0 {
 		return c.fail(errClosed) // a decoder fed from memory ran out
 	}
+	if c.tls != nil {
+		return c.fillTLS()
+	}
 	if c.fresh {
 		// A request was just sent: its answer is almost never there
 		// yet, so wait rather than spend a read on EAGAIN.
@@ -163,6 +166,9 @@ func (c *conn) command(code byte) int {
 
 // flush writes wbuf.
 func (c *conn) flush() error {
+	if c.tls != nil {
+		return c.flushTLS()
+	}
 	b := c.wbuf
 	for len(b) > 0 {
 		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
+	"github.com/firedrill/firedrill/internal/testcert"
 	mdbtarget "github.com/firedrill/firedrill/target/mariadb"
 )
 
@@ -24,10 +25,27 @@ func runTests(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	certDir, err := os.MkdirTemp("", "firedrill-mdbtls-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "a directory for the test certificates: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(certDir)
+	if err := os.Chmod(certDir, 0o755); err != nil { // for the server's user
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return 1
+	}
+	certs, err := testcert.Write(certDir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "test certificates: %v\n", err)
+		return 1
+	}
 	inst, err := mdbinstance.Start(ctx, mdbinstance.Options{Settings: map[string]string{
 		// Throwaway data: durability only slows the tests down.
 		"innodb_flush_log_at_trx_commit": "0",
 		"skip_log_bin":                   "",
+		// TLS offered, not required: sessions choose.
+		"ssl_cert": certs.Cert, "ssl_key": certs.Key, "ssl_ca": certs.CA,
 	}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting MariaDB for tests: %v\n", err)
@@ -38,7 +56,7 @@ func runTests(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "stopping MariaDB: %v\n", err)
 		}
 	}()
-	server = serverInfo{addr: inst.TCPAddr(), user: inst.User(), password: inst.Password(), db: inst.Database(), socket: inst.Socket()}
+	server = serverInfo{addr: inst.TCPAddr(), user: inst.User(), password: inst.Password(), db: inst.Database(), socket: inst.Socket(), certs: certs}
 	if err := setupDatabase(); err != nil {
 		fmt.Fprintf(os.Stderr, "creating the test tables: %v\n", err)
 		return 1

@@ -13,6 +13,7 @@ package mariadb
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"fmt"
 	"maps"
@@ -94,6 +95,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.database = databaseOf(sc)
 		tg.cfg = given.cfg
 		tg.cfg.DBName = ""
+		tg.tls, tg.tlsOptional = given.tls, given.tlsOptional
 		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes, Product: "MariaDB/MySQL"}
 		if err := tg.restoreSettings(ctx, "before the run"); err != nil {
 			return nil, err
@@ -146,10 +148,14 @@ type target struct {
 	redact func(string) string
 	// cfg reaches the server as the run's user, without a database
 	// (connections add it): the embedded server's user, or the URL's.
-	cfg      *mysql.Config
-	inst     *mdbinstance.Instance // the embedded server; nil for a given one
-	database string                // where setup, workloads and events work
-	info     timeline.Target
+	cfg *mysql.Config
+	// tls is the load target's TLS, from the URL as cfg's TLSConfig is
+	// (nil: none); tlsOptional for tls=preferred.
+	tls         *tls.Config
+	tlsOptional bool
+	inst        *mdbinstance.Instance // the embedded server; nil for a given one
+	database    string                // where setup, workloads and events work
+	info        timeline.Target
 	// outsideBefore fingerprints the other databases' tables before
 	// setup, on a given server.
 	outsideBefore map[string]string
@@ -203,6 +209,7 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 	t, err := newWorkloadTarget(workloadConfig{
 		Network: tg.cfg.Net, Addr: tg.cfg.Addr, User: tg.cfg.User, Password: tg.cfg.Passwd,
 		Database: tg.database, Mode: mode, Session: maps.Clone(spec.Settings), AppName: appName,
+		TLS: tg.tls, TLSOptional: tg.tlsOptional,
 	})
 	if err != nil {
 		return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)

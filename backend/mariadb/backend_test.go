@@ -13,6 +13,7 @@ import (
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/event"
 	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
+	"github.com/firedrill/firedrill/internal/testcert"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -365,7 +366,11 @@ func TestParseDSN(t *testing.T) {
 		{dsn: "mysql://app:pw@localhost/shop?socket=/run/mysqld/mysqld.sock", net: "unix", addr: "/run/mysqld/mysqld.sock", user: "app", database: "shop"},
 		{dsn: "mysql://app:pw@[::1]:3306/", net: "tcp", addr: "[::1]:3306", user: "app"},
 		{dsn: "mysql://127.0.0.1/shop", err: "names no user"},
-		{dsn: "mysql://app@127.0.0.1/shop?tls=true", err: "does not speak TLS yet"},
+		{dsn: "mysql://app@127.0.0.1/shop?tls=maybe", err: "tls=skip-verify"},
+		{dsn: "mysql://app@127.0.0.1/shop?tls=true&ssl-ca=/nonexistent/ca.pem", err: "ssl-ca=/nonexistent/ca.pem: no such file"},
+		{dsn: "mysql://app@127.0.0.1/shop?tls=true&ssl-ca=testdata/not-a-ca.pem", err: "holds no PEM certificate"},
+		{dsn: "mysql://app@127.0.0.1/shop?tls=preferred&ssl-ca=/x.pem", err: "verifies nothing"},
+		{dsn: "mysql://app@localhost/shop?socket=/run/mysqld/mysqld.sock&tls=true", err: "unix socket has no host name"},
 		{dsn: "mysql://app@127.0.0.1/shop?charset=latin1", err: `the parameter "charset"`},
 		{dsn: "postgres://app@127.0.0.1/shop", err: "must start with mysql://"},
 	}
@@ -384,5 +389,63 @@ func TestParseDSN(t *testing.T) {
 		if got.cfg.Net != test.net || got.cfg.Addr != test.addr || got.cfg.User != test.user || got.Database != test.database {
 			t.Errorf("parseDSN(%s) = %s %s %s %s", test.dsn, got.cfg.Net, got.cfg.Addr, got.cfg.User, got.Database)
 		}
+	}
+}
+
+// The tls parameter sets the driver's TLS (for setup, samplers and
+// events) and the load target's alike, as go-sql-driver/mysql reads it.
+func TestParseDSNTLS(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		query, driver      string
+		on, skip, optional bool
+	}{
+		{query: "", driver: ""},
+		{query: "tls=false", driver: ""},
+		{query: "tls=true", driver: "true", on: true},
+		{query: "tls=skip-verify", driver: "skip-verify", on: true, skip: true},
+		{query: "tls=preferred", driver: "preferred", on: true, skip: true, optional: true},
+	}
+	for _, test := range tests {
+		srv, err := parseDSN("mysql://app:pw@db.example.com:3307/shop?" + test.query)
+		if err != nil {
+			t.Errorf("?%s: %v", test.query, err)
+			continue
+		}
+		if srv.cfg.TLSConfig != test.driver || (srv.tls != nil) != test.on || srv.tlsOptional != test.optional {
+			t.Errorf("?%s: driver tls=%q, target TLS %v (optional %v)", test.query, srv.cfg.TLSConfig, srv.tls != nil, srv.tlsOptional)
+			continue
+		}
+		if srv.tls != nil && (srv.tls.InsecureSkipVerify != test.skip || !test.skip && srv.tls.ServerName != "db.example.com") {
+			t.Errorf("?%s: target TLS verifies %v, server name %q", test.query, !srv.tls.InsecureSkipVerify, srv.tls.ServerName)
+		}
+		// What samplers and events get: the driver's own DSN, read back.
+		back, err := mysql.ParseDSN(srv.cfg.FormatDSN())
+		if err != nil {
+			t.Errorf("?%s: the driver's DSN does not read back: %v", test.query, err)
+			continue
+		}
+		if (back.TLS != nil) != test.on {
+			t.Errorf("?%s: the driver's DSN %s lost TLS", test.query, srv.cfg.FormatDSN())
+		}
+		if strings.Contains(address(srv.cfg), "pw") {
+			t.Errorf("?%s: the address shows the password", test.query)
+		}
+	}
+	// ssl-ca names a registered configuration, which the driver's DSN keeps.
+	ca, err := testcert.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := parseDSN("mysql://app:pw@127.0.0.1/shop?ssl-ca=" + url.QueryEscape(ca.CA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := mysql.ParseDSN(srv.cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.TLS == nil || back.TLS.RootCAs == nil || back.TLS.ServerName != "127.0.0.1" || srv.tls.RootCAs == nil {
+		t.Errorf("ssl-ca alone: driver TLS %+v, target roots %v", back.TLS, srv.tls.RootCAs != nil)
 	}
 }

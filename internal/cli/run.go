@@ -58,6 +58,9 @@ On Redis (redis://host:port/db), which has no schemas, firedrill's own keys
 are under "firedrill:", commands that reach past keys (FLUSHDB, CONFIG SET,
 SELECT …) are refused in scripts and events, and CONFIG SET by settings
 events is restored the same way.
+A MariaDB/MySQL URL (mysql://…) takes ?tls=true
+(verify the server against the system's CAs, or ?ssl-ca=/path/ca.pem),
+?tls=skip-verify, ?tls=preferred (TLS when offered) and ?socket=/path.
 
 While it runs, one line per workload every --progress interval shows
 throughput, p50/p99, failures and clients, then the database's active

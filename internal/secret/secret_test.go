@@ -40,6 +40,7 @@ func TestRedactSyntax(t *testing.T) {
 		{"keys inside words are not keys", "nopasswordhere=1", "nopasswordhere=1"},
 		{"IPv6 host", "postgres://u:pw@[::1]:5432/x", "postgres://u:xxxxx@[::1]:5432/x"},
 		{"multi-host", "postgres://u:pw@h1:5432,h2:5433/x", "postgres://u:xxxxx@h1:5432,h2:5433/x"},
+		{"MySQL URL with TLS parameters", "mysql://app:s3cret@db:3306/shop?tls=true&ssl-ca=/etc/ssl/ca.pem", "mysql://app:xxxxx@db:3306/shop?tls=true&ssl-ca=/etc/ssl/ca.pem"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,9 @@
 // (handshake v10, mysql_native_password and caching_sha2_password's fast
 // path, auth switch), text queries (COM_QUERY, with multi-statements for
 // \; commands) and server-side prepared statements (COM_STMT_PREPARE /
-// EXECUTE with binary rows).
+// EXECUTE with binary rows). With Config.TLS a session asks for TLS
+// (SSLRequest) and then runs on a goroutine of its own, reading and
+// writing through crypto/tls (tls.go).
 //
 // The packet layer is written here rather than taken from
 // go-sql-driver/mysql because the engine needs what database/sql cannot

@@ -249,8 +249,10 @@ func TestURLsFiredrillCannotUse(t *testing.T) {
 	t.Parallel()
 	sc := parse(t, "")
 	for dsn, want := range map[string]string{
-		"rediss://h:6380/0": "TLS",
-		"redis://h:1/x":     "not a number",
+		"redis://h:1/x": "not a number",
+		"rediss://h:6380/0?cacert=/no/such/ca.crt": "cacert: open /no/such/ca.crt",
+		"rediss://h:6380/0?cert=/c.crt":            "cert= without key=",
+		"redis://h:6380/0?cacert=/ca.crt":          "use rediss://",
 	} {
 		err := New().Preflight(backend.Spec{Scenario: sc, DSN: dsn})
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -34,7 +34,7 @@ func tlsConfig(t *testing.T, url string) *tls.Config {
 // client certificate: commands, \gset, a pipeline bigger than a TLS
 // record, a transaction Reset ends, and Interrupt of a blocked command.
 func TestTLSSessions(t *testing.T) {
-	srv := tlstest.Start(t, true)
+	srv := tlstest.Start(t, tlstest.Options{RequireClientCert: true})
 	cfg := Config{Addr: srv.TLSAddr, AppName: "firedrill tls", TLS: tlsConfig(t, srv.URL(srv.Trusted()))}
 	target, err := NewTarget(cfg)
 	if err != nil {
@@ -91,7 +91,7 @@ func TestTLSSessions(t *testing.T) {
 // TestTLSConnectErrors checks that each way TLS and the server disagree
 // fails the connect with the server's address and what to do.
 func TestTLSConnectErrors(t *testing.T) {
-	strict := tlstest.Start(t, true)
+	strict := tlstest.Start(t, tlstest.Options{RequireClientCert: true})
 	tests := []struct {
 		name string
 		cfg  Config
@@ -129,7 +129,7 @@ func TestTLSConnectErrors(t *testing.T) {
 // event loops: the first session's ErrNoLoop moves every client to a
 // goroutine, and every transaction runs.
 func TestEngineRunsOverTLS(t *testing.T) {
-	srv := tlstest.Start(t, false)
+	srv := tlstest.Start(t, tlstest.Options{})
 	syms := script.NewSymbols()
 	sc, err := script.ParseDialect("t.redis", []byte("\\set k random(1, 50)\nSET key::k :client_id\n\\startpipeline\nINCR tx:count\nGET key::k\n\\endpipeline\n"), syms, script.Redis)
 	if err != nil {

@@ -227,7 +227,8 @@ func itoa(n int) string { return (&Reply{Type: Integer, Int: int64(n)}).Text() }
 // Whatever the URL, ParseURL never panics and its errors never show the
 // password it was given.
 func FuzzParseURL(f *testing.F) {
-	for _, seed := range []string{"redis://u:pw@h:1/2", "redis://pw@h", "redis:///tmp/s.sock?db=1&password=pw", "rediss://h", "redis://h:1/x?db=2"} {
+	for _, seed := range []string{"redis://u:pw@h:1/2", "redis://pw@h", "redis:///tmp/s.sock?db=1&password=pw", "rediss://h", "redis://h:1/x?db=2",
+		"rediss://:pw@h:1/0?cacert=/c.crt&cert=/u.crt&key=/u.key&insecure=true"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, dsn string) {

@@ -37,10 +37,19 @@ type Server struct {
 	OtherCA string
 }
 
-// Start starts the server; requireClientCert is its tls-auth-clients.
-// It skips the test when redis-server is not installed, and stops the
-// server and removes its files when the test ends.
-func Start(tb testing.TB, requireClientCert bool) *Server {
+// Options configure the server.
+type Options struct {
+	// RequireClientCert is the server's tls-auth-clients (yes is Redis's
+	// default).
+	RequireClientCert bool
+	// Password, when set, is required of every client (requirepass).
+	Password string
+}
+
+// Start starts the server. It skips the test when redis-server is not
+// installed, and stops the server and removes its files when the test
+// ends.
+func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		tb.Skip("redis-server not installed (scripts/setup.sh installs it)")
@@ -62,7 +71,7 @@ func Start(tb testing.TB, requireClientCert bool) *Server {
 	}
 	s.CA, s.ClientCert, s.ClientKey, s.OtherCA = files["ca.crt"], files["client.crt"], files["client.key"], files["other-ca.crt"]
 	auth := "no"
-	if requireClientCert {
+	if opts.RequireClientCert {
 		auth = "yes"
 	}
 	var lastErr error
@@ -71,7 +80,7 @@ func Start(tb testing.TB, requireClientCert bool) *Server {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		inst, err := redis.Start(tb.Context(), redis.Options{Settings: map[string]string{
+		inst, err := redis.Start(tb.Context(), redis.Options{Password: opts.Password, Settings: map[string]string{
 			"tls-port":         strconv.Itoa(port),
 			"tls-cert-file":    files["server.crt"],
 			"tls-key-file":     files["server.key"],

@@ -264,10 +264,11 @@ func TestURLsFiredrillCannotUse(t *testing.T) {
 func TestPasswordIsFoundWhereverTheURLHasIt(t *testing.T) {
 	t.Parallel()
 	for dsn, want := range map[string]string{
-		"redis://u:p1@h:1/0":        "p1",
-		"redis://p2@h:1/0":          "p2",
-		"redis://h:1/0?password=p3": "p3",
-		"redis://h:1/0":             "",
+		"redis://u:p1@h:1/0":                 "p1",
+		"redis://p2@h:1/0":                   "p2",
+		"redis://h:1/0?password=p3":          "p3",
+		"rediss://u:p4@h:1/0?cacert=/ca.crt": "p4",
+		"redis://h:1/0":                      "",
 	} {
 		if got := New().Password(dsn); got != want {
 			t.Errorf("Password(%s) = %q, want %q", dsn, got, want)

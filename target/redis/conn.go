@@ -84,6 +84,18 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 		// commands may meet a closed socket, but its reply is there to
 		// read.
 		c.owed, c.queued = c.owed+c.queued, 0
+		if c.tls != nil {
+			// A TLS 1.3 server that refuses the client's certificate
+			// says why (an alert) after the handshake and hangs up: the
+			// alert, not the failed write, is the reason.
+			_ = c.tls.SetReadDeadline(time.Now().Add(time.Second))
+			n, rerr := c.tls.Read(c.rbuf[c.rend:])
+			c.rend += n
+			if redisconn.IsRemoteAlert(rerr) {
+				c.broken = fmt.Errorf("read: %w", rerr)
+				return c.connectError()
+			}
+		}
 		if reply, rerr := c.readReply(); rerr == nil && isError(reply) {
 			return c.setupError(errorText(reply))
 		}

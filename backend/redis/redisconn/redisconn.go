@@ -198,7 +198,6 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 			}
 		}
 		if err != nil {
-			c.Close()
 			hint := ""
 			var replyErr *Error
 			switch {
@@ -206,15 +205,32 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 				hint = " (check the user and password in the redis:// URL)"
 			case errors.As(err, &replyErr):
 			case cfg.TLS != nil:
-				err = ExplainTLS(err)
+				err = ExplainTLS(c.alertBehind(err))
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
 				errors.Is(err, syscall.EPIPE), errors.Is(err, errProtocol):
 				hint = " (" + PlainHint + ")"
 			}
+			c.Close()
 			return nil, fmt.Errorf("connect to Redis at %s: %w%s", cfg.Where(), err, hint)
 		}
 	}
 	return c, nil
+}
+
+// alertBehind returns the TLS alert a server sent before hanging up, when
+// writing to it failed: a TLS 1.3 server that refuses the client's
+// certificate says why after the handshake and closes, and a write that
+// meets the closed socket would hide the reason. Otherwise err.
+func (c *Conn) alertBehind(err error) error {
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || opErr.Op != "write" {
+		return err
+	}
+	_ = c.conn.SetReadDeadline(time.Now().Add(time.Second))
+	if _, rerr := c.reader.ReadByte(); IsRemoteAlert(rerr) {
+		return fmt.Errorf("redis at %s: %w", c.cfg.Where(), rerr)
+	}
+	return err
 }
 
 // Close ends the connection.

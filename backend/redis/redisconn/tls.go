@@ -97,7 +97,7 @@ func tlsHint(err error) string {
 		return "the server's certificate is not valid (expired, or not for a server): renew it, or pass insecure=true to skip the check"
 	case errors.As(err, &verifyFail):
 		return "the server's certificate could not be verified: pass its authority as ?cacert=/path/ca.crt, or insecure=true"
-	case errors.As(err, &opErr) && opErr.Op == "remote error":
+	case IsRemoteAlert(err) && errors.As(err, &opErr):
 		alert := opErr.Err.Error()
 		switch {
 		case strings.Contains(alert, "certificate required"), strings.Contains(alert, "handshake failure"):
@@ -114,6 +114,13 @@ func tlsHint(err error) string {
 			"For a plain port use redis://; a server that requires client certificates wants ?cert=…&key=…"
 	}
 	return ""
+}
+
+// IsRemoteAlert reports whether err is a TLS alert the server sent (why
+// it refused the session).
+func IsRemoteAlert(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "remote error"
 }
 
 // PlainHint is what to try when a redis:// session's first exchange

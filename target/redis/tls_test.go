@@ -159,3 +159,45 @@ func TestEngineRunsOverTLS(t *testing.T) {
 		t.Fatalf("tx:count = %+v, %v; want %d", r, err, clients*txs)
 	}
 }
+
+// BenchmarkSetGetOverTLS is what TLS costs a SET and a GET next to plain
+// TCP on the same loopback server (both on a blocking session).
+func BenchmarkSetGetOverTLS(b *testing.B) {
+	srv := tlstest.Start(b, tlstest.Options{})
+	cfg, err := redisconn.ParseURL(srv.URL("cacert=" + srv.CA))
+	if err != nil {
+		b.Fatal(err)
+	}
+	conf, err := cfg.TLS.Config(cfg.Addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	syms := script.NewSymbols()
+	sc, err := script.ParseDialect("hot.redis", []byte("SET key::k :k\nGET key::k\n"), syms, script.Redis)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vars := script.NewVars(syms)
+	k, _ := syms.Lookup("k")
+	vars.SetInt(k, 12345)
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"tcp", Config{Addr: srv.Inst.Addr(), Password: srv.Inst.Password()}}, {"tls", Config{Addr: srv.TLSAddr, Password: srv.Inst.Password(), TLS: conf}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			target, err := NewTarget(tc.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			conn, err := target.Connect(context.Background(), 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				runHot(b, conn, sc.Commands, vars)
+			}
+		})
+	}
+}

@@ -185,34 +185,32 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		// not the first command.
 		hello = append(hello, []string{"PING"})
 	}
-	{
-		replies, err := c.Pipeline(dialCtx, hello...)
-		if err == nil {
-			for n, r := range replies {
-				// A user whose ACL forbids CLIENT SETNAME goes unnamed:
-				// the name only tells firedrill's sessions apart.
-				if r.Err != nil && !(hello[n][0] == "CLIENT" && r.Err.Prefix() == "NOPERM") {
-					err = fmt.Errorf("%s: %w", hello[n][0], r.Err)
-					break
-				}
+	replies, err := c.Pipeline(dialCtx, hello...)
+	if err == nil {
+		for n, r := range replies {
+			// A user whose ACL forbids CLIENT SETNAME goes unnamed:
+			// the name only tells firedrill's sessions apart.
+			if r.Err != nil && !(hello[n][0] == "CLIENT" && r.Err.Prefix() == "NOPERM") {
+				err = fmt.Errorf("%s: %w", hello[n][0], r.Err)
+				break
 			}
 		}
-		if err != nil {
-			hint := ""
-			var replyErr *Error
-			switch {
-			case strings.HasPrefix(err.Error(), "AUTH"):
-				hint = " (check the user and password in the redis:// URL)"
-			case errors.As(err, &replyErr):
-			case cfg.TLS != nil:
-				err = ExplainTLS(c.alertBehind(err))
-			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
-				errors.Is(err, syscall.EPIPE), errors.Is(err, errProtocol):
-				hint = " (" + PlainHint + ")"
-			}
-			c.Close()
-			return nil, fmt.Errorf("connect to Redis at %s: %w%s", cfg.Where(), err, hint)
+	}
+	if err != nil {
+		hint := ""
+		var replyErr *Error
+		switch {
+		case strings.HasPrefix(err.Error(), "AUTH"):
+			hint = " (check the user and password in the redis:// URL)"
+		case errors.As(err, &replyErr):
+		case cfg.TLS != nil:
+			err = ExplainTLS(c.alertBehind(err))
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+			errors.Is(err, syscall.EPIPE), errors.Is(err, errProtocol):
+			hint = " (" + PlainHint + ")"
 		}
+		c.Close()
+		return nil, fmt.Errorf("connect to Redis at %s: %w%s", cfg.Where(), err, hint)
 	}
 	return c, nil
 }

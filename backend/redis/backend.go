@@ -67,8 +67,7 @@ func New() Backend { return Backend{} }
 // Kind is "redis".
 func (Backend) Kind() string { return Kind }
 
-// Schemes are Redis's URL schemes: rediss (TLS) is taken so that it gets
-// a clear refusal rather than "no backend takes rediss:// URLs".
+// Schemes are Redis's URL schemes: redis, and rediss for TLS.
 func (Backend) Schemes() []string { return []string{"redis", "rediss"} }
 
 // Keys are the kind-specific scenario keys Redis takes.
@@ -88,7 +87,7 @@ func (Backend) Password(dsn string) string {
 }
 
 // Preflight refuses, before anything runs, a URL firedrill cannot use
-// (rediss://, a bad database number) and, on a given server, events that
+// (a bad database number, a rediss:// certificate file it cannot read) and, on a given server, events that
 // reach past firedrill's keys (a command event's FLUSHDB or CONFIG SET, a
 // terminate by type) unless --allow-outside-schema; workloads' scripts are
 // checked when their targets are made (Workload).
@@ -97,8 +96,14 @@ func (Backend) Preflight(spec backend.Spec) error {
 	if dsn == "" {
 		return nil
 	}
-	if _, err := redisconn.ParseURL(dsn); err != nil {
+	cfg, err := redisconn.ParseURL(dsn)
+	if err != nil {
 		return fmt.Errorf("--dsn: %w", err)
+	}
+	if cfg.TLS != nil {
+		if _, err := cfg.TLS.Config(cfg.Addr); err != nil {
+			return fmt.Errorf("--dsn: %w", err)
+		}
 	}
 	if spec.AllowOutsideSchema {
 		return nil

@@ -249,8 +249,10 @@ func TestURLsFiredrillCannotUse(t *testing.T) {
 	t.Parallel()
 	sc := parse(t, "")
 	for dsn, want := range map[string]string{
-		"rediss://h:6380/0": "TLS",
-		"redis://h:1/x":     "not a number",
+		"redis://h:1/x": "not a number",
+		"rediss://h:6380/0?cacert=/no/such/ca.crt": "cacert: open /no/such/ca.crt",
+		"rediss://h:6380/0?cert=/c.crt":            "cert= without key=",
+		"redis://h:6380/0?cacert=/ca.crt":          "use rediss://",
 	} {
 		err := New().Preflight(backend.Spec{Scenario: sc, DSN: dsn})
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -262,10 +264,11 @@ func TestURLsFiredrillCannotUse(t *testing.T) {
 func TestPasswordIsFoundWhereverTheURLHasIt(t *testing.T) {
 	t.Parallel()
 	for dsn, want := range map[string]string{
-		"redis://u:p1@h:1/0":        "p1",
-		"redis://p2@h:1/0":          "p2",
-		"redis://h:1/0?password=p3": "p3",
-		"redis://h:1/0":             "",
+		"redis://u:p1@h:1/0":                 "p1",
+		"redis://p2@h:1/0":                   "p2",
+		"redis://h:1/0?password=p3":          "p3",
+		"rediss://u:p4@h:1/0?cacert=/ca.crt": "p4",
+		"redis://h:1/0":                      "",
 	} {
 		if got := New().Password(dsn); got != want {
 			t.Errorf("Password(%s) = %q, want %q", dsn, got, want)

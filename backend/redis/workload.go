@@ -12,7 +12,7 @@ import (
 )
 
 // Workload makes the engine's target for one workload's clients (RESP2 on
-// the engine's event loop), each connection named appName (CLIENT
+// the engine's event loop; over TLS, a goroutine per client), each connection named appName (CLIENT
 // SETNAME). On a given server, scripts that reach past the keys they name
 // (FLUSHDB, CONFIG SET, SELECT …) are refused, each at its file:line:col,
 // unless --allow-outside-schema.
@@ -22,10 +22,18 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 			return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)
 		}
 	}
-	t, err := redistarget.NewTarget(redistarget.Config{
+	cfg := redistarget.Config{
 		Network: tg.conn.Network, Addr: tg.conn.Addr, User: tg.conn.User, Password: tg.conn.Password,
 		DB: tg.conn.DB, AppName: appName,
-	})
+	}
+	if tg.conn.TLS != nil {
+		conf, err := tg.conn.TLS.Config(tg.conn.Addr)
+		if err != nil {
+			return backend.Workload{}, fmt.Errorf("workload %s: --dsn: %w", spec.Name, err)
+		}
+		cfg.TLS = conf
+	}
+	t, err := redistarget.NewTarget(cfg)
 	if err != nil {
 		return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)
 	}

@@ -54,7 +54,9 @@ setup, workloads and events keep to the schema firedrill owns (setup.schema,
 default "firedrill"): SQL naming objects elsewhere is refused before
 anything runs (--allow-outside-schema to allow it), and settings events are
 restored at the end, also after Ctrl-C ('firedrill restore' after a kill).
-On Redis (redis://host:port/db), which has no schemas, firedrill's own keys
+On Redis (redis://host:port/db, or rediss:// for TLS with redis-cli's
+options as parameters: ?cacert=FILE, cert=FILE&key=FILE, insecure=true;
+docs/redis.md), which has no schemas, firedrill's own keys
 are under "firedrill:", commands that reach past keys (FLUSHDB, CONFIG SET,
 SELECT …) are refused in scripts and events, and CONFIG SET by settings
 events is restored the same way.
@@ -84,7 +86,9 @@ directories into one.`,
   firedrill run scenario.yaml --set workloads.oltp.clients=64 --set duration=30s
   firedrill run scenario.yaml --json - | jq .thresholds
   firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/
-  firedrill run cache.yaml --dsn redis://:PASSWORD@127.0.0.1:6379/0`,
+  firedrill run cache.yaml --dsn redis://:PASSWORD@127.0.0.1:6379/0
+  firedrill run cache.yaml --dsn 'rediss://:PASSWORD@cache:6380/0?cacert=ca.crt'
+  firedrill run stock.yaml --dsn 'mysql://app:PASSWORD@db:3306/shop?tls=true&ssl-ca=ca.pem'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(env, args[0]) },
 	}

@@ -3,14 +3,17 @@ package redistarget
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 
+	"github.com/firedrill/firedrill/backend/redis/redisconn"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )
@@ -23,6 +26,10 @@ type conn struct {
 	fd   int
 	p    engine.Poller
 	addr string
+	// tls, when set, carries the session instead of fd (which is -1):
+	// blocking reads and writes through Go's TLS, off the event loop.
+	tls       *tls.Conn
+	tlsClosed bool
 
 	rbuf       []byte
 	rpos, rend int
@@ -77,6 +84,18 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 		// commands may meet a closed socket, but its reply is there to
 		// read.
 		c.owed, c.queued = c.owed+c.queued, 0
+		if c.tls != nil {
+			// A TLS 1.3 server that refuses the client's certificate
+			// says why (an alert) after the handshake and hangs up: the
+			// alert, not the failed write, is the reason.
+			_ = c.tls.SetReadDeadline(time.Now().Add(time.Second))
+			n, rerr := c.tls.Read(c.rbuf[c.rend:])
+			c.rend += n
+			if redisconn.IsRemoteAlert(rerr) {
+				c.broken = fmt.Errorf("read: %w", rerr)
+				return c.connectError()
+			}
+		}
 		if reply, rerr := c.readReply(); rerr == nil && isError(reply) {
 			return c.setupError(errorText(reply))
 		}
@@ -118,9 +137,19 @@ func setupFault(msg []byte) engine.ConnFault {
 	return engine.NoFault
 }
 
-// connectError is the error of a session that broke during its setup.
+// connectError is the error of a session that broke during its setup:
+// on TLS, maybe the server's refusal of the client's certificate; on a
+// plain session that the server hung up on or answered with what is not
+// RESP, maybe a port that speaks only TLS.
 func (c *conn) connectError() error {
-	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", c.addr, c.broken)}
+	err := c.broken
+	switch {
+	case c.tls != nil:
+		err = redisconn.ExplainTLS(err)
+	case errors.Is(err, errClosed), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, errProtocol):
+		err = fmt.Errorf("%w (%s)", err, redisconn.PlainHint)
+	}
+	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", c.addr, err)}
 }
 
 func (c *conn) fail(err error) error {
@@ -263,6 +292,9 @@ func (c *conn) track(name string) {
 
 // flush writes wbuf.
 func (c *conn) flush() error {
+	if c.tls != nil {
+		return c.flushTLS()
+	}
 	b := c.wbuf
 	for len(b) > 0 {
 		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
@@ -293,6 +325,9 @@ func (c *conn) fill() error {
 	if c.rend == len(c.rbuf) {
 		c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
 	}
+	if c.tls != nil {
+		return c.fillTLS()
+	}
 	if c.fresh {
 		c.fresh = false
 		if err := c.p.WaitRead(c.fd); err != nil {
@@ -317,6 +352,32 @@ func (c *conn) fill() error {
 			return c.fail(fmt.Errorf("read: %w", errno))
 		}
 	}
+}
+
+// flushTLS writes wbuf through TLS.
+func (c *conn) flushTLS() error {
+	if _, err := c.tls.Write(c.wbuf); err != nil {
+		return c.fail(fmt.Errorf("write: %w", err))
+	}
+	c.wbuf = c.wbuf[:0]
+	c.owed += c.queued
+	c.queued = 0
+	return nil
+}
+
+// fillTLS reads more of the server's replies through TLS.
+func (c *conn) fillTLS() error {
+	n, err := c.tls.Read(c.rbuf[c.rend:])
+	c.rend += n
+	switch {
+	case n > 0:
+		return nil
+	case err == nil:
+		return c.fail(errors.New("read: no data"))
+	case errors.Is(err, io.EOF):
+		return c.fail(errClosed)
+	}
+	return c.fail(fmt.Errorf("read: %w", err))
 }
 
 // readReply returns the next reply to a command (push messages and
@@ -454,11 +515,16 @@ func (c *conn) Interrupt(bool) {
 	if c.fd >= 0 {
 		_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 	}
+	if c.tls != nil && !c.tlsClosed {
+		// A deadline in the past ends the read or write in flight, and
+		// every later one, as the shutdown does on a raw socket.
+		_ = c.tls.NetConn().SetDeadline(time.Unix(1, 0))
+	}
 }
 
 // Close ends the session, discarding a transaction left open first.
 func (c *conn) Close() error {
-	if c.fd < 0 {
+	if c.fd < 0 && (c.tls == nil || c.tlsClosed) {
 		return nil
 	}
 	if c.broken == nil {
@@ -468,6 +534,19 @@ func (c *conn) Close() error {
 }
 
 func (c *conn) closeFD() error {
+	if c.tls != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.tlsClosed {
+			return nil
+		}
+		c.tlsClosed = true
+		// Close sends close_notify first, which fails harmlessly on a
+		// session the server or Interrupt ended; the socket is closed
+		// either way.
+		_ = c.tls.Close()
+		return nil
+	}
 	c.p.Forget(c.fd)
 	c.mu.Lock()
 	defer c.mu.Unlock()

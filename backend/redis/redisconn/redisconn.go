@@ -8,12 +8,15 @@ package redisconn
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -30,6 +33,8 @@ type Config struct {
 	// Name is the connection's CLIENT SETNAME, so that samplers and
 	// CLIENT KILL can tell firedrill's sessions apart; "" sets none.
 	Name string
+	// TLS, when set, speaks TLS to the server (rediss://).
+	TLS *TLS
 }
 
 // Where is the server's address for messages: host:port or the socket's
@@ -38,8 +43,9 @@ func (c Config) Where() string { return c.Addr }
 
 // ParseURL reads a redis:// URL: redis://[[user]:password@]host[:port][/db],
 // or redis:///path/to/socket?db=N for a unix socket (also
-// unix:///path?db=N). rediss:// (TLS) is refused: firedrill does not speak
-// TLS to Redis yet.
+// unix:///path?db=N); rediss:// is the same over TLS, with redis-cli's
+// TLS options as parameters: ?cacert=/path/ca.crt, cert= and key= (a
+// client certificate), insecure=true.
 func ParseURL(dsn string) (Config, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -50,8 +56,7 @@ func ParseURL(dsn string) (Config, error) {
 	switch u.Scheme {
 	case "redis", "unix":
 	case "rediss":
-		return Config{}, errors.New("rediss:// (Redis over TLS) is not supported yet: " +
-			"reach the server without TLS (redis://…), e.g. through a local TLS tunnel such as stunnel")
+		cfg.TLS = &TLS{}
 	default:
 		return Config{}, fmt.Errorf("%s:// is not a Redis URL (want redis://host:port/db)", u.Scheme)
 	}
@@ -66,15 +71,34 @@ func ParseURL(dsn string) (Config, error) {
 	}
 	query := u.Query()
 	for key := range query {
-		if key != "db" && key != "password" {
-			return Config{}, fmt.Errorf("unknown parameter %q in the Redis URL (known: db, password)", key)
+		switch key {
+		case "db", "password":
+		case "cacert", "cert", "key", "insecure":
+			if cfg.TLS == nil {
+				return Config{}, fmt.Errorf("parameter %q is a TLS option: use rediss://… for a server that speaks TLS", key)
+			}
+		default:
+			return Config{}, fmt.Errorf("unknown parameter %q in the Redis URL (known: db, password; with rediss://: cacert, cert, key, insecure)", key)
 		}
 	}
 	if p := query.Get("password"); p != "" {
 		cfg.Password = p
 	}
+	if cfg.TLS != nil {
+		cfg.TLS.CACert, cfg.TLS.Cert, cfg.TLS.Key = query.Get("cacert"), query.Get("cert"), query.Get("key")
+		switch v := query.Get("insecure"); v {
+		case "", "false", "0", "no":
+		case "true", "1", "yes":
+			cfg.TLS.Insecure = true
+		default:
+			return Config{}, fmt.Errorf("insecure=%q in the Redis URL: use insecure=true or leave it out", v)
+		}
+	}
 	dbText := query.Get("db")
 	if u.Host == "" || u.Scheme == "unix" {
+		if cfg.TLS != nil {
+			return Config{}, errors.New("rediss:// needs a host:port (TLS over a unix socket is not supported: use redis:///path/to.sock)")
+		}
 		if u.Path == "" {
 			return Config{}, errors.New("the Redis URL names no host (redis://host:port/db) and no socket (redis:///path/to/redis.sock)")
 		}
@@ -119,9 +143,25 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	dialCtx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
 	var dialer net.Dialer
+	var tlsConf *tls.Config
+	if cfg.TLS != nil {
+		conf, err := cfg.TLS.Config(cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("connect to Redis at %s: %w", cfg.Where(), err)
+		}
+		tlsConf = conf
+	}
 	netConn, err := dialer.DialContext(dialCtx, cfg.Network, cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Redis at %s: %w (is the server running there?)", cfg.Where(), err)
+	}
+	if tlsConf != nil {
+		tlsConn := tls.Client(netConn, tlsConf)
+		if err := tlsConn.HandshakeContext(dialCtx); err != nil {
+			netConn.Close()
+			return nil, fmt.Errorf("connect to Redis at %s: TLS handshake: %w", cfg.Where(), ExplainTLS(err))
+		}
+		netConn = tlsConn
 	}
 	c := &Conn{cfg: cfg, conn: netConn, reader: bufio.NewReaderSize(netConn, 16<<10)}
 	var hello [][]string
@@ -138,28 +178,57 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	if cfg.Name != "" {
 		hello = append(hello, []string{"CLIENT", "SETNAME", cfg.Name})
 	}
-	if len(hello) > 0 {
-		replies, err := c.Pipeline(dialCtx, hello...)
-		if err == nil {
-			for n, r := range replies {
-				// A user whose ACL forbids CLIENT SETNAME goes unnamed:
-				// the name only tells firedrill's sessions apart.
-				if r.Err != nil && !(hello[n][0] == "CLIENT" && r.Err.Prefix() == "NOPERM") {
-					err = fmt.Errorf("%s: %w", hello[n][0], r.Err)
-					break
-				}
+	if len(hello) == 0 {
+		// One exchange at connect, so that a server that cannot be
+		// talked to (a TLS port to redis://, a TLS 1.3 server refusing
+		// the client's certificate after the handshake) fails the dial,
+		// not the first command.
+		hello = append(hello, []string{"PING"})
+	}
+	replies, err := c.Pipeline(dialCtx, hello...)
+	if err == nil {
+		for n, r := range replies {
+			// A user whose ACL forbids CLIENT SETNAME goes unnamed:
+			// the name only tells firedrill's sessions apart.
+			if r.Err != nil && !(hello[n][0] == "CLIENT" && r.Err.Prefix() == "NOPERM") {
+				err = fmt.Errorf("%s: %w", hello[n][0], r.Err)
+				break
 			}
-		}
-		if err != nil {
-			c.Close()
-			hint := ""
-			if strings.HasPrefix(err.Error(), "AUTH") {
-				hint = " (check the user and password in the redis:// URL)"
-			}
-			return nil, fmt.Errorf("connect to Redis at %s: %w%s", cfg.Where(), err, hint)
 		}
 	}
+	if err != nil {
+		hint := ""
+		var replyErr *Error
+		switch {
+		case strings.HasPrefix(err.Error(), "AUTH"):
+			hint = " (check the user and password in the redis:// URL)"
+		case errors.As(err, &replyErr):
+		case cfg.TLS != nil:
+			err = ExplainTLS(c.alertBehind(err))
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+			errors.Is(err, syscall.EPIPE), errors.Is(err, errProtocol):
+			hint = " (" + PlainHint + ")"
+		}
+		c.Close()
+		return nil, fmt.Errorf("connect to Redis at %s: %w%s", cfg.Where(), err, hint)
+	}
 	return c, nil
+}
+
+// alertBehind returns the TLS alert a server sent before hanging up, when
+// writing to it failed: a TLS 1.3 server that refuses the client's
+// certificate says why after the handshake and closes, and a write that
+// meets the closed socket would hide the reason. Otherwise err.
+func (c *Conn) alertBehind(err error) error {
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || opErr.Op != "write" {
+		return err
+	}
+	_ = c.conn.SetReadDeadline(time.Now().Add(time.Second))
+	if _, rerr := c.reader.ReadByte(); IsRemoteAlert(rerr) {
+		return fmt.Errorf("redis at %s: %w", c.cfg.Where(), rerr)
+	}
+	return err
 }
 
 // Close ends the connection.

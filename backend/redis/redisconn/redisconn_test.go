@@ -45,7 +45,12 @@ func TestParseURL(t *testing.T) {
 		{"redis://h:1?db=3&password=pw", Config{Network: "tcp", Addr: "h:1", DB: 3, Password: "pw"}, ""},
 		{"redis:///tmp/r.sock?db=4", Config{Network: "unix", Addr: "/tmp/r.sock", DB: 4}, ""},
 		{"unix:///tmp/r.sock", Config{Network: "unix", Addr: "/tmp/r.sock"}, ""},
-		{"rediss://h:6379/0", Config{}, "TLS"},
+		{"rediss://h:6379/0", Config{Network: "tcp", Addr: "h:6379", TLS: &TLS{}}, ""},
+		{"rediss://h:1?cacert=/c.pem&cert=/u.pem&key=/u.key&insecure=true", Config{Network: "tcp", Addr: "h:1", TLS: &TLS{CACert: "/c.pem", Cert: "/u.pem", Key: "/u.key", Insecure: true}}, ""},
+		// TLS options on a plain URL are a mistake worth naming.
+		{"redis://h:1?cacert=/c.pem", Config{}, "use rediss://"},
+		{"rediss://h:1?insecure=maybe", Config{}, "insecure=true"},
+		{"rediss:///tmp/r.sock", Config{}, "unix socket"},
 		{"redis://h:1/zero", Config{}, "not a number"},
 		{"redis://h:1/1?db=2", Config{}, "twice"},
 		{"redis://h:1?timeout=3", Config{}, "unknown parameter"},
@@ -59,7 +64,7 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("ParseURL(%q) error %v, want one saying %q", tt.dsn, err, tt.err)
 		case tt.err == "" && err != nil:
 			t.Errorf("ParseURL(%q): %v", tt.dsn, err)
-		case tt.err == "" && got != tt.want:
+		case tt.err == "" && !reflect.DeepEqual(got, tt.want):
 			t.Errorf("ParseURL(%q) = %+v, want %+v", tt.dsn, got, tt.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "s3cret") {
@@ -222,7 +227,8 @@ func itoa(n int) string { return (&Reply{Type: Integer, Int: int64(n)}).Text() }
 // Whatever the URL, ParseURL never panics and its errors never show the
 // password it was given.
 func FuzzParseURL(f *testing.F) {
-	for _, seed := range []string{"redis://u:pw@h:1/2", "redis://pw@h", "redis:///tmp/s.sock?db=1&password=pw", "rediss://h", "redis://h:1/x?db=2"} {
+	for _, seed := range []string{"redis://u:pw@h:1/2", "redis://pw@h", "redis:///tmp/s.sock?db=1&password=pw", "rediss://h", "redis://h:1/x?db=2",
+		"rediss://:pw@h:1/0?cacert=/c.crt&cert=/u.crt&key=/u.key&insecure=true"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, dsn string) {

@@ -140,6 +140,17 @@ func TestPgbenchServesMetrics(t *testing.T) {
 					if clients, _ := scrapeValue(url, "firedrill_clients", pg); clients != 2 {
 						t.Errorf("firedrill_clients = %v, want 2", clients)
 					}
+					// What the dashboard's variables and client row query.
+					for _, name := range []string{"firedrill_transactions_per_second", "firedrill_transactions_failed_total",
+						"firedrill_latency_interval_seconds", "firedrill_clients_unconnected", "firedrill_run_info"} {
+						labels := pg
+						if name == "firedrill_run_info" {
+							labels = map[string]string{"scenario": "pgbench", "backend": "postgres"}
+						}
+						if _, ok := scrapeValue(url, name, labels); !ok {
+							t.Errorf("%s%v is not served", name, labels)
+						}
+					}
 					break
 				}
 				during = append(during, n)

@@ -1,12 +1,6 @@
 package runner
 
-import (
-	"context"
-	"strings"
-	"testing"
-
-	"github.com/firedrill/firedrill/timeline"
-)
+import "testing"
 
 // TestIntervalsAddUpToTheSummary: a workload's intervals on the timeline
 // count every transaction its summary does, those that end after the
@@ -33,15 +27,7 @@ workloads:
       - inline: |
           SELECT pg_sleep(0.02);
 `)
-	var log strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: sc, RunDir: t.TempDir() + "/run", Log: &log})
-	if err != nil {
-		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
-	}
-	run, err := timeline.Open(res.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := runLoaded(t, sc)
 	ends := map[string]float64{"whole": 3, "part": 2.3}
 	for _, ws := range run.Summary.Workloads {
 		ivs := run.WorkloadIntervals(ws.Name)

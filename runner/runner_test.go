@@ -21,6 +21,13 @@ func runScenario(t *testing.T, path string) *timeline.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runLoaded(t, sc)
+}
+
+// runLoaded runs a loaded scenario on an embedded server into a temp dir
+// and reads the run directory back.
+func runLoaded(t *testing.T, sc *scenario.Scenario) *timeline.Run {
+	t.Helper()
 	var log strings.Builder
 	res, err := Run(context.Background(), Options{Scenario: sc, RunDir: t.TempDir() + "/run", Log: &log})
 	if err != nil {

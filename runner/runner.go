@@ -522,7 +522,7 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	failing := make(chan error, 1) // a workload stopped by its failure limit
 	for _, wr := range r.workloads {
 		wr.cfg.OnProgress = func(p *engine.Progress) {
-			iv := toTimeline(wr.spec.Name, p, wr.start)
+			iv := p.Timeline(wr.spec.Name, wr.start)
 			r.w.Add(timeline.Record{Interval: iv})
 			tickMu.Lock()
 			pending = append(pending, *iv)

@@ -148,42 +148,6 @@ func clientsOf(c float64, rateModel bool, maxClients int) int {
 	return int(c + 0.5)
 }
 
-// toTimeline converts an engine interval of a workload into a timeline
-// record; offset is the workload's start in the run.
-func toTimeline(workload string, p *engine.Progress, offset time.Duration) *timeline.Interval {
-	iv := p.Interval
-	t := &iv.Total
-	out := &timeline.Interval{
-		Workload:   workload,
-		Start:      (offset + time.Duration(iv.Start)*time.Microsecond).Seconds(),
-		End:        (offset + time.Duration(iv.End)*time.Microsecond).Seconds(),
-		Clients:    p.Clients,
-		Rate:       p.Rate,
-		Count:      t.Count,
-		Failed:     t.Failures(),
-		Skipped:    t.Skipped,
-		Late:       t.Late,
-		Retried:    t.Retried,
-		Retries:    t.Retries,
-		Latency:    iv.Hist.Clone(),
-		LatencyPct: iv.Hist.Percentiles(),
-	}
-	if t.Lag.Count > 0 {
-		out.LagMaxUS = int64(t.Lag.Max)
-		out.LagMeanUS = t.Lag.Mean()
-	}
-	out.Errors = copyCounts(iv.Errors)
-	out.Refused = copyCounts(iv.Refused)
-	out.Unavailable = copyCounts(iv.Unavailable)
-	out.Lost = copyCounts(iv.Lost)
-	out.Unconnected = p.Unconnected
-	if iv.PoolWait != nil {
-		out.PoolWait = iv.PoolWait.Clone()
-		out.PoolWaitPct = iv.PoolWait.Percentiles()
-	}
-	return out
-}
-
 // summarize turns a workload's engine result into its summary.
 func summarize(name string, res *engine.Result, scripts []*script.Script, start time.Duration) timeline.WorkloadSummary {
 	t := &res.Totals.Total
@@ -242,16 +206,4 @@ func summarize(name string, res *engine.Result, scripts []*script.Script, start 
 	ws.RefusedClients = res.RefusedClients
 	ws.ReconnectWait = res.ReconnectWait.Seconds()
 	return ws
-}
-
-// copyCounts copies counts by code; nil when there are none.
-func copyCounts(m map[string]int64) map[string]int64 {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]int64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -61,6 +61,18 @@ func (h *Histogram) Record(us int64) {
 // Merge adds every value of other into h.
 func (h *Histogram) Merge(other *Histogram) { h.hist().Merge(other.hist()) }
 
+// Subtract removes other's values from h, which must hold them (h is
+// other merged with more): what a run measured after the intervals
+// already reported, from its totals. A count other has beyond h's is
+// taken as zero.
+func (h *Histogram) Subtract(other *Histogram) {
+	s, o := h.hist().Export(), other.hist().Export()
+	for i := range min(len(s.Counts), len(o.Counts)) {
+		s.Counts[i] = max(s.Counts[i]-o.Counts[i], 0)
+	}
+	h.h = hdr.Import(s)
+}
+
 // Reset empties the histogram for reuse.
 func (h *Histogram) Reset() { h.hist().Reset() }
 

@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -19,41 +16,22 @@ import (
 
 // metricsFlags are --metrics-addr and --metrics-linger: a live
 // Prometheus endpoint for the run (internal/promexport).
-type metricsFlags struct {
-	addr   string
-	linger time.Duration
-}
+type metricsFlags struct{ promexport.Flags }
 
-func (m *metricsFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&m.addr, "metrics-addr", "", "serve the run's live metrics for Prometheus at http://HOST:PORT/metrics while it runs (e.g. 127.0.0.1:9464; README: Prometheus and Grafana)")
-	f.DurationVar(&m.linger, "metrics-linger", 0, "with --metrics-addr, keep serving the final values this long after the run ends (e.g. 30s, so a last scrape gets them; Ctrl-C ends it sooner)")
-}
+func (m *metricsFlags) register(f *pflag.FlagSet) { m.Register(f) }
 
 // liveMetrics is a run's endpoint while it is up; nil without
 // --metrics-addr.
-type liveMetrics struct {
-	exp    *promexport.Exporter
-	srv    *promexport.Server
-	linger time.Duration
-	stderr io.Writer
-}
+type liveMetrics struct{ *promexport.Endpoint }
 
-// start binds --metrics-addr before the run, so a busy port is an error
-// that names it before anything starts; nil, nil without the flag.
+// start binds --metrics-addr before the run (promexport.Flags.Start);
+// nil, nil without the flag.
 func (m *metricsFlags) start(env *clikit.Env) (*liveMetrics, error) {
-	if m.addr == "" {
-		if m.linger != 0 {
-			return nil, clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--metrics-linger needs --metrics-addr"))
-		}
-		return nil, nil
+	ep, err := m.Start(env.Stderr)
+	if ep == nil || err != nil {
+		return nil, err
 	}
-	exp := promexport.New(clikit.Version)
-	srv, err := promexport.Listen(m.addr, exp)
-	if err != nil {
-		return nil, clikit.WithCode(clikit.ExitUsage, err)
-	}
-	fmt.Fprintf(env.Stderr, "firedrill: serving live metrics at %s\n", srv.URL())
-	return &liveMetrics{exp: exp, srv: srv, linger: m.linger, stderr: env.Stderr}, nil
+	return &liveMetrics{ep}, nil
 }
 
 // hook makes the runner feed the exporter, beside the callbacks ropts
@@ -80,19 +58,19 @@ func (lm *liveMetrics) with(sc *scenario.Scenario, dsn, runIDPrefix string, ropt
 	}
 	onStart, onTick, onMark := ropts.OnStart, ropts.OnTick, ropts.OnMark
 	ropts.OnStart = func(dir string) {
-		lm.exp.Start(promexport.Labels{Scenario: sc.Name, RunID: runIDPrefix + filepath.Base(dir), Backend: kind, Shard: shard}, sc.Duration)
+		lm.Exporter().Start(promexport.Labels{Scenario: sc.Name, RunID: runIDPrefix + filepath.Base(dir), Backend: kind, Shard: shard}, sc.Duration)
 		if onStart != nil {
 			onStart(dir)
 		}
 	}
 	ropts.OnTick = func(t float64, ivs []timeline.Interval, samples []timeline.Sample) {
-		lm.exp.Tick(t, ivs, samples)
+		lm.Exporter().Tick(t, ivs, samples)
 		if onTick != nil {
 			onTick(t, ivs, samples)
 		}
 	}
 	ropts.OnMark = func(mk timeline.Mark) {
-		lm.exp.Mark(mk)
+		lm.Exporter().Mark(mk)
 		if onMark != nil {
 			onMark(mk)
 		}
@@ -103,27 +81,14 @@ func (lm *liveMetrics) with(sc *scenario.Scenario, dsn, runIDPrefix string, ropt
 // finish marks the run over (firedrill_run_finished 1).
 func (lm *liveMetrics) finish() {
 	if lm != nil {
-		lm.exp.Finish()
+		lm.Finish()
 	}
 }
 
-// stop keeps serving the final values for --metrics-linger (or until ctx
-// ends: Ctrl-C), then stops the server.
+// stop keeps serving the final values for --metrics-linger, then stops
+// the server (promexport.Endpoint.Stop).
 func (lm *liveMetrics) stop(ctx context.Context) {
-	if lm == nil {
-		return
-	}
-	lm.exp.Finish()
-	if lm.linger > 0 && ctx.Err() == nil {
-		fmt.Fprintf(lm.stderr, "firedrill: serving the final metrics at %s for %v (Ctrl-C ends it)\n", lm.srv.URL(), lm.linger)
-		t := time.NewTimer(lm.linger)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-	}
-	if err := lm.srv.Shutdown(); err != nil {
-		fmt.Fprintf(lm.stderr, "firedrill: stopping the metrics server: %v\n", err)
+	if lm != nil {
+		lm.Stop(ctx)
 	}
 }

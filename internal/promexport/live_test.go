@@ -1,11 +1,14 @@
-package promexport
+package promexport_test
+
+// An external test package: these tests run firedrill run through
+// backend/all, whose PostgreSQL backend offers firedrill pgbench, which
+// feeds this package's exporter.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,67 +19,13 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
-
-// scrape reads url's exposition with Prometheus's text parser.
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape %s: %s", url, resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("scrape %s: the text parser refuses the exposition: %v", url, err)
-	}
-	return families
-}
-
-// sum adds the values of a family's series whose labels include want.
-func sum(families map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f := families[name]
-	if f == nil {
-		return 0, false
-	}
-	total, found := 0.0, false
-	for _, m := range f.Metric {
-		labels := map[string]string{}
-		for _, l := range m.Label {
-			labels[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range want {
-			if labels[k] != v {
-				match = false
-			}
-		}
-		if !match {
-			continue
-		}
-		found = true
-		switch {
-		case m.Counter != nil:
-			total += m.Counter.GetValue()
-		case m.Gauge != nil:
-			total += m.Gauge.GetValue()
-		case m.Histogram != nil:
-			total += float64(m.Histogram.GetSampleCount())
-		}
-	}
-	return total, found
-}
 
 // servedNames adds the metric names a scrape serves, as PromQL names
 // them (a histogram's _bucket, _sum and _count), with their label names.
@@ -121,8 +70,8 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp := New("test")
-	srv, err := Listen("127.0.0.1:0", exp)
+	exp := promexport.New("test")
+	srv, err := promexport.Listen("127.0.0.1:0", exp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +83,7 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 		Scenario: sc, OutDir: t.TempDir(), Version: "test",
 		Log: writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) }),
 		OnStart: func(dir string) {
-			exp.Start(Labels{Scenario: sc.Name, RunID: filepath.Base(dir), Backend: be.Kind()}, sc.Duration)
+			exp.Start(promexport.Labels{Scenario: sc.Name, RunID: filepath.Base(dir), Backend: be.Kind()}, sc.Duration)
 		},
 		OnTick: exp.Tick,
 		OnMark: exp.Mark,
@@ -223,6 +172,12 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 	return first, second, final, served
 }
 
+// The scrape helpers exporter_test.go shares (export_test.go).
+var (
+	scrape = promexport.Scrape
+	sum    = promexport.Sum
+)
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
@@ -294,7 +249,7 @@ func TestLiveRunScrapes(t *testing.T) {
 		h := m.GetHistogram()
 		b := h.GetBucket()
 		// The text parser keeps the +Inf bucket.
-		if len(b) < len(LatencyBuckets) || b[len(b)-1].GetCumulativeCount() != h.GetSampleCount() || h.GetSampleSum() <= 0 {
+		if len(b) < len(promexport.LatencyBuckets) || b[len(b)-1].GetCumulativeCount() != h.GetSampleCount() || h.GetSampleSum() <= 0 {
 			t.Errorf("latency histogram: %d buckets, last %d of %d, sum %v", len(b), b[len(b)-1].GetCumulativeCount(), h.GetSampleCount(), h.GetSampleSum())
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/instance/postgres"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/script"
 	pgtarget "github.com/firedrill/firedrill/target/postgres"
 	"github.com/firedrill/firedrill/target/postgres/tpcb"
@@ -79,6 +80,7 @@ type pgbenchOpts struct {
 	// firedrill
 	jsonPath   string
 	cpuProfile string
+	metrics    promexport.Flags // --metrics-addr, --metrics-linger (metrics.go)
 }
 
 // scriptArg is one -f / -b / -S / -N in command-line order.
@@ -201,6 +203,7 @@ missing, because PostgreSQL refuses to run as root.`,
 	f.BoolVar(&o.embedded, "embedded", false, "use a throwaway embedded server even if PG* variables are set")
 	f.StringArrayVar(&o.pgSettings, "pg-setting", nil, "setting for the embedded server (NAME=VALUE, repeatable)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to FILE (- for standard output; the report then goes to standard error)")
+	o.metrics.Register(f)
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the benchmark to FILE (for firedrill's developers)")
 	_ = f.MarkHidden("cpuprofile")
 	return cmd
@@ -282,6 +285,12 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 
 	ctx, stop := env.Context()
 	defer stop()
+	// Bound before the server starts, so that a busy port fails first.
+	endpoint, err := o.metrics.Start(stderr)
+	if err != nil {
+		return err
+	}
+	defer endpoint.Stop(ctx)
 
 	connString, embeddedInst, err := o.openTarget(ctx, env)
 	env.Learn(connString) // a password pgconn finds for -h/-p/-U in a passfile
@@ -382,6 +391,17 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 		cfg.Progress = time.Duration(o.progress) * time.Second
 		cfg.OnProgress = func(p *engine.Progress) { rep.printProgress(stderr, p) }
 	}
+	live := newLiveFeed(endpoint, cfg.Duration)
+	switch {
+	case live != nil && o.progress > 0:
+		// -P's intervals feed the exporter too; FinalProgress stays off,
+		// as it would move -P's last line: live.finish feeds the rest.
+		cfg.OnProgress = func(p *engine.Progress) { rep.printProgress(stderr, p); live.progress(p) }
+	case live != nil:
+		// The exporter's own intervals, printing nothing (pgbench prints
+		// progress only with -P); the engine reports the last one.
+		cfg.Progress, cfg.OnProgress, cfg.FinalProgress = time.Second, live.progress, true
+	}
 	var txlog *engine.PgbenchLog
 	if o.log {
 		name := fmt.Sprintf("%s.%d", o.logPrefix, os.Getpid())
@@ -409,6 +429,7 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	// the clients are divided among (see engine/loop.go).
 	cfg.Threads = o.jobs
 	res, runErr := engine.Run(ctx, target, cfg)
+	live.finish(res, cfg.Clients, cfg.Rate)
 	if txlog != nil {
 		if err := txlog.Close(); err != nil {
 			fmt.Fprintf(stderr, "firedrill: writing the transaction log: %v\n", err)

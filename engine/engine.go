@@ -755,12 +755,25 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 	}
 	lastTick, period := time.Duration(0), r.cfg.Progress
 	// report closes the interval from the last tick to elapsed.
+	// The shape and the clients waiting for a connection as the load
+	// ended: the last interval, reported once the clients have stopped,
+	// gives these rather than the stopped clients' (stopAt marks them).
+	final := r.cfg.FinalProgress && progressIv != nil
+	var ended *Progress
+	stopAt := func() {
+		if final && ended == nil {
+			ended = &Progress{Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load()), Unconnected: int(r.unconnected.Load())}
+		}
+	}
 	report := func(now time.Time, elapsed time.Duration) {
 		spare = r.col.drain(progressIv, spare)
 		progressIv.Start, progressIv.End = int64(lastTick/time.Microsecond), int64(elapsed/time.Microsecond)
 		p := &Progress{Time: now, Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv,
 			Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load()),
 			Unconnected: int(r.unconnected.Load())}
+		if ended != nil {
+			p.Clients, p.Rate, p.Unconnected = ended.Clients, ended.Rate, ended.Unconnected
+		}
 		if r.cfg.Shape == nil {
 			p.Rate = r.cfg.Rate
 		}
@@ -769,7 +782,6 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 		progressIv.reset()
 		lastTick = elapsed
 	}
-	final := r.cfg.FinalProgress && progressIv != nil
 	interrupted := false
 	var graceTimer <-chan time.Time
 	hard := false
@@ -791,6 +803,7 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 				period = elapsed - lastTick // the shared clock's period, as seen
 			}
 			if final && (r.stopping.Load() || r.cfg.Duration > 0 && elapsed >= r.cfg.Duration-period/2) {
+				stopAt()
 				continue // the last interval ends when the clients have stopped
 			}
 			report(now, elapsed)
@@ -798,12 +811,14 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			if !watch.poll(r.nowUS(), clients) {
 				continue
 			}
+			stopAt()
 			r.stopFailing(watch.failed)
 			watchTick, endTimer = nil, nil
 			r.stopping.Store(true)
 			cancelRun()
 			graceTimer = time.After(r.cfg.StopGrace)
 		case <-endTimer:
+			stopAt()
 			r.stopping.Store(true)
 			cancelRun() // wakes clients waiting on the schedule or in \sleep
 			endTimer = nil
@@ -811,6 +826,7 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			// wait, a hung server) must not hang the run.
 			graceTimer = time.After(30 * time.Second)
 		case <-ctxDone:
+			stopAt()
 			interrupted = true
 			r.stopping.Store(true)
 			cancelRun()

@@ -1,27 +1,18 @@
 // Package tlstest starts a throwaway Redis that speaks TLS on a port of
 // its own, with a certificate authority, a server certificate and a
-// client certificate made for it, so that tests of firedrill's rediss://
+// client certificate made for it by internal/testcert, so that tests of firedrill's rediss://
 // sessions run against a real server.
 package tlstest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/firedrill/firedrill/instance/redis"
+	"github.com/firedrill/firedrill/internal/testcert"
 )
 
 // Server is a running Redis with TLS on TLSAddr and plain RESP on the
@@ -65,11 +56,11 @@ func Start(tb testing.TB, opts Options) *Server {
 		tb.Fatal(err)
 	}
 	s := &Server{}
-	files, err := writeCerts(dir)
+	files, err := testcert.Write(dir)
 	if err != nil {
 		tb.Fatalf("certificates: %v", err)
 	}
-	s.CA, s.ClientCert, s.ClientKey, s.OtherCA = files["ca.crt"], files["client.crt"], files["client.key"], files["other-ca.crt"]
+	s.CA, s.ClientCert, s.ClientKey, s.OtherCA = files.CA, files.ClientCert, files.ClientKey, files.OtherCA
 	auth := "no"
 	if opts.RequireClientCert {
 		auth = "yes"
@@ -82,9 +73,9 @@ func Start(tb testing.TB, opts Options) *Server {
 		}
 		inst, err := redis.Start(tb.Context(), redis.Options{Password: opts.Password, Settings: map[string]string{
 			"tls-port":         strconv.Itoa(port),
-			"tls-cert-file":    files["server.crt"],
-			"tls-key-file":     files["server.key"],
-			"tls-ca-cert-file": files["ca.crt"],
+			"tls-cert-file":    files.Cert,
+			"tls-key-file":     files.Key,
+			"tls-ca-cert-file": files.CA,
 			"tls-auth-clients": auth,
 		}})
 		if err != nil {
@@ -127,70 +118,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// writeCerts makes a CA, a server certificate for 127.0.0.1 and
-// localhost, a client certificate, and an unrelated CA, as PEM files in
-// dir, valid for a day.
-func writeCerts(dir string) (map[string]string, error) {
-	files := map[string]string{}
-	write := func(name, kind string, der []byte) error {
-		path := filepath.Join(dir, name)
-		files[name] = path
-		return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o644)
-	}
-	now := time.Now()
-	newCA := func(name string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, nil, err
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "firedrill test " + name},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-			KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if err := write(name+".crt", "CERTIFICATE", der); err != nil {
-			return nil, nil, err
-		}
-		cert, err := x509.ParseCertificate(der)
-		return cert, key, err
-	}
-	ca, caKey, err := newCA("ca")
-	if err != nil {
-		return nil, err
-	}
-	if _, _, err := newCA("other-ca"); err != nil {
-		return nil, err
-	}
-	leaf := func(name string, serial int64, usage x509.ExtKeyUsage, dns []string, ips []net.IP) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "firedrill test " + name},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), DNSNames: dns, IPAddresses: ips,
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return err
-		}
-		if err := write(name+".crt", "CERTIFICATE", der); err != nil {
-			return err
-		}
-		return write(name+".key", "PRIVATE KEY", keyDER)
-	}
-	if err := leaf("server", 2, x509.ExtKeyUsageServerAuth, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}); err != nil {
-		return nil, err
-	}
-	if err := leaf("client", 3, x509.ExtKeyUsageClientAuth, nil, nil); err != nil {
-		return nil, err
-	}
-	return files, nil
 }

@@ -5,9 +5,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
+
+	"github.com/firedrill/firedrill/internal/tlsread"
 )
 
 // TLS: a session asks for it with the SSLRequest packet (the handshake
@@ -57,17 +58,12 @@ func appendUint32(b []byte, v uint32) []byte {
 // fillTLS is fill on an encrypted session.
 func (c *conn) fillTLS() error {
 	c.fresh = false
-	n, err := c.tls.Read(c.rbuf[c.rend:])
+	n, err := tlsread.Read(c.tls, c.rbuf[c.rend:], errClosed)
 	c.rend += n
-	switch {
-	case n > 0:
-		return nil
-	case err == nil:
-		return c.fail(errors.New("read: no data"))
-	case errors.Is(err, io.EOF):
-		return c.fail(errClosed)
+	if err != nil {
+		return c.fail(err)
 	}
-	return c.fail(fmt.Errorf("read: %w", err))
+	return nil
 }
 
 // flushTLS is flush on an encrypted session.

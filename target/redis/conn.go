@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"sync"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/internal/tlsread"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -367,17 +367,12 @@ func (c *conn) flushTLS() error {
 
 // fillTLS reads more of the server's replies through TLS.
 func (c *conn) fillTLS() error {
-	n, err := c.tls.Read(c.rbuf[c.rend:])
+	n, err := tlsread.Read(c.tls, c.rbuf[c.rend:], errClosed)
 	c.rend += n
-	switch {
-	case n > 0:
-		return nil
-	case err == nil:
-		return c.fail(errors.New("read: no data"))
-	case errors.Is(err, io.EOF):
-		return c.fail(errClosed)
+	if err != nil {
+		return c.fail(err)
 	}
-	return c.fail(fmt.Errorf("read: %w", err))
+	return nil
 }
 
 // readReply returns the next reply to a command (push messages and

@@ -71,7 +71,7 @@ func TestRead(t *testing.T) {
 		c, err := l.Accept()
 		if err == nil {
 			c.(*tls.Conn).Handshake() // the client's Handshake reports a failure
-			<-served // the test is done reading
+			<-served                  // the test is done reading
 			c.Close()
 		}
 	}()

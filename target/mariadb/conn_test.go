@@ -315,38 +315,42 @@ func TestKilledSession(t *testing.T) {
 
 // TestInterrupt: a soft interrupt kills the statement in flight.
 func TestInterrupt(t *testing.T) {
-	forEachMode(t, func(t *testing.T, mode string) {
-		c := connect(t, mode)
-		done := make(chan error, 1)
-		start := time.Now()
-		go func() { done <- execScript(c, "SELECT SLEEP(30);", nil) }()
-		time.Sleep(300 * time.Millisecond)
-		c.Interrupt(false)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("SLEEP(30) still running 10 s after a soft interrupt")
+	forEachMode(t, func(t *testing.T, mode string) { assertInterrupts(t, connect(t, mode)) })
+}
+
+// assertInterrupts checks a session's interrupts: a soft one kills the
+// statement in flight (KILL QUERY from a side session) and leaves the
+// session usable, a hard one ends the session.
+func assertInterrupts(t *testing.T, c engine.Conn) {
+	t.Helper()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- execScript(c, "SELECT SLEEP(30);", nil) }()
+	time.Sleep(300 * time.Millisecond)
+	c.Interrupt(false)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SLEEP(30) still running 10 s after a soft interrupt")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if err := execScript(c, "SELECT 1;", nil); err != nil {
+		t.Fatalf("after the interrupt: %v", err)
+	}
+	go func() { done <- execScript(c, "SELECT SLEEP(30);", nil) }()
+	time.Sleep(300 * time.Millisecond)
+	c.Interrupt(true)
+	select {
+	case err := <-done:
+		var dbe *engine.DBError
+		if !errors.As(err, &dbe) || dbe.Code != engine.CodeConnection {
+			t.Errorf("hard interrupt: %v; want a lost connection", err)
 		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Fatalf("took %v", d)
-		}
-		if err := execScript(c, "SELECT 1;", nil); err != nil {
-			t.Fatalf("after the interrupt: %v", err)
-		}
-		// A hard interrupt ends the session.
-		go func() { done <- execScript(c, "SELECT SLEEP(30);", nil) }()
-		time.Sleep(300 * time.Millisecond)
-		c.Interrupt(true)
-		select {
-		case err := <-done:
-			var dbe *engine.DBError
-			if !errors.As(err, &dbe) || dbe.Code != engine.CodeConnection {
-				t.Errorf("hard interrupt: %v; want a lost connection", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("SLEEP(30) still running 10 s after a hard interrupt")
-		}
-	})
+	case <-time.After(10 * time.Second):
+		t.Fatal("SLEEP(30) still running 10 s after a hard interrupt")
+	}
 }
 
 func TestWrongPassword(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/firedrill/firedrill/engine"
 	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
@@ -99,31 +98,7 @@ func TestTLSSession(t *testing.T) {
 // Interrupts work on an encrypted session: KILL QUERY from a side
 // session (itself encrypted), and a hard one that ends the session.
 func TestTLSInterrupt(t *testing.T) {
-	c := connect(t, mdbtarget.ModeSimple, func(cfg *mdbtarget.Config) { cfg.TLS = verified(t) })
-	done := make(chan error, 1)
-	go func() { done <- execScript(c, "SELECT SLEEP(30);", nil) }()
-	time.Sleep(300 * time.Millisecond)
-	c.Interrupt(false)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("SLEEP(30) still running 10 s after a soft interrupt")
-	}
-	if err := execScript(c, "SELECT 1;", nil); err != nil {
-		t.Fatalf("after the interrupt: %v", err)
-	}
-	go func() { done <- execScript(c, "SELECT SLEEP(30);", nil) }()
-	time.Sleep(300 * time.Millisecond)
-	c.Interrupt(true)
-	select {
-	case err := <-done:
-		var dbe *engine.DBError
-		if !errors.As(err, &dbe) || dbe.Code != engine.CodeConnection {
-			t.Errorf("hard interrupt: %v; want a lost connection", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("SLEEP(30) still running 10 s after a hard interrupt")
-	}
+	assertInterrupts(t, connect(t, mdbtarget.ModeSimple, func(cfg *mdbtarget.Config) { cfg.TLS = verified(t) }))
 }
 
 // connectErr opens a session with cfg changed by mutate and returns why

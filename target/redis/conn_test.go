@@ -305,7 +305,13 @@ func TestConnectionLossAndInterrupt(t *testing.T) {
 	}
 
 	// Interrupt ends a command that would block for ever.
-	s = connect(t, Config{Network: "unix", Addr: srv.Socket()})
+	assertInterruptEndsBLPOP(t, connect(t, Config{Network: "unix", Addr: srv.Socket()}))
+}
+
+// assertInterruptEndsBLPOP checks that Interrupt ends a command that
+// would block for ever, as a lost connection.
+func assertInterruptEndsBLPOP(t *testing.T, s *session) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- s.run("BLPOP never:pushed 0\n") }()
 	time.Sleep(100 * time.Millisecond)

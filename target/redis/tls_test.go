@@ -70,19 +70,7 @@ func TestTLSSessions(t *testing.T) {
 	if n := s.get("n"); n != "200" {
 		t.Fatalf("after Reset of an open MULTI n = %q, want 200", n)
 	}
-	// Interrupt ends a command that would block for ever.
-	done := make(chan error, 1)
-	go func() { done <- s.run("BLPOP never:pushed 0\n") }()
-	time.Sleep(100 * time.Millisecond)
-	s.conn.Interrupt(false)
-	select {
-	case err := <-done:
-		if code(err) != engine.CodeConnection {
-			t.Fatalf("interrupted BLPOP: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Interrupt did not end BLPOP")
-	}
+	assertInterruptEndsBLPOP(t, s)
 	if err := s.conn.Close(); err != nil {
 		t.Fatalf("Close after Interrupt: %v", err)
 	}

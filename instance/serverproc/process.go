@@ -155,6 +155,17 @@ func waitGroupGone(pgid int, wait time.Duration) []int {
 // groupMembers lists the live (not zombie) processes of group pgid, from
 // /proc.
 func groupMembers(pgid int) []int {
+	group := strconv.Itoa(pgid)
+	return procPIDs(func(pid int) bool {
+		// fields[0] is the state, fields[2] the process group.
+		fields, ok := processStat(pid)
+		return ok && len(fields) > 2 && fields[2] == group && fields[0] != "Z" && fields[0] != "X"
+	})
+}
+
+// procPIDs lists the processes in /proc that keep says to, this one
+// left out.
+func procPIDs(keep func(pid int) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -162,11 +173,10 @@ func groupMembers(pgid int) []int {
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		// fields[0] is the state, fields[2] the process group.
-		if fields, ok := processStat(pid); ok && len(fields) > 2 && fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
+		if keep(pid) {
 			pids = append(pids, pid)
 		}
 	}
@@ -302,25 +312,14 @@ func Say(w io.Writer, format string, args ...any) {
 func KillIn(dir string, wait time.Duration) []int {
 	dir = filepath.Clean(dir)
 	in := func() []int {
-		entries, err := os.ReadDir("/proc")
-		if err != nil {
-			return nil
-		}
-		var pids []int
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
+		return procPIDs(func(pid int) bool {
 			cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
 			if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
-				continue
+				return false
 			}
-			if st := State(pid); st != 'Z' && st != 'X' && st != 0 {
-				pids = append(pids, pid)
-			}
-		}
-		return pids
+			st := State(pid)
+			return st != 'Z' && st != 'X' && st != 0
+		})
 	}
 	deadline := time.Now().Add(wait)
 	for {

@@ -399,17 +399,8 @@ GRANT SELECT ON `+"`"+server.db+"`"+`.* TO 'limited'@'%';
 	t.Cleanup(func() { execScript(admin, "DROP USER IF EXISTS 'limited'@'%';", nil) })
 	limited := func(cfg *mdbtarget.Config) { cfg.User, cfg.Password = "limited", "limited-pw" }
 	connect(t, mdbtarget.ModeSimple, limited) // its one connection
-	cfg := baseConfig()
-	limited(&cfg)
-	target, err := mdbtarget.NewTarget(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := target.Connect(context.Background(), 0)
-	if err == nil {
-		c.Close()
-		t.Fatal("a second connection over MAX_USER_CONNECTIONS 1 was accepted")
-	}
+	// A second one, over MAX_USER_CONNECTIONS 1.
+	err := connectErr(t, limited)
 	if f := engine.FaultOf(err); f != engine.Refused || !strings.Contains(err.Error(), "max_user_connections") {
 		t.Errorf("over the user's limit: %v (fault %v), want the max_user_connections error as a refusal", err, f)
 	}

@@ -114,7 +114,7 @@ func connectErr(t *testing.T, mutate func(*mdbtarget.Config)) error {
 	c, err := target.Connect(context.Background(), 0)
 	if err == nil {
 		c.Close()
-		t.Fatal("connected")
+		t.Fatal("connected; want the connection refused")
 	}
 	return err
 }

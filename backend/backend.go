@@ -52,8 +52,15 @@ type Spec struct {
 	// that no connection string the user gave holds (an embedded server's
 	// own, which shell events receive); may be nil.
 	Secret func(password string)
-	// AllowOutsideSchema lifts the confinement of a given server.
+	// AllowOutsideSchema lifts the confinement of a given server: setup,
+	// workloads and user-written SQL or commands then run as the DSN's own
+	// account, as firedrill did before it confined by privileges.
 	AllowOutsideSchema bool
+	// RunAs is a confined account made beforehand (--run-as URL, for an
+	// admin DSN that cannot make one): on a given server, setup, workloads
+	// and user-written SQL or commands run as it rather than as an account
+	// the run makes and removes; "" lets the run make its own.
+	RunAs string
 	// Connections is the most sessions the workloads may open at once
 	// (an embedded server is sized for them).
 	Connections int
@@ -161,6 +168,18 @@ type Restorer interface {
 	// dsn, writing a line per thing restored (or left alone, and why) to
 	// w, or one line saying there was nothing to restore.
 	Restore(ctx context.Context, dsn, schema string, w io.Writer) error
+}
+
+// Granter is a backend that confines a given server by the server's own
+// privileges: setup, workloads and user-written SQL or commands run as an
+// account that can touch only firedrill's namespace (schema, database or
+// key prefix), made by the admin DSN for the run and removed after it.
+type Granter interface {
+	// Grant is what an administrator runs to make such an account by hand
+	// for the server at dsn and firedrill's namespace schema (SQL, or
+	// Redis ACL commands), with PASSWORD where the password goes; the
+	// account is then given to runs with --run-as. It does not connect.
+	Grant(dsn, schema string) (string, error)
 }
 
 // Evidenced is a target that collects evidence at the end of a run (for

@@ -45,8 +45,10 @@ type Options struct {
 	// AllowOutsideSchema lets setup, scripts and events on a given server
 	// name objects outside the scenario's schema (refused by default).
 	AllowOutsideSchema bool
-	Version            string   // firedrill's version, for the manifest
-	Command            []string // the command line, for the manifest
+	// RunAs is a confined account made beforehand (backend.Spec.RunAs).
+	RunAs   string
+	Version string   // firedrill's version, for the manifest
+	Command []string // the command line, for the manifest
 	// Log receives progress lines (server start, setup, events, errors).
 	Log io.Writer
 	// Secret, when set, is told each password the backend made itself
@@ -186,7 +188,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 	}
 	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
-		AllowOutsideSchema: opts.AllowOutsideSchema, Connections: connections(sc)})
+		AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, Connections: connections(sc)})
 	if err != nil {
 		return nil, interrupted(ctx, err)
 	}

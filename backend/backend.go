@@ -61,6 +61,10 @@ type Spec struct {
 	// and user-written SQL or commands run as it rather than as an account
 	// the run makes and removes; "" lets the run make its own.
 	RunAs string
+	// PrivilegesOnly skips the lexical confinement check (Preflight's and
+	// the target's own) so that a given server's privileges alone must
+	// hold: for the tests that prove they do; no flag sets it.
+	PrivilegesOnly bool
 	// Connections is the most sessions the workloads may open at once
 	// (an embedded server is sized for them).
 	Connections int

@@ -73,16 +73,17 @@ func Validate(sc *scenario.Scenario, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return preflight(be, sc, opts.DSN, opts.AllowShell, opts.AllowOutsideSchema)
+	return preflight(be, sc, opts)
 }
 
 // preflight is Preflight and the backend's own checks.
-func preflight(be backend.Backend, sc *scenario.Scenario, dsn string, allowShell, allowOutside bool) error {
-	if err := Preflight(be, sc, dsn, allowShell); err != nil {
+func preflight(be backend.Backend, sc *scenario.Scenario, opts Options) error {
+	if err := Preflight(be, sc, opts.DSN, opts.AllowShell); err != nil {
 		return err
 	}
 	if p, ok := be.(backend.Preflighter); ok {
-		return p.Preflight(backend.Spec{Scenario: sc, DSN: dsn, AllowOutsideSchema: allowOutside})
+		return p.Preflight(backend.Spec{Scenario: sc, DSN: opts.DSN, AllowOutsideSchema: opts.AllowOutsideSchema,
+			RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly})
 	}
 	return nil
 }

@@ -46,9 +46,12 @@ type Options struct {
 	// name objects outside the scenario's schema (refused by default).
 	AllowOutsideSchema bool
 	// RunAs is a confined account made beforehand (backend.Spec.RunAs).
-	RunAs   string
-	Version string   // firedrill's version, for the manifest
-	Command []string // the command line, for the manifest
+	RunAs string
+	// PrivilegesOnly skips the lexical confinement check
+	// (backend.Spec.PrivilegesOnly): for tests only.
+	PrivilegesOnly bool
+	Version        string   // firedrill's version, for the manifest
+	Command        []string // the command line, for the manifest
 	// Log receives progress lines (server start, setup, events, errors).
 	Log io.Writer
 	// Secret, when set, is told each password the backend made itself
@@ -124,7 +127,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if p, ok := be.(backend.Passworder); ok {
 		red.Resolve(p.Password) // a passfile's or service file's password too
 	}
-	if err := preflight(be, sc, opts.DSN, opts.AllowShell, opts.AllowOutsideSchema); err != nil {
+	if err := preflight(be, sc, opts); err != nil {
 		return nil, err
 	}
 	if err := CheckShard(opts, time.Now()); err != nil {
@@ -188,7 +191,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 	}
 	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
-		AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, Connections: connections(sc)})
+		AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly, Connections: connections(sc)})
 	if err != nil {
 		return nil, interrupted(ctx, err)
 	}

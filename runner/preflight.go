@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/all"
@@ -76,14 +77,43 @@ func Validate(sc *scenario.Scenario, opts Options) error {
 	return preflight(be, sc, opts)
 }
 
-// preflight is Preflight and the backend's own checks.
+// preflight is Preflight, the check of --run-as and the backend's own
+// checks.
 func preflight(be backend.Backend, sc *scenario.Scenario, opts Options) error {
 	if err := Preflight(be, sc, opts.DSN, opts.AllowShell); err != nil {
+		return err
+	}
+	if err := checkRunAs(be, sc, opts); err != nil {
 		return err
 	}
 	if p, ok := be.(backend.Preflighter); ok {
 		return p.Preflight(backend.Spec{Scenario: sc, DSN: opts.DSN, AllowOutsideSchema: opts.AllowOutsideSchema,
 			RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly})
+	}
+	return nil
+}
+
+// checkRunAs refuses a --run-as that no run could use: without a given
+// server (the embedded one has no user data to confine away from), with
+// --allow-outside-schema (which runs everything as the --dsn's account),
+// or naming a server of another kind. Its messages never quote the URL,
+// which may hold a password.
+func checkRunAs(be backend.Backend, sc *scenario.Scenario, opts Options) error {
+	if opts.RunAs == "" {
+		return nil
+	}
+	switch {
+	case opts.DSN == "" && sc.Target.Embedded():
+		return errors.New("--run-as names an account on a given server, but this run starts a throwaway one: give the server with --dsn (or target.dsn), or leave --run-as out")
+	case opts.AllowOutsideSchema:
+		return errors.New("--run-as and --allow-outside-schema contradict each other: --allow-outside-schema runs everything as the --dsn's account; leave one out")
+	}
+	other, err := opts.Backends.ForDSN(opts.RunAs)
+	if err != nil {
+		return fmt.Errorf("--run-as: %w", err)
+	}
+	if other.Kind() != be.Kind() {
+		return fmt.Errorf("--run-as names a %s server, but the run's target is a %s server: give an account on the --dsn's server", other.Kind(), be.Kind())
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	sc := opts.Scenario
 	// One redactor for all this run prints and writes: it knows the
 	// target's password however it was given (internal/secret).
-	red := secret.New(opts.DSN, sc.Target.DSN)
+	red := secret.New(opts.DSN, sc.Target.DSN, opts.RunAs)
 	opts.Log = red.Writer(opts.Log)
 	defer func() { err = red.Error(err) }()
 	logf := func(format string, args ...any) {

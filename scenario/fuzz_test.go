@@ -108,4 +108,7 @@ var fuzzSeeds = []string{
 	"name: ${N:-n}\nduration: ${D}\nworkloads: [{name: w, scripts: [select-only], clients: ${C:-2}}]\n",
 	"name: n\ndescription: ${ML}\nduration: $${D}\nworkloads: [{name: w${E}, scripts: [{inline: \"SELECT $$x$$\"}], clients: 1}]\n",
 	"name: ${\nx: ${1}\n",
+	// The other dialects, their kind decided after the workloads are read.
+	"name: n\nduration: 1s\nworkloads: [{name: w, scripts: [cache.redis, {inline: \"GET firedrill:k \\\\gset v\"}], clients: 1}]\ntarget: {kind: redis}\n",
+	"name: n\nduration: 1s\nworkloads: [{name: w, scripts: [stock.sql, {inline: \"SELECT `a`; # it's\"}], clients: 1}]\ntarget: {dsn: \"mysql://a@127.0.0.1:1/d\"}\n",
 }

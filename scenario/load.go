@@ -175,7 +175,11 @@ type loader struct {
 	s     *Scenario
 	opts  Options     // the caller's
 	kinds []EventKind // the event kinds of the scenario's target
-	later []func()
+	// scriptChecks parse the workloads' scripts; they wait until the
+	// target's kind, and so its dialect, is known, since workloads may
+	// come before target in the file and --dsn may decide the kind.
+	scriptChecks []func()
+	later        []func()
 	// durationSet says whether duration was given; if not, defaults
 	// computes it.
 	durationSet bool
@@ -239,6 +243,9 @@ func (l *loader) scenario(root *yaml.Node) {
 	}
 	ko := l.opts.kindOptions(s.Target)
 	l.kinds, s.Dialect = ko.EventKinds, ko.Dialect
+	for _, check := range l.scriptChecks {
+		check()
+	}
 	if events != nil {
 		l.events(events)
 	}
@@ -642,7 +649,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 	if set(present, "pool_timeout") && !set(present, "pool") {
 		l.hintf(present["pool_timeout"].key, "set pool, or remove pool_timeout", "%s: pool_timeout applies only with pool", what)
 	}
-	l.checkScripts(&w, what, scriptNodes)
+	l.scriptChecks = append(l.scriptChecks, func() { l.checkScripts(&w, what, scriptNodes) })
 	l.later = append(l.later, func() { l.checkWindow(&w, what, present, stageNodes) })
 	return w, true
 }

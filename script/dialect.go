@@ -37,6 +37,9 @@ func (d Dialect) String() string {
 // ParseDialect reads one script file in the given dialect; Parse is
 // ParseDialect with PostgreSQL.
 func ParseDialect(file string, src []byte, syms *Symbols, d Dialect) (*Script, error) {
+	if err := checkText(file, src); err != nil {
+		return nil, err
+	}
 	switch d {
 	case PostgreSQL:
 		return Parse(file, src, syms)

@@ -216,6 +216,9 @@ func (p *parser) redisLine(at int) error {
 		text = text[:maxSQLTextLen]
 	}
 	if rc.Args[0].Parts == nil {
+		if !validRedisCommandName(rc.Args[0].Literal) {
+			return p.errorf(at, "%s", redisCommandNameError(rc.Args[0].Literal))
+		}
 		rc.Name = strings.ToUpper(rc.Args[0].Literal)
 	}
 	cmd := p.newCommand(KindRedis, at)

@@ -243,3 +243,40 @@ func TestRedisArgAppend(t *testing.T) {
 		t.Fatalf("Append allocates %.1f times per command", n)
 	}
 }
+
+// A script that is not text is refused where the junk starts, whatever
+// the dialect; a Redis command's name must look like one.
+func TestParseRefusesJunk(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		dialect Dialect
+		src     string
+		want    string // the error's start; "" parses
+	}{
+		// A NUL byte: a binary file named by mistake.
+		{"nul-redis", Redis, "GET k\nSET k \x00v\n", "j:2:7: a NUL byte"},
+		{"nul-postgres", PostgreSQL, "SELECT 1;\n\x01\x00;\n", "j:2:2: a NUL byte"},
+		{"nul-mysql", MySQL, "\x00", "j:1:1: a NUL byte"},
+		// Bytes that name no command.
+		{"binary-name", Redis, "PING\n  \x01\xff\xfeGET k\n", `j:2:3: "\x01\xff\xfeGET" is not a Redis command name`},
+		{"quoted-empty-name", Redis, "\"\" k\n", `j:1:1: "" is not a Redis command name`},
+		// What Redis names commands with parses; a variable may name one.
+		{"module", Redis, "JSON.SET firedrill:k $ 1\nFT._LIST\n", ""},
+		{"variable", Redis, "\\set c 1\n:c k\n", ""},
+		// Binary values are written as escapes.
+		{"escaped-nul", Redis, "SET k \"\\x00\\xff\"\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseDialect("j", []byte(tt.src), NewSymbols(), tt.dialect)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("%q: %v", tt.src, err)
+			case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)):
+				t.Errorf("%q: error %v, want prefix %s", tt.src, err, tt.want)
+			}
+		})
+	}
+}

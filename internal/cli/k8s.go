@@ -21,11 +21,12 @@ import (
 
 type k8sOpts struct {
 	kube.Options
-	dsnSecret string
-	kind      string
-	startAt   string
-	startIn   time.Duration
-	out       string
+	dsnSecret   string
+	runAsSecret string
+	kind        string
+	startAt     string
+	startIn     time.Duration
+	out         string
 }
 
 func newK8sCmd(env *clikit.Env) *cobra.Command {
@@ -53,10 +54,18 @@ All shards must reach one server: the target is the scenario's target.dsn
 no password is in the manifests. A scenario whose target is an embedded
 throwaway server is refused: each pod would rehearse against its own.
 Files outside the scenario's directory cannot travel in the ConfigMap.
-The image must hold firedrill, sh, tar and base64 (--image).`,
+The image must hold firedrill, sh, tar and base64 (--image).
+
+Flags after -- go to every pod's 'firedrill run' as given, and are checked
+here as run checks them: --allow-outside-schema, --allow-shell, --run-as.
+A confined account made by hand for a server whose --dsn may not make one
+('firedrill grant') reaches the pods as --run-as-secret NAME[:KEY], a
+Secret's key (default key "dsn") they pass as --run-as; a --run-as after --
+that holds a password is refused, as it would land in the manifests.`,
 		Example: `  firedrill k8s stock.yaml --shards 4 --dsn-secret stage-db --image registry.example/firedrill:0.1 > job.yaml
   kubectl apply -f job.yaml
-  firedrill k8s stock.yaml --shards 8 --dsn-secret stage-db:url --claim firedrill-runs --start-in 5m -- --allow-outside-schema`,
+  firedrill k8s stock.yaml --shards 8 --dsn-secret stage-db:url --claim firedrill-runs --start-in 5m -- --allow-outside-schema
+  firedrill k8s stock.yaml --shards 4 --dsn-secret stage-db --run-as-secret stage-db-runner`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runArgs []string
 			if at := cmd.ArgsLenAtDash(); at >= 0 {
@@ -75,6 +84,7 @@ The image must hold firedrill, sh, tar and base64 (--image).`,
 	f.StringVar(&o.Name, "name", "", "name of the Job and ConfigMap (default: firedrill-<scenario name>)")
 	f.StringVar(&o.Namespace, "namespace", "", "namespace of the Job and ConfigMap (default: kubectl's)")
 	f.StringVar(&o.dsnSecret, "dsn-secret", "", "Secret NAME[:KEY] (default key dsn) holding the target's connection URL")
+	f.StringVar(&o.runAsSecret, "run-as-secret", "", "Secret NAME[:KEY] (default key dsn) holding the URL of a confined account made by hand, passed to run as --run-as")
 	f.StringVar(&o.kind, "kind", "", "kind of the server behind --dsn-secret when the scenario has no target.kind (postgres, mariadb, redis)")
 	f.StringVar(&o.Claim, "claim", "", "PersistentVolumeClaim (ReadWriteMany) to write the run directories to (default: each pod's log)")
 	f.StringVar(&o.startAt, "start-at", "", "when all shards start, RFC 3339 (default: now + --start-in)")
@@ -109,12 +119,14 @@ func (o *k8sOpts) run(env *clikit.Env, file string, now time.Time) error {
 		}
 		o.StartAt = now.Add(o.startIn).Truncate(time.Second)
 	}
-	if o.dsnSecret != "" {
-		name, key, ok := strings.Cut(o.dsnSecret, ":")
-		if !ok {
-			key = "dsn"
-		}
-		o.DSNSecret, o.DSNKey = name, key
+	o.DSNSecret, o.DSNKey = secretKey(o.dsnSecret)
+	o.RunAsSecret, o.RunAsKey = secretKey(o.runAsSecret)
+	runAs, runAsGiven := argValue(o.RunArgs, "--run-as")
+	switch {
+	case runAsGiven && o.RunAsSecret != "":
+		return usage("--run-as after -- and --run-as-secret both name the account; give one")
+	case runAsGiven && secret.Redact(runAs) != runAs:
+		return usage("--run-as after -- holds a password, which would land in the Job's manifest; move the URL to a Secret and give --run-as-secret NAME[:KEY]")
 	}
 
 	reg := all.Registry()
@@ -141,7 +153,17 @@ func (o *k8sOpts) run(env *clikit.Env, file string, now time.Time) error {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
 	}
-	if err := runner.Validate(sc, runner.Options{DSN: dsn, AllowShell: hasArg(o.RunArgs, "--allow-shell"), AllowOutsideSchema: hasArg(o.RunArgs, "--allow-outside-schema")}); err != nil {
+	if o.RunAsSecret != "" {
+		// Only its kind matters to the checks: the target's, whichever
+		// way the target is named (Validate reports a target it cannot
+		// resolve).
+		if be, err := reg.Resolve(sc, dsn); err == nil {
+			if runAs, err = placeholderDSN(reg, sc, be.Kind()); err != nil {
+				return clikit.WithCode(clikit.ExitUsage, err)
+			}
+		}
+	}
+	if err := runner.Validate(sc, runner.Options{DSN: dsn, RunAs: runAs, AllowShell: hasArg(o.RunArgs, "--allow-shell"), AllowOutsideSchema: hasArg(o.RunArgs, "--allow-outside-schema")}); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	if o.Name == "" {
@@ -213,6 +235,32 @@ func placeholderDSN(reg *backend.Registry, sc *scenario.Scenario, kind string) (
 		return "", fmt.Errorf("a %s server cannot be named by URL", kind)
 	}
 	return s.Schemes()[0] + "://k8s-secret/firedrill", nil
+}
+
+// secretKey splits --dsn-secret's NAME[:KEY]; the key defaults to "dsn".
+func secretKey(flag string) (name, key string) {
+	if flag == "" {
+		return "", ""
+	}
+	name, key, ok := strings.Cut(flag, ":")
+	if !ok {
+		key = "dsn"
+	}
+	return name, key
+}
+
+// argValue finds a flag's value among run's arguments, as "--flag V" or
+// "--flag=V".
+func argValue(args []string, flag string) (string, bool) {
+	for i, a := range args {
+		switch {
+		case a == flag && i+1 < len(args):
+			return args[i+1], true
+		case strings.HasPrefix(a, flag+"="):
+			return a[len(flag)+1:], true
+		}
+	}
+	return "", false
 }
 
 func hasArg(args []string, flag string) bool {

@@ -90,3 +90,51 @@ func TestK8sManifestsAndRefusals(t *testing.T) {
 		t.Errorf("stderr %q", stderr)
 	}
 }
+
+// A confined account reaches the pods from a Secret (--run-as-secret) as
+// --run-as, and is checked as run checks it; a --run-as after -- that holds
+// a password is refused, since it would land in the manifests, and one
+// without is passed as given.
+func TestK8sRunAs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.yaml")
+	writeFile(t, sc, "name: stock\ntarget: {kind: mariadb}\nduration: 5s\nworkloads:\n  - name: buy\n    clients: 8\n    scripts: [{inline: 'SELECT 1;'}]\n")
+	base := []string{"k8s", sc, "--shards", "2", "--dsn-secret", "stage-db", "--start-at", "2099-01-01T00:00:00Z"}
+	tests := []struct {
+		args []string
+		code int
+		want []string // in stdout when code is 0, else in stderr
+	}{
+		{[]string{"--run-as-secret", "stage-runner"}, 0,
+			[]string{"name: FIREDRILL_RUN_AS", "name: stage-runner", `--run-as "$FIREDRILL_RUN_AS"`}},
+		{[]string{"--run-as-secret", "stage-runner:url"}, 0, []string{"key: url"}},
+		{[]string{"--", "--run-as", "mysql://runner@db:3306/shop"}, 0, []string{"--run-as mysql://runner@db:3306/shop"}},
+		{[]string{"--", "--run-as=mysql://runner:hunter2@db:3306/shop"}, clikit.ExitUsage, []string{"holds a password", "--run-as-secret"}},
+		{[]string{"--run-as-secret", "stage-runner", "--", "--run-as", "mysql://runner@db/shop"}, clikit.ExitUsage, []string{"give one"}},
+		{[]string{"--run-as-secret", "stage-runner", "--", "--allow-outside-schema"}, clikit.ExitUsage, []string{"contradict"}},
+		{[]string{"--", "--run-as", "redis://runner@cache:6379/0"}, clikit.ExitUsage, []string{"--run-as names a redis server, but the run's target is a mariadb server"}},
+		{[]string{"--run-as-secret", "Stage Runner"}, clikit.ExitUsage, []string{"not a Secret's name"}},
+	}
+	for _, tt := range tests {
+		env, stdout, stderr := clikit.MemoryEnv("")
+		args := append(append([]string(nil), base...), tt.args...)
+		code := Main(env, args)
+		if code != tt.code {
+			t.Errorf("%v: exit %d, want %d; stderr %q", tt.args, code, tt.code, stderr)
+			continue
+		}
+		out := stderr.String()
+		if code == 0 {
+			out = stdout.String()
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tt.args, w, out)
+			}
+		}
+		if strings.Contains(stdout.String()+stderr.String(), "hunter2") {
+			t.Errorf("%v: the password was printed", tt.args)
+		}
+	}
+}

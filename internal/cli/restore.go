@@ -15,7 +15,7 @@ func newRestoreCmd(env *clikit.Env) *cobra.Command {
 	var dsn, schema string
 	cmd := &cobra.Command{
 		Use:   "restore --dsn URL",
-		Short: "Put back the server settings that a killed run's settings events left changed",
+		Short: "Put back what killed runs left on a given server: changed settings, confined accounts",
 		Long: `Put back every setting that settings events changed with ALTER SYSTEM on a
 given server and did not restore: firedrill records each change, before
 making it, in the table settings_restore of its schema, and restores it at the
@@ -29,6 +29,14 @@ firedrill:settings_restore of the URL's database (--schema does not apply).
 On MariaDB and MySQL they are SET GLOBALs, recorded in the table
 settings_restore of firedrill's database (--schema names it, as the
 scenario's setup.schema does).
+
+It also removes the confined accounts killed runs left behind: on a given
+server every run makes an account of its own for the scenario's SQL and
+commands (docs/given-server.md) and removes it at the end, also after
+Ctrl-C; a killed run cannot, and the next run or this command removes it.
+An account that still has a live session (another run's, a shard's) is
+left alone. Accounts given with --run-as are never removed: firedrill did
+not make them.
 
 A setting changed since by someone else is left alone and said so. Exit code
 0 when everything recorded was restored (or nothing was), 1 otherwise.`,

@@ -50,7 +50,7 @@ instead, its kind read from the URL's scheme.`,
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.AddCommand(newRunCmd(env), newValidateCmd(env), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env),
-		newRestoreCmd(env), newK8sCmd(env), newMergeCmd(env), newVersionCmd(env))
+		newRestoreCmd(env), newGrantCmd(env), newK8sCmd(env), newMergeCmd(env), newVersionCmd(env))
 	for _, b := range backends.Backends() {
 		if c, ok := b.(backend.Commander); ok {
 			addCommands(root, b.Kind(), c.Commands(env))

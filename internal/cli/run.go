@@ -22,6 +22,7 @@ import (
 
 type runOpts struct {
 	dsn        string
+	runAs      string // --run-as: a confined account made by hand
 	out        string
 	allowShell bool
 	// allowOutside lets a given server's setup and events reach outside
@@ -49,17 +50,31 @@ goes into a new run directory (under --out, default ./runs) that
 
 The target is a throwaway embedded server of the scenario's kind
 (target.kind, default postgres) unless the scenario names one (target.dsn)
-or --dsn is given; a --dsn URL's scheme picks the kind. On a given server
-setup, workloads and events keep to the schema firedrill owns (setup.schema,
-default "firedrill"): SQL naming objects elsewhere is refused before
-anything runs (--allow-outside-schema to allow it), and settings events are
-restored at the end, also after Ctrl-C ('firedrill restore' after a kill).
+or --dsn is given; a --dsn URL's scheme picks the kind.
+
+On a given server the scenario is confined by the server's own privileges.
+The --dsn's account is the administrator's: firedrill uses it only for its
+own fixed statements (making and removing the run's account, samplers,
+recording and restoring what settings events change, ending its own
+sessions). Setup, workloads and the SQL or commands of events run as an
+account made for the run that can touch only firedrill's namespace: the
+schema setup.schema (default "firedrill") on PostgreSQL, the database of
+that name on MariaDB/MySQL, the keys under "firedrill:" on Redis; the server
+refuses the rest. The account is removed at the end, also after Ctrl-C; a
+killed run's is removed by the next run or 'firedrill restore'. If the
+--dsn's account may not make accounts, the run stops before anything runs
+and prints the statements an administrator runs to make one ('firedrill
+grant' prints them too): pass that account with --run-as URL.
+--allow-outside-schema gives the confinement up: everything runs as the
+--dsn's account, as written. Without it, SQL or commands that name what lies
+outside the namespace are also refused before anything runs, as an early
+warning ('validate' says so without a server). Settings events are restored
+at the end, also after Ctrl-C ('firedrill restore' after a kill).
+docs/given-server.md has the details per kind.
+
 On Redis (redis://host:port/db, or rediss:// for TLS with redis-cli's
 options as parameters: ?cacert=FILE, cert=FILE&key=FILE, insecure=true;
-docs/redis.md), which has no schemas, firedrill's own keys
-are under "firedrill:", commands that reach past keys (FLUSHDB, CONFIG SET,
-SELECT …) are refused in scripts and events, and CONFIG SET by settings
-events is restored the same way.
+docs/redis.md) CONFIG SET by settings events is restored the same way.
 A MariaDB/MySQL URL (mysql://…) takes ?tls=true
 (verify the server against the system's CAs, or ?ssl-ca=/path/ca.pem),
 ?tls=skip-verify, ?tls=preferred (TLS when offered) and ?socket=/path.
@@ -85,7 +100,8 @@ directories into one.`,
 		Example: `  firedrill run examples/healthy.yaml
   firedrill run scenario.yaml --set workloads.oltp.clients=64 --set duration=30s
   firedrill run scenario.yaml --json - | jq .thresholds
-  firedrill run scenario.yaml --dsn postgres://app@db:5432/stage --out runs/
+  firedrill run scenario.yaml --dsn postgres://admin@db:5432/stage --out runs/
+  firedrill run scenario.yaml --dsn postgres://admin@db:5432/stage --run-as "$RUNNER_URL"
   firedrill run cache.yaml --dsn redis://:PASSWORD@127.0.0.1:6379/0
   firedrill run cache.yaml --dsn 'rediss://:PASSWORD@cache:6380/0?cacert=ca.crt'
   firedrill run stock.yaml --dsn 'mysql://app:PASSWORD@db:3306/shop?tls=true&ssl-ca=ca.pem'`,
@@ -96,7 +112,8 @@ directories into one.`,
 	f.StringVar(&o.dsn, "dsn", "", "run against this server instead of the scenario's target (connection string or URL)")
 	f.StringVar(&o.out, "out", "runs", "directory under which the run directory is created")
 	f.BoolVar(&o.allowShell, "allow-shell", false, "allow the scenario's shell events to run commands")
-	f.BoolVar(&o.allowOutside, "allow-outside-schema", false, "on a given server, let setup, scripts and events name objects outside the scenario's schema (refused by default)")
+	f.StringVar(&o.runAs, "run-as", "", runAsUsage)
+	f.BoolVar(&o.allowOutside, "allow-outside-schema", false, allowOutsideUsage)
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final summary")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each live finding's evidence too, not just its line")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
@@ -135,7 +152,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
-		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
+		Scenario: sc, OutDir: o.out, DSN: o.dsn, RunAs: o.runAs, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
 		Command: env.CommandLine(),
 		Log:     logw,
 		Secret:  env.LearnSecret,
@@ -225,6 +242,15 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	return nil
 }
 
+// The flags of a given server's confinement, as run and k8s's run
+// arguments take them.
+const (
+	runAsUsage = "on a given server, run setup, workloads and events' SQL or commands as this confined account " +
+		"(connection string or URL; made by hand as 'firedrill grant' prints) instead of one the run makes and removes"
+	allowOutsideUsage = "on a given server, give up the confinement: setup, scripts and events run as the --dsn's account " +
+		"and may name objects outside the scenario's schema (refused by default)"
+)
+
 // writeRunJSON writes --json: the run's result for CI (docs/json.md).
 func writeRunJSON(write func([]byte) error, run *timeline.Run, findings []diagnose.Finding, thresholds []report.ThresholdResult) error {
 	var buf bytes.Buffer
@@ -235,7 +261,7 @@ func writeRunJSON(write func([]byte) error, run *timeline.Run, findings []diagno
 }
 
 func newValidateCmd(env *clikit.Env) *cobra.Command {
-	var dsn string
+	var dsn, runAs string
 	var allowShell, allowOutside bool
 	var scen scenarioFlags
 	cmd := &cobra.Command{
@@ -243,15 +269,28 @@ func newValidateCmd(env *clikit.Env) *cobra.Command {
 		Short: "Check scenario files and list every problem with file:line:col",
 		Long: `Check scenario files without running them: the YAML against the schema
 (unknown keys are errors), durations and sizes, event kinds and their fields,
-threshold metrics, and every workload script (parsed as pgbench would).
+threshold metrics, and every workload script, parsed in its target's dialect
+(PostgreSQL's SQL as pgbench reads it, MySQL's, or Redis commands; the kind
+is target.kind, else the --dsn's or target.dsn's URL scheme).
 Events that 'run' would refuse are errors too: shell events without
 --allow-shell, and on a given server (--dsn or target.dsn) events that
-restart the server or need its files, and SQL in setup, scripts or events
-that names objects in public outside firedrill's schema (run also knows the
-server's other schemas). Give validate the --dsn, --allow-shell and
---allow-outside-schema you will give run (it does not connect). Every
-problem is listed, each with file:line:col. Exit code 0 when all files are valid, 1
-otherwise. --set and ${NAME} apply as they do for run.`,
+restart the server or need its files.
+
+On a given server a run confines the scenario by the server's own
+privileges: setup, workloads and the SQL or commands of events run as an
+account that can touch only firedrill's namespace (the schema setup.schema,
+default "firedrill"; the database of that name on MariaDB/MySQL; the keys
+under "firedrill:" on Redis), made for the run by the --dsn's account or
+given with --run-as URL, and the server refuses the rest ('firedrill grant'
+prints how to make one by hand). validate cannot ask the server, so it
+checks the text instead, as an early warning: SQL or commands in setup,
+scripts or events that name what lies outside the namespace are errors,
+unless --allow-outside-schema, which gives the confinement up (run also
+knows the server's other schemas). Give validate the --dsn, --run-as,
+--allow-shell and --allow-outside-schema you will give run (it does not
+connect). Every problem is listed, each with file:line:col. Exit code 0
+when all files are valid, 1 otherwise. --set and ${NAME} apply as they do
+for run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
@@ -265,7 +304,7 @@ otherwise. --set and ${NAME} apply as they do for run.`,
 					err = report.CheckThresholdMetrics(sc)
 				}
 				if err == nil {
-					err = runner.Validate(sc, runner.Options{DSN: dsn, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
+					err = runner.Validate(sc, runner.Options{DSN: dsn, RunAs: runAs, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
 				}
 				if err != nil {
 					fmt.Fprintln(env.Stderr, err)
@@ -285,6 +324,7 @@ otherwise. --set and ${NAME} apply as they do for run.`,
 	}
 	cmd.Flags().StringVar(&dsn, "dsn", "", "judge the events as for a run against this server (not contacted)")
 	cmd.Flags().BoolVar(&allowShell, "allow-shell", false, "judge the events as for a run with --allow-shell")
+	cmd.Flags().StringVar(&runAs, "run-as", "", "judge the scenario as for a run with this --run-as (not contacted)")
 	cmd.Flags().BoolVar(&allowOutside, "allow-outside-schema", false, "judge the SQL as for a run with --allow-outside-schema")
 	scen.add(cmd.Flags())
 	return cmd

@@ -30,7 +30,7 @@ func explainArgs(root *cobra.Command) {
 // argsError says what is wrong with a command's arguments, by its Use
 // line ("run SCENARIO.yaml", "validate SCENARIO.yaml...").
 func argsError(cmd *cobra.Command, args []string, err error) error {
-	want := strings.Fields(cmd.Use)[1:]
+	want := positionals(strings.Fields(cmd.Use)[1:])
 	var what string
 	switch {
 	case len(want) > 0 && len(args) >= countRequired(want) && (len(args) <= len(want) || strings.HasSuffix(want[len(want)-1], "...")):
@@ -57,6 +57,28 @@ func argsError(cmd *cobra.Command, args []string, err error) error {
 	}
 	fmt.Fprintf(&b, "\n\n'%s --help' explains every flag.", cmd.CommandPath())
 	return &usageErr{msg: b.String()}
+}
+
+// positionals leaves out of a Use line's words the flags it shows
+// ("--dsn URL", "[--schema S]"), which are no arguments.
+func positionals(words []string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case strings.HasPrefix(w, "[-"):
+			for !strings.HasSuffix(words[i], "]") && i+1 < len(words) {
+				i++
+			}
+		case strings.HasPrefix(w, "-"):
+			if i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && !strings.HasPrefix(words[i+1], "[") {
+				i++ // the flag's value
+			}
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // usageErr is a usage problem already explained in full.

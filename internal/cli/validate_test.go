@@ -73,3 +73,77 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 		t.Errorf("a refused run made its output directory (%v)", err)
 	}
 }
+
+// validate reads each workload's scripts in its target's dialect, whichever
+// way the kind is given, and tells a script's problem at its
+// file:line:col; run refuses the same scenario before it makes a run
+// directory.
+func TestValidateParsesInTheTargetsDialect(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unterminated := write("unterminated.redis", "GET firedrill:a\nSET firedrill:b \"open\n")
+	junk := write("junk.redis", "PING\n\x01\xff\xfe\x7fGET k\n")
+	nul := write("nul.redis", "PING\nSET firedrill:k \x00\n")
+	write("flush.redis", "SET firedrill:k 1\nFLUSHDB\n")
+	write("stock.sql", "SELECT `a` FROM stock WHERE b = 'it\\'s \\n'; # don't \\o/\nSELECT 1; -- fine\n")
+	scenario := func(name, target, scripts string) string {
+		// target after the workloads: the kind is known last.
+		return write(name, "name: d\nduration: 1s\nworkloads:\n  - name: w\n    clients: 1\n    scripts: ["+scripts+"]\n"+target)
+	}
+	redisKind := scenario("redis-kind.yaml", "target: {kind: redis}\n", "unterminated.redis")
+	redisDSN := scenario("redis-dsn.yaml", "target: {dsn: \"redis://127.0.0.1:1/0\"}\n", "junk.redis")
+	redisNone := scenario("redis-none.yaml", "", "unterminated.redis")
+	redisNul := scenario("redis-nul.yaml", "", "nul.redis")
+	inline := scenario("redis-inline.yaml", "target: {kind: redis}\n", `{inline: 'SET firedrill:k "v'}`)
+	mysqlKind := scenario("mysql-kind.yaml", "target: {kind: mariadb}\n", "stock.sql")
+	mysqlNone := scenario("mysql-none.yaml", "", "stock.sql")
+	flush := scenario("flush.yaml", "target: {kind: redis}\n", "flush.redis")
+	const redisURL, mysqlURL = "redis://127.0.0.1:1/0", "mysql://app@127.0.0.1:1/shop"
+	unterminatedAt := unterminated + ":2:17: unterminated quoted string"
+	tests := []struct {
+		args []string
+		want string // the refusal; "" = valid
+	}{
+		{[]string{"validate", redisKind}, unterminatedAt},
+		{[]string{"validate", "--dsn", redisURL, redisKind}, unterminatedAt},
+		{[]string{"validate", "--dsn", redisURL, redisNone}, unterminatedAt},
+		{[]string{"validate", redisDSN}, junk + `:2:1: "\x01\xff\xfe\x7fGET" is not a Redis command name`},
+		{[]string{"validate", "--dsn", "rediss://127.0.0.1:1/0", redisNul}, nul + ":2:17: a NUL byte"},
+		{[]string{"validate", inline}, inline + ":6:41: unterminated quoted string"},
+		{[]string{"run", "--out", filepath.Join(dir, "runs"), "--dsn", redisURL, redisNone}, unterminatedAt},
+		// A PostgreSQL target reads the Redis script as SQL, which pgbench
+		// takes to its end.
+		{[]string{"validate", redisNone}, ""},
+		// MySQL's backticks, backslash escapes and # comments.
+		{[]string{"validate", mysqlKind}, ""},
+		{[]string{"validate", "--dsn", mysqlURL, mysqlNone}, ""},
+		{[]string{"validate", "--dsn", "mariadb://app@127.0.0.1:1/shop", mysqlKind}, ""},
+		{[]string{"validate", mysqlNone}, filepath.Join(dir, "stock.sql") + ":1:40: invalid command \\n';"},
+		// FLUSHDB is a Redis command: the dialect reads it, and an
+		// embedded server's run may flush its own database.
+		{[]string{"validate", flush}, ""},
+	}
+	for _, tt := range tests {
+		env, stdout, stderr := clikit.MemoryEnv("")
+		code := Main(env, tt.args)
+		if tt.want == "" {
+			if code != 0 || !strings.Contains(stdout.String(), ": ok") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, stdout, stderr)
+			}
+			continue
+		}
+		if code != clikit.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
+		t.Errorf("a refused run made its output directory (%v)", err)
+	}
+}

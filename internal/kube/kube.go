@@ -31,6 +31,9 @@ const (
 	EndMarker   = "-----END FIREDRILL RUN-----"
 	// DSNEnv is the variable the pod reads the --dsn from (a Secret's key).
 	DSNEnv = "FIREDRILL_DSN"
+	// RunAsEnv is the variable the pod reads the --run-as from (a
+	// Secret's key): a confined account's URL holds its password.
+	RunAsEnv = "FIREDRILL_RUN_AS"
 )
 
 // maxConfigMap is the API server's limit on a ConfigMap's data (1 MiB),
@@ -53,6 +56,9 @@ type Options struct {
 	// DSNSecret and DSNKey name the Secret key holding the --dsn; ""
 	// leaves the target to the scenario (target.dsn).
 	DSNSecret, DSNKey string
+	// RunAsSecret and RunAsKey name the Secret key holding the --run-as;
+	// "" makes no --run-as of it.
+	RunAsSecret, RunAsKey string
 	// Claim is a PersistentVolumeClaim (ReadWriteMany) for the run
 	// directories; "" keeps them in the pod and prints each as a tarball
 	// in its log.
@@ -88,6 +94,8 @@ func (o Options) Check() error {
 		return fmt.Errorf("no start time (--start-at)")
 	case o.DSNSecret != "" && !dns1123Subdomain(o.DSNSecret):
 		return fmt.Errorf("--dsn-secret %q is not a Secret's name", o.DSNSecret)
+	case o.RunAsSecret != "" && !dns1123Subdomain(o.RunAsSecret):
+		return fmt.Errorf("--run-as-secret %q is not a Secret's name", o.RunAsSecret)
 	case o.Claim != "" && !dns1123Subdomain(o.Claim):
 		return fmt.Errorf("--claim %q is not a PersistentVolumeClaim's name", o.Claim)
 	case o.CPU != "" && !quantity.MatchString(o.CPU):
@@ -336,11 +344,14 @@ func job(o Options) jobDoc {
 			{Name: "runs", MountPath: RunsDir},
 		},
 	}
-	if o.DSNSecret != "" {
+	for _, from := range []struct{ env, secret, key string }{{DSNEnv, o.DSNSecret, o.DSNKey}, {RunAsEnv, o.RunAsSecret, o.RunAsKey}} {
+		if from.secret == "" {
+			continue
+		}
 		var e envVar
-		e.Name = DSNEnv
-		e.ValueFrom.SecretKeyRef.Name = o.DSNSecret
-		e.ValueFrom.SecretKeyRef.Key = o.DSNKey
+		e.Name = from.env
+		e.ValueFrom.SecretKeyRef.Name = from.secret
+		e.ValueFrom.SecretKeyRef.Key = from.key
 		c.Env = append(c.Env, e)
 	}
 	if o.CPU != "" || o.Memory != "" {
@@ -388,6 +399,9 @@ func PodScript(o Options, scenarioDir, runsDir string) string {
 		// The DSN comes from the Secret through the environment, so it is
 		// in no manifest; firedrill masks its password in all it prints.
 		fmt.Fprintf(&b, " --dsn \"$%s\"", DSNEnv)
+	}
+	if o.RunAsSecret != "" {
+		fmt.Fprintf(&b, " --run-as \"$%s\"", RunAsEnv)
 	}
 	for _, a := range o.RunArgs {
 		b.WriteString(" " + shellQuote(a))

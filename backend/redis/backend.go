@@ -23,6 +23,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ func (Backend) Preflight(spec backend.Spec) error {
 	sc := spec.Scenario
 	var problems []string
 	for _, ev := range sc.Events {
-		for _, what := range redisevent.Outside(ev) {
+		for _, what := range redisevent.Outside(ev, !spec.PrivilegesOnly) {
 			problems = append(problems, fmt.Sprintf("%s:%d:%d: event %s: %s", sc.File, ev.Pos.Line, ev.Pos.Col, event.Name(ev), what))
 		}
 	}
@@ -139,6 +140,14 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
 			return nil, err
 		}
+		tg.work = cfg
+		if err := tg.openConfined(ctx); err != nil {
+			return nil, err
+		}
+		if err := tg.refuseEvictions(ctx); err != nil {
+			tg.dropRunUser(aclWait)
+			return nil, err
+		}
 		return tg, nil
 	}
 	settings := map[string]string{}
@@ -157,6 +166,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	}
 	tg.inst = inst
 	tg.conn = redisconn.Config{Network: "unix", Addr: inst.Socket(), Password: inst.Password()}
+	tg.work = tg.conn
 	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.Addr(), Database: "0",
 		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
@@ -167,9 +177,20 @@ type target struct {
 	spec backend.Spec
 	sc   *scenario.Scenario
 	logf func(string, ...any)
-	conn redisconn.Config        // how firedrill's own sessions reach the server
+	conn redisconn.Config        // how firedrill's own sessions reach the server (the admin URL)
 	inst *redisinstance.Instance // the embedded server; nil for a given one
 	info timeline.Target
+	// work is how setup, workloads and command events reach it: on a
+	// given server the confined ACL user (acl.go), else conn.
+	work redisconn.Config
+	// runUser is the ACL user this run made ("" with --run-as,
+	// --allow-outside-schema or the embedded server), and hold the admin
+	// connection that marks it live until Close.
+	runUser string
+	hold    *redisconn.Conn
+	// settingsFailed holds the settings events that failed on a given
+	// server: they changed nothing, and the run ends failed.
+	settingsFailed failures
 }
 
 var (
@@ -190,6 +211,14 @@ func (tg *target) dial(ctx context.Context, name string) (*redisconn.Conn, error
 	return redisconn.Dial(ctx, cfg)
 }
 
+// dialWork opens a session as setup and the workloads are: on a given
+// server the confined user's (tg.work).
+func (tg *target) dialWork(ctx context.Context, name string) (*redisconn.Conn, error) {
+	cfg := tg.work
+	cfg.Name = name
+	return redisconn.Dial(ctx, cfg)
+}
+
 // Close stops and removes the embedded server; on a given server it puts
 // back the settings the run changed. A run that found the server frozen
 // gets one short try.
@@ -204,5 +233,7 @@ func (tg *target) Close(frozen bool) error {
 	if frozen {
 		wait = frozenRestoreWait
 	}
-	return tg.restoreSettings(context.Background(), "after the run", wait)
+	err := tg.restoreSettings(context.Background(), "after the run", wait)
+	tg.dropRunUser(wait)
+	return errors.Join(err, tg.settingsFailed.err())
 }

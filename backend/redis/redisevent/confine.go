@@ -163,6 +163,9 @@ func Reaches(words []Word) []string {
 			out = append(out, fmt.Sprintf("%s of the key %q, not under %s", name, k.Text, KeyPrefix))
 		}
 	}
+	if name == "SCAN" && !scansOwnKeys(words) {
+		out = append(out, "SCAN of keys that are not firedrill's (give MATCH "+KeyPrefix+"*)")
+	}
 	if name == "COPY" {
 		for i := 3; i+1 < len(words); i++ {
 			if strings.EqualFold(words[i].Text, "DB") && !words[i].Var {
@@ -171,11 +174,27 @@ func Reaches(words []Word) []string {
 		}
 	}
 	if body, ok := luaBody(name, words); ok {
+		label := name
+		if name == "SCRIPT" || name == "FUNCTION" {
+			label += " LOAD"
+		}
 		for _, what := range luaReaches(body.Text) {
-			out = append(out, name+" body: "+what)
+			out = append(out, label+" body: "+what)
 		}
 	}
 	return out
+}
+
+// scansOwnKeys says whether a SCAN matches only firedrill's keys (MATCH
+// firedrill:…), or a variable may give its pattern.
+func scansOwnKeys(words []Word) bool {
+	for i := 2; i+1 < len(words); i++ {
+		if words[i].Var || !strings.EqualFold(words[i].Text, "MATCH") {
+			continue
+		}
+		return !outsideKey(words[i+1])
+	}
+	return false
 }
 
 // keyWords are the words of a command that name keys.

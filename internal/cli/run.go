@@ -27,14 +27,16 @@ type runOpts struct {
 	// allowOutside lets a given server's setup and events reach outside
 	// the schema.
 	allowOutside bool
-	quiet        bool
-	verbose      bool
-	progress     time.Duration
-	jsonOut      string
-	scen         scenarioFlags
-	junit        junitFlag
-	metrics      metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
-	shard        shardFlags   // --shard, --start-at (shard.go)
+	// runAs is a confined account made beforehand (--run-as).
+	runAs    string
+	quiet    bool
+	verbose  bool
+	progress time.Duration
+	jsonOut  string
+	scen     scenarioFlags
+	junit    junitFlag
+	metrics  metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
+	shard    shardFlags   // --shard, --start-at (shard.go)
 }
 
 func newRunCmd(env *clikit.Env) *cobra.Command {
@@ -97,6 +99,7 @@ directories into one.`,
 	f.StringVar(&o.out, "out", "runs", "directory under which the run directory is created")
 	f.BoolVar(&o.allowShell, "allow-shell", false, "allow the scenario's shell events to run commands")
 	f.BoolVar(&o.allowOutside, "allow-outside-schema", false, "on a given server, let setup, scripts and events name objects outside the scenario's schema (refused by default)")
+	f.StringVar(&o.runAs, "run-as", "", "on a given server, run setup, scripts and user-written commands as this confined account (a URL), made beforehand by an administrator, instead of one the run makes")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final summary")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print each live finding's evidence too, not just its line")
 	f.DurationVar(&o.progress, "progress", 5*time.Second, "interval between progress lines (0 = every sample tick)")
@@ -119,6 +122,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	env.Learn(sc.Target.DSN)
+	env.Learn(o.runAs)
 	if err := report.CheckThresholdMetrics(sc); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -135,7 +139,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
-		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
+		Scenario: sc, OutDir: o.out, DSN: o.dsn, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, RunAs: o.runAs, Version: clikit.Version,
 		Command: env.CommandLine(),
 		Log:     logw,
 		Secret:  env.LearnSecret,

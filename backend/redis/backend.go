@@ -7,18 +7,21 @@
 //
 // # On a given server
 //
-// Redis has no schemas, so firedrill confines what it can by name: every
-// key it creates itself (setup's keys, the record of settings to restore)
-// is under the prefix "firedrill:" in the URL's database, and nothing else
-// of the server is touched by firedrill's own doing. CONFIG SET by
-// settings events is recorded first (in the key firedrill:settings_restore)
-// and put back at the end of the run, after Ctrl-C, and by the next run or
-// `firedrill restore` after a kill. Commands that reach past keys
-// (FLUSHDB, FLUSHALL, SWAPDB, SHUTDOWN, DEBUG, CONFIG SET/REWRITE …) are
-// refused in setup, in command events and in the workloads' scripts unless
-// --allow-outside-schema is given. What is not confined: the keys a
-// workload's script or a command event names are the script's own — name
-// them firedrill:… to keep off the application's keys.
+// Redis has no schemas, so firedrill confines by the server's own ACLs
+// (acl.go): the URL is the admin connection, used only for firedrill's
+// fixed commands (samplers, settings and terminate events, the restore
+// record, making and removing the run's ACL user); setup's keys,
+// workloads' scripts and command events run as an ACL user the run makes
+// that reaches only the keys firedrill:* of the URL's database and no
+// admin or dangerous command, which Redis applies inside Lua too. CONFIG
+// SET by settings events is recorded first (in the hash
+// firedrill-admin:settings_restore, out of that user's reach) and put
+// back at the end of the run, after Ctrl-C, and by the next run or
+// `firedrill restore` after a kill. What a command's words show would
+// reach past firedrill's keys (FLUSHDB, CONFIG SET, a Lua body's
+// redis.call('FLUSHALL'), COPY … DB n, a key not under firedrill:) is
+// refused early, unless --allow-outside-schema, which runs everything as
+// the URL's user.
 package redis
 
 import (

@@ -58,10 +58,12 @@ anything runs (--allow-outside-schema to allow it), and settings events are
 restored at the end, also after Ctrl-C ('firedrill restore' after a kill).
 On Redis (redis://host:port/db, or rediss:// for TLS with redis-cli's
 options as parameters: ?cacert=FILE, cert=FILE&key=FILE, insecure=true;
-docs/redis.md), which has no schemas, firedrill's own keys
-are under "firedrill:", commands that reach past keys (FLUSHDB, CONFIG SET,
-SELECT …) are refused in scripts and events, and CONFIG SET by settings
-events is restored the same way.
+docs/redis.md), which has no schemas, setup, scripts and command events
+run as an ACL user the run makes (keys "firedrill:*" only, no admin or
+dangerous commands, also from Lua) and removes; --run-as URL takes one an
+administrator made instead. Commands that reach past keys (FLUSHDB, CONFIG
+SET, SELECT …) are refused early in scripts and events, and CONFIG SET by
+settings events is restored the same way.
 A MariaDB/MySQL URL (mysql://…) takes ?tls=true
 (verify the server against the system's CAs, or ?ssl-ca=/path/ca.pem),
 ?tls=skip-verify, ?tls=preferred (TLS when offered) and ?socket=/path.

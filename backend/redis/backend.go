@@ -7,22 +7,26 @@
 //
 // # On a given server
 //
-// Redis has no schemas, so firedrill confines what it can by name: every
-// key it creates itself (setup's keys, the record of settings to restore)
-// is under the prefix "firedrill:" in the URL's database, and nothing else
-// of the server is touched by firedrill's own doing. CONFIG SET by
-// settings events is recorded first (in the key firedrill:settings_restore)
-// and put back at the end of the run, after Ctrl-C, and by the next run or
-// `firedrill restore` after a kill. Commands that reach past keys
-// (FLUSHDB, FLUSHALL, SWAPDB, SHUTDOWN, DEBUG, CONFIG SET/REWRITE …) are
-// refused in setup, in command events and in the workloads' scripts unless
-// --allow-outside-schema is given. What is not confined: the keys a
-// workload's script or a command event names are the script's own — name
-// them firedrill:… to keep off the application's keys.
+// Redis has no schemas, so firedrill confines by the server's own ACLs
+// (acl.go): the URL is the admin connection, used only for firedrill's
+// fixed commands (samplers, settings and terminate events, the restore
+// record, making and removing the run's ACL user); setup's keys,
+// workloads' scripts and command events run as an ACL user the run makes
+// that reaches only the keys firedrill:* of the URL's database and no
+// admin or dangerous command, which Redis applies inside Lua too. CONFIG
+// SET by settings events is recorded first (in the hash
+// firedrill-admin:settings_restore, out of that user's reach) and put
+// back at the end of the run, after Ctrl-C, and by the next run or
+// `firedrill restore` after a kill. What a command's words show would
+// reach past firedrill's keys (FLUSHDB, CONFIG SET, a Lua body's
+// redis.call('FLUSHALL'), COPY … DB n, a key not under firedrill:) is
+// refused early, unless --allow-outside-schema, which runs everything as
+// the URL's user.
 package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -111,7 +115,7 @@ func (Backend) Preflight(spec backend.Spec) error {
 	sc := spec.Scenario
 	var problems []string
 	for _, ev := range sc.Events {
-		for _, what := range redisevent.Outside(ev) {
+		for _, what := range redisevent.Outside(ev, !spec.PrivilegesOnly) {
 			problems = append(problems, fmt.Sprintf("%s:%d:%d: event %s: %s", sc.File, ev.Pos.Line, ev.Pos.Col, event.Name(ev), what))
 		}
 	}
@@ -139,6 +143,14 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
 			return nil, err
 		}
+		tg.work = cfg
+		if err := tg.openConfined(ctx); err != nil {
+			return nil, err
+		}
+		if err := tg.refuseEvictions(ctx); err != nil {
+			tg.dropRunUser(aclWait)
+			return nil, err
+		}
 		return tg, nil
 	}
 	settings := map[string]string{}
@@ -157,6 +169,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	}
 	tg.inst = inst
 	tg.conn = redisconn.Config{Network: "unix", Addr: inst.Socket(), Password: inst.Password()}
+	tg.work = tg.conn
 	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.Addr(), Database: "0",
 		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
@@ -167,9 +180,20 @@ type target struct {
 	spec backend.Spec
 	sc   *scenario.Scenario
 	logf func(string, ...any)
-	conn redisconn.Config        // how firedrill's own sessions reach the server
+	conn redisconn.Config        // how firedrill's own sessions reach the server (the admin URL)
 	inst *redisinstance.Instance // the embedded server; nil for a given one
 	info timeline.Target
+	// work is how setup, workloads and command events reach it: on a
+	// given server the confined ACL user (acl.go), else conn.
+	work redisconn.Config
+	// runUser is the ACL user this run made ("" with --run-as,
+	// --allow-outside-schema or the embedded server), and hold the admin
+	// connection that marks it live until Close.
+	runUser string
+	hold    *redisconn.Conn
+	// settingsFailed holds the settings events that failed on a given
+	// server: they changed nothing, and the run ends failed.
+	settingsFailed failures
 }
 
 var (
@@ -190,6 +214,14 @@ func (tg *target) dial(ctx context.Context, name string) (*redisconn.Conn, error
 	return redisconn.Dial(ctx, cfg)
 }
 
+// dialWork opens a session as setup and the workloads are: on a given
+// server the confined user's (tg.work).
+func (tg *target) dialWork(ctx context.Context, name string) (*redisconn.Conn, error) {
+	cfg := tg.work
+	cfg.Name = name
+	return redisconn.Dial(ctx, cfg)
+}
+
 // Close stops and removes the embedded server; on a given server it puts
 // back the settings the run changed. A run that found the server frozen
 // gets one short try.
@@ -204,5 +236,7 @@ func (tg *target) Close(frozen bool) error {
 	if frozen {
 		wait = frozenRestoreWait
 	}
-	return tg.restoreSettings(context.Background(), "after the run", wait)
+	err := tg.restoreSettings(context.Background(), "after the run", wait)
+	tg.dropRunUser(wait)
+	return errors.Join(err, tg.settingsFailed.err())
 }

@@ -300,7 +300,8 @@ func TestServerWideCommandsAreRefusedOnAGivenServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	given := &target{spec: backend.Spec{Scenario: sc, DSN: dsn}, conn: redisconn.Config{Network: "tcp", Addr: "127.0.0.1:1"}}
+	addr := redisconn.Config{Network: "tcp", Addr: "127.0.0.1:1"}
+	given := &target{spec: backend.Spec{Scenario: sc, DSN: dsn}, conn: addr, work: addr}
 	_, err = given.Workload(&scenario.Workload{Name: "w"}, []*script.Script{s}, "firedrill:w")
 	if err == nil || !strings.Contains(err.Error(), "w.redis:3:1: SELECT reaches past") || !strings.Contains(err.Error(), "w.redis:5:1: FLUSHDB") ||
 		strings.Contains(err.Error(), "CONFIG") {
@@ -312,18 +313,25 @@ func TestServerWideCommandsAreRefusedOnAGivenServer(t *testing.T) {
 	}
 }
 
-// A user whose ACL allows only the commands of the load (no CONFIG, no
-// access to firedrill's record, no CLIENT SETNAME) can still run: there is
+// An admin URL whose user may not make ACL users fails before anything
+// runs, with the ACL SETUSER an administrator runs instead and where;
+// with --allow-outside-schema it runs as that user, as before: there is
 // nothing firedrill could have changed for it to restore, and it says so.
-func TestARestrictedUserCanRun(t *testing.T) {
+func TestARestrictedUserGetsTheGrantOrRunsOutside(t *testing.T) {
 	t.Parallel()
 	inst, c := usersServer(t)
-	if _, err := c.Do(t.Context(), "ACL", "SETUSER", "app", "on", ">app-pw-7", "~app:*", "+get", "+set", "+ping", "+select"); err != nil {
+	if _, err := c.Do(t.Context(), "ACL", "SETUSER", "app", "on", ">app-pw-7", "~app:*", "~firedrill:*", "+get", "+set", "+ping", "+select", "+info"); err != nil {
 		t.Fatal(err)
 	}
 	dsn := fmt.Sprintf("redis://app:app-pw-7@%s/0", inst.Addr())
+	_, err := New().Open(t.Context(), backend.Spec{Scenario: parse(t, ""), DSN: dsn})
+	if err == nil || !strings.Contains(err.Error(), "redis at "+inst.Addr()) || !strings.Contains(err.Error(), "ACL SETUSER firedrill reset on >PASSWORD ~firedrill:*") ||
+		!strings.Contains(err.Error(), "--run-as redis://firedrill:PASSWORD@"+inst.Addr()+"/0") || !strings.Contains(err.Error(), "--allow-outside-schema") ||
+		strings.Contains(err.Error(), "app-pw-7") {
+		t.Errorf("Open by a user without ACL rights: %v", err)
+	}
 	var log strings.Builder
-	tg, err := New().Open(t.Context(), backend.Spec{Scenario: parse(t, ""), DSN: dsn, Log: &log})
+	tg, err := New().Open(t.Context(), backend.Spec{Scenario: parse(t, ""), DSN: dsn, Log: &log, AllowOutsideSchema: true})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -33,8 +33,9 @@ const (
 func (Backend) EventKinds() []event.Kind { return redisevent.Kinds() }
 
 // Restore puts back the settings that settings events changed with
-// CONFIG SET on the server at dsn and recorded in firedrill:settings_restore
-// (schema is PostgreSQL's notion; Redis's record is in the URL's database).
+// CONFIG SET on the server at dsn and recorded in firedrill-admin:settings_restore
+// (schema is PostgreSQL's notion; Redis's record is in the URL's database),
+// and removes the ACL users killed runs left.
 func (Backend) Restore(ctx context.Context, dsn, _ string, w io.Writer) error {
 	cfg, err := redisconn.ParseURL(dsn)
 	if err != nil {
@@ -47,10 +48,29 @@ func (Backend) Restore(ctx context.Context, dsn, _ string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sweepLeftovers(ctx, cfg, func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) })
 	if len(restored) == 0 {
 		fmt.Fprintf(w, "nothing to restore: no setting changed by firedrill is recorded in %s (database %d)\n", redisevent.RestoreKey, cfg.DB)
 	}
 	return nil
+}
+
+// sweepLeftovers removes, for `firedrill restore`, the ACL users of
+// killed runs and notes a record of an older firedrill's settings
+// events, with an admin connection; an admin without ACL rights is told
+// nothing of users it could not have made.
+func sweepLeftovers(ctx context.Context, cfg redisconn.Config, logf func(string, ...any)) {
+	cfg.Name = "firedrill-acl"
+	c, err := redisconn.Dial(ctx, cfg)
+	if err != nil {
+		return // RestoreSettings just reached it: nothing new to say
+	}
+	defer c.Close()
+	redisevent.NoteLegacyRecord(ctx, c, logf)
+	var refused *redisconn.Error
+	if err := sweepRunUsers(ctx, c, logf); err != nil && !errors.As(err, &refused) {
+		logf("removing the ACL users of killed runs: %v", err)
+	}
 }
 
 // restoreSettings puts back, on a given server, what settings events
@@ -83,7 +103,8 @@ func (tg *target) restoreSettings(ctx context.Context, when string, wait time.Du
 // Shell events get a redis:// URL of the server in FIREDRILL_CONNSTRING.
 func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
 	env := &event.Env{ConnString: tg.url(), AllowShell: allowShell, AppName: appName,
-		Backend: &redisevent.Target{Conn: tg.conn, Given: tg.given(), AllowOutside: tg.spec.AllowOutsideSchema}}
+		Backend: &redisevent.Target{Conn: tg.conn, Work: tg.work, Given: tg.given(), AllowOutside: tg.spec.AllowOutsideSchema,
+			PrivilegesOnly: tg.spec.PrivilegesOnly, SettingsFailed: tg.settingsFailed.add}}
 	if tg.inst != nil {
 		inst := tg.inst
 		env.DataDir = inst.DataDir()
@@ -93,12 +114,44 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 	return env
 }
 
-// url is the server's redis:// URL: the given one, or the embedded
-// server's TCP address.
+// url is the server's redis:// URL: the given one (with the confined
+// user's name and password when there is one: a shell event is
+// user-written too), or the embedded server's TCP address.
 func (tg *target) url() string {
 	if dsn := backend.GivenDSN(tg.spec); dsn != "" {
+		if tg.work.User != tg.conn.User || tg.work.Password != tg.conn.Password {
+			return runAsURL(dsn, tg.conn, tg.work.User, tg.work.Password)
+		}
 		return dsn
 	}
 	u := url.URL{Scheme: "redis", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(tg.inst.Port())), Path: "/0"}
 	return u.String()
+}
+
+// refuseEvictions refuses, on a given server and before anything runs,
+// settings events that would make it evict keys that are not firedrill's
+// as it is now (redisevent.Evicts; each event checks again when it runs,
+// since the load may have filled memory meanwhile).
+func (tg *target) refuseEvictions(ctx context.Context) error {
+	if tg.spec.AllowOutsideSchema {
+		return nil
+	}
+	var c *redisconn.Conn
+	for _, ev := range tg.sc.Events {
+		settings, ok := redisevent.SettingsOf(ev)
+		if !ok {
+			continue
+		}
+		if c == nil {
+			var err error
+			if c, err = tg.dial(ctx, "firedrill-settings"); err != nil {
+				return fmt.Errorf("check settings events: %w", err)
+			}
+			defer c.Close()
+		}
+		if err := redisevent.Evicts(ctx, c, settings); err != nil {
+			return fmt.Errorf("%s:%d:%d: event %s: %w", tg.sc.File, ev.Pos.Line, ev.Pos.Col, event.Name(ev), err)
+		}
+	}
+	return nil
 }

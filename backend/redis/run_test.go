@@ -46,10 +46,10 @@ workloads:
           \set k random(1, 100)
           INCR firedrill:hits::k
           GET firedrill:key::k
-          GET stock:7
+          GET firedrill:hits::k
 events:
   - {kind: settings, at: 500ms, settings: {appendfsync: "no", maxmemory-policy: allkeys-lru}}
-  - {kind: command, at: 1s, command: ["SET firedrill:marker 1", "GET user:1"]}
+  - {kind: command, at: 1s, command: ["SET firedrill:marker 1", "GET firedrill:marker"]}
   - {kind: terminate, at: 1500ms, workload: app}
 `
 	dsn := fmt.Sprintf("redis://:pw-of-the-user@%s/0", inst.Addr())

@@ -22,7 +22,7 @@ const setupBatch = 1000
 // too, and stay after the run (as PostgreSQL's setup tables stay in
 // firedrill's schema).
 func (tg *target) Setup(ctx context.Context) error {
-	c, err := tg.dial(ctx, "firedrill-setup")
+	c, err := tg.dialWork(ctx, "firedrill-setup")
 	if err != nil {
 		return fmt.Errorf("setup: %w\nIs the server running and accepting connections there? Check --dsn or target.dsn, or remove them to use an embedded server.", err)
 	}

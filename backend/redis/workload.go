@@ -3,6 +3,7 @@ package redis
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/redis/redisevent"
@@ -13,18 +14,20 @@ import (
 
 // Workload makes the engine's target for one workload's clients (RESP2 on
 // the engine's event loop; over TLS, a goroutine per client), each connection named appName (CLIENT
-// SETNAME). On a given server, scripts that reach past the keys they name
-// (FLUSHDB, CONFIG SET, SELECT …) are refused, each at its file:line:col,
-// unless --allow-outside-schema.
+// SETNAME), as the confined ACL user on a given server. There, scripts
+// that reach past the keys they name (FLUSHDB, CONFIG SET, SELECT, a Lua
+// body's redis.call('FLUSHALL') …) are refused early, each at its
+// file:line:col, unless --allow-outside-schema: the ACL user would be
+// refused them anyway, command by command, mid-run.
 func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, appName string) (backend.Workload, error) {
-	if tg.given() && !tg.spec.AllowOutsideSchema {
+	if tg.given() && !tg.spec.AllowOutsideSchema && !tg.spec.PrivilegesOnly {
 		if err := checkScripts(scripts); err != nil {
 			return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)
 		}
 	}
 	cfg := redistarget.Config{
-		Network: tg.conn.Network, Addr: tg.conn.Addr, User: tg.conn.User, Password: tg.conn.Password,
-		DB: tg.conn.DB, AppName: appName,
+		Network: tg.work.Network, Addr: tg.work.Addr, User: tg.work.User, Password: tg.work.Password,
+		DB: tg.work.DB, AppName: appName,
 	}
 	if tg.conn.TLS != nil {
 		conf, err := tg.conn.TLS.Config(tg.conn.Addr)
@@ -40,7 +43,8 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 	return backend.Workload{Target: t, Mode: "resp2"}, nil
 }
 
-// checkScripts refuses the scripts' server-wide commands, every one.
+// checkScripts refuses what the scripts' commands would reach past
+// firedrill's keys (redisevent.Reaches), every one.
 func checkScripts(scripts []*script.Script) error {
 	var errs []error
 	for _, s := range scripts {
@@ -48,7 +52,7 @@ func checkScripts(scripts []*script.Script) error {
 			if cmd.Kind != script.KindRedis || cmd.Redis == nil {
 				continue
 			}
-			if what, wide := serverWideCommand(cmd.Redis); wide {
+			for _, what := range redisevent.Reaches(words(cmd.Redis)) {
 				errs = append(errs, fmt.Errorf("%s: %s reaches past firedrill's keys on a given server "+
 					"(pass --allow-outside-schema if that is what you want)", cmd.Pos, what))
 			}
@@ -57,14 +61,23 @@ func checkScripts(scripts []*script.Script) error {
 	return errors.Join(errs...)
 }
 
-// serverWideCommand says whether a script's command is server-wide
-// (redisevent.ServerWide), from its literal name and first argument.
-func serverWideCommand(c *script.RedisCommand) (string, bool) {
-	literal := func(i int) string {
-		if i < len(c.Args) && c.Args[i].Parts == nil {
-			return c.Args[i].Literal
+// words is a script's command as the lexical check reads it: a word a
+// variable gives is known up to the variable.
+func words(c *script.RedisCommand) []redisevent.Word {
+	out := make([]redisevent.Word, len(c.Args))
+	for i, a := range c.Args {
+		if a.Parts == nil {
+			out[i] = redisevent.Word{Text: a.Literal}
+			continue
 		}
-		return ""
+		var prefix strings.Builder
+		for _, p := range a.Parts {
+			if p.Var != script.NoVar {
+				break
+			}
+			prefix.WriteString(p.Text)
+		}
+		out[i] = redisevent.Word{Text: prefix.String(), Var: true}
 	}
-	return redisevent.ServerWide(literal(0), literal(1))
+	return out
 }

@@ -24,7 +24,9 @@ a lost machine) cannot; the next 'firedrill run' against the same server
 restores them before it starts, and this command does it now.
 
 On Redis the changes are CONFIG SETs, recorded in the hash
-firedrill:settings_restore of the URL's database (--schema does not apply).
+firedrill-admin:settings_restore of the URL's database (--schema does not
+apply); restore also removes the ACL users of killed runs
+(firedrill_run_…, with no client connected).
 
 On MariaDB and MySQL they are SET GLOBALs, recorded in the table
 settings_restore of firedrill's database (--schema names it, as the

@@ -74,7 +74,9 @@ docs/given-server.md has the details per kind.
 
 On Redis (redis://host:port/db, or rediss:// for TLS with redis-cli's
 options as parameters: ?cacert=FILE, cert=FILE&key=FILE, insecure=true;
-docs/redis.md) CONFIG SET by settings events is restored the same way.
+docs/redis.md) the run's ACL user may use only keys "firedrill:*", no admin
+or dangerous commands, also from Lua; CONFIG SET by settings events is
+restored the same way.
 A MariaDB/MySQL URL (mysql://…) takes ?tls=true
 (verify the server against the system's CAs, or ?ssl-ca=/path/ca.pem),
 ?tls=skip-verify, ?tls=preferred (TLS when offered) and ?socket=/path.
@@ -136,6 +138,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	env.Learn(sc.Target.DSN)
+	env.Learn(o.runAs)
 	if err := report.CheckThresholdMetrics(sc); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}

@@ -34,18 +34,18 @@ type commandConfig struct {
 // Outside lists what an event would do past firedrill's keys on a given
 // server (a command event's FLUSHDB, a terminate event's type: normal),
 // so that the backend refuses it before the run; nil when nothing.
-func Outside(spec scenario.Event) []string {
+// lexical false leaves out what the command event's words say (the
+// confined user's privileges are to hold alone): only what firedrill
+// itself would do as the admin stays.
+func Outside(spec scenario.Event, lexical bool) []string {
 	var out []string
 	switch c := spec.Config.(type) {
 	case commandConfig:
+		if !lexical {
+			break
+		}
 		for _, args := range c.Commands {
-			sub := ""
-			if len(args) > 1 {
-				sub = args[1]
-			}
-			if what, wide := ServerWide(args[0], sub); wide {
-				out = append(out, what)
-			}
+			out = append(out, Reaches(Literal(args...))...)
 		}
 	case terminateConfig:
 		if c.Type != "" {
@@ -127,17 +127,13 @@ func newCommand(spec scenario.Event, c commandConfig) event.Event {
 // (Outside).
 func (e *commandEvent) Check(env *event.Env) error {
 	t, ok := env.Backend.(*Target)
-	if !ok || t == nil || !t.Given || t.AllowOutside {
+	if !ok || t == nil || !t.Given || t.AllowOutside || t.PrivilegesOnly {
 		return nil
 	}
 	for _, args := range e.commands {
-		sub := ""
-		if len(args) > 1 {
-			sub = args[1]
-		}
-		if what, wide := ServerWide(args[0], sub); wide {
+		if reaches := Reaches(Literal(args...)); len(reaches) > 0 {
 			return errorf("command", e.name, fmt.Errorf("%s reaches past firedrill's keys on a given server "+
-				"(pass --allow-outside-schema if that is what you want)", what))
+				"(pass --allow-outside-schema if that is what you want)", reaches[0]))
 		}
 	}
 	return nil
@@ -149,7 +145,7 @@ func (e *commandEvent) Run(ctx context.Context, env *event.Env, started event.St
 	if err := e.Check(env); err != nil {
 		return "", nil, err
 	}
-	c, err := connect(ctx, env, e.name)
+	c, err := connectWork(ctx, env, e.name)
 	if err != nil {
 		return "", nil, event.Cancelled(ctx, errorf("command", e.name, err))
 	}

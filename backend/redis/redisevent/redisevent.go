@@ -37,13 +37,25 @@ const sessionPrefix = "firedrill-"
 
 // Target is what the Redis backend puts in event.Env.Backend for its kinds.
 type Target struct {
-	// Conn reaches the server as firedrill's own sessions do.
+	// Conn reaches the server as firedrill's own sessions do (on a given
+	// server, the admin URL): settings and terminate events.
 	Conn redisconn.Config
+	// Work reaches it as user-written commands do (command events): on
+	// a given server the confined ACL user, else Conn.
+	Work redisconn.Config
 	// Given is set on the user's server: settings events record what
 	// they change so that it is put back, and what would reach past
 	// firedrill's keys is refused unless AllowOutside.
 	Given        bool
 	AllowOutside bool
+	// PrivilegesOnly skips the lexical check of command events
+	// (backend.Spec.PrivilegesOnly): for the tests that prove the ACL
+	// user's privileges hold alone.
+	PrivilegesOnly bool
+	// SettingsFailed, when set, is told of a settings event that failed
+	// on a given server (having changed nothing), so that the run ends
+	// failed.
+	SettingsFailed func(error)
 }
 
 // targetOf is the Redis target in env.
@@ -54,13 +66,29 @@ func targetOf(env *event.Env) (*Target, error) {
 	return nil, errors.New("not a Redis target (the event runs only on one)")
 }
 
-// connect opens the event's own connection, named for it.
+// connect opens the event's own connection as firedrill's own sessions
+// (the admin URL), named for it.
 func connect(ctx context.Context, env *event.Env, eventName string) (*redisconn.Conn, error) {
 	t, err := targetOf(env)
 	if err != nil {
 		return nil, err
 	}
 	cfg := t.Conn
+	cfg.Name = SessionName(eventName)
+	return redisconn.Dial(ctx, cfg)
+}
+
+// connectWork opens the event's own connection as user-written commands
+// run (Target.Work), named for it.
+func connectWork(ctx context.Context, env *event.Env, eventName string) (*redisconn.Conn, error) {
+	t, err := targetOf(env)
+	if err != nil {
+		return nil, err
+	}
+	cfg := t.Work
+	if cfg.Addr == "" { // a Target made before Work was
+		cfg = t.Conn
+	}
 	cfg.Name = SessionName(eventName)
 	return redisconn.Dial(ctx, cfg)
 }

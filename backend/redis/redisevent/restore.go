@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
@@ -15,8 +16,40 @@ import (
 // every setting a settings event changed: field the setting's name, value
 // a JSON record of what it was and what firedrill made it. It is written
 // before each change, so that a run killed at any moment leaves enough for
-// the next run (or 'firedrill restore') to put the server back.
-const RestoreKey = KeyPrefix + "settings_restore"
+// the next run (or 'firedrill restore') to put the server back. It is
+// outside KeyPrefix: the confined ACL user that runs workloads and
+// command events (~firedrill:*) can neither read nor forge it, so a
+// restore sets only values the server had.
+const RestoreKey = "firedrill-admin:settings_restore"
+
+// legacyRestoreKey is where firedrill kept that record before it confined
+// given servers by ACL: under KeyPrefix, where any workload could write.
+const legacyRestoreKey = KeyPrefix + "settings_restore"
+
+// NoteLegacyRecord says, through logf, what a record left by an older
+// firedrill under legacyRestoreKey holds, without acting on it: a
+// workload may have written it, so firedrill does not trust it; the
+// person who reads the note can set those settings back by hand.
+func NoteLegacyRecord(ctx context.Context, c *redisconn.Conn, logf func(string, ...any)) {
+	r, err := c.Do(ctx, "HGETALL", legacyRestoreKey)
+	if err != nil || len(r.Elems) == 0 {
+		return
+	}
+	pairs := r.Strings()
+	var items []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		var rec record
+		if json.Unmarshal([]byte(pairs[i+1]), &rec) == nil {
+			items = append(items, fmt.Sprintf("%s was %q", pairs[i], rec.Original))
+		} else {
+			items = append(items, fmt.Sprintf("%s: %q", pairs[i], pairs[i+1]))
+		}
+	}
+	logf("note: %s (database %d) is a record an older firedrill left of settings it changed: %s. "+
+		"firedrill no longer trusts that key (any client that may write %s* could have written it): "+
+		"if those settings still differ, set them back with CONFIG SET, then DEL %s",
+		legacyRestoreKey, c.Config().DB, strings.Join(items, ", "), KeyPrefix, legacyRestoreKey)
+}
 
 // record is one setting's entry in RestoreKey.
 type record struct {
@@ -48,22 +81,20 @@ func configGet(ctx context.Context, c *redisconn.Conn, name string) (string, err
 	return pairs[1], nil
 }
 
-// recordOriginal notes a setting's value before a settings event changes
-// it, unless an earlier change (of this run, or of a killed run not yet
-// restored) noted it already: the first original is the one to go back to.
-func recordOriginal(ctx context.Context, c *redisconn.Conn, name string) error {
-	original, err := configGet(ctx, c, name)
-	if err != nil {
-		return fmt.Errorf("read %s to restore it after the run: %w", name, err)
-	}
+// recordOriginal notes a setting's value, original, before a settings
+// event changes it, unless an earlier change (of this run, or of a killed
+// run not yet restored) noted it already: the first original is the one
+// to go back to. It says whether this call made the record.
+func recordOriginal(ctx context.Context, c *redisconn.Conn, name, original string) (bool, error) {
 	host, _ := os.Hostname()
 	rec, _ := json.Marshal(record{Original: original,
 		Run: fmt.Sprintf("pid %d on %s at %s", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))})
-	if _, err := c.Do(ctx, "HSETNX", RestoreKey, name, string(rec)); err != nil {
-		return fmt.Errorf("remember %s's value in %s to restore it: %w"+
+	r, err := c.Do(ctx, "HSETNX", RestoreKey, name, string(rec))
+	if err != nil {
+		return false, fmt.Errorf("remember %s's value in %s to restore it: %w"+
 			"\nfiredrill changes settings only where it can put them back", name, RestoreKey, err)
 	}
-	return nil
+	return r.Int == 1, nil
 }
 
 // recordApplied notes the value firedrill gave the setting, so that a

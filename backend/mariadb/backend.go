@@ -175,9 +175,9 @@ type target struct {
 	// Close ends the run failed with it.
 	settingsFailedMu sync.Mutex
 	settingsFailed   []error
-	inst        *mdbinstance.Instance // the embedded server; nil for a given one
-	database    string                // where setup, workloads and events work
-	info        timeline.Target
+	inst             *mdbinstance.Instance // the embedded server; nil for a given one
+	database         string                // where setup, workloads and events work
+	info             timeline.Target
 	// outsideBefore fingerprints the other databases' tables before
 	// setup, on a given server.
 	outsideBefore map[string]string

@@ -220,12 +220,13 @@ func grantText(host, database string) string {
 }
 
 // runAsURL is the --run-as URL of the account grantText makes, on the
-// server cfg reaches.
+// server cfg reaches, and where its password goes: not in the URL, where
+// firedrill's masking would hide the placeholder too.
 func runAsURL(cfg *mysql.Config) string {
 	if cfg.Net == "unix" {
-		return fmt.Sprintf("'mysql://%s:PASSWORD@localhost/?socket=%s'", grantedAccount, cfg.Addr)
+		return fmt.Sprintf("'mysql://%s@localhost/?socket=%s' (with its password after the user name, as user:password@)", grantedAccount, cfg.Addr)
 	}
-	return fmt.Sprintf("mysql://%s:PASSWORD@%s/", grantedAccount, cfg.Addr)
+	return fmt.Sprintf("mysql://%s@%s/ (with its password after the user name, as user:password@)", grantedAccount, cfg.Addr)
 }
 
 // Grant is what an administrator runs to make the confined account by

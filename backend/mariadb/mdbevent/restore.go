@@ -98,6 +98,11 @@ func RestoreSettings(ctx context.Context, cfg *mysql.Config, database string) ([
 	if myErr, ok := serverError(err); ok && (myErr.Number == 1146 || myErr.Number == 1049) { // no table, no database
 		return nil, nil
 	}
+	if myErr, ok := serverError(err); ok && (myErr.Number == 1142 || myErr.Number == 1044) {
+		// Not readable by this account (or not there: the server says
+		// the same), so not written by it either.
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("restore settings: read %s: %w", table, err)
 	}

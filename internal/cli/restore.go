@@ -27,8 +27,8 @@ On Redis the changes are CONFIG SETs, recorded in the hash
 firedrill:settings_restore of the URL's database (--schema does not apply).
 
 On MariaDB and MySQL they are SET GLOBALs, recorded in the table
-settings_restore of firedrill's database (--schema names it, as the
-scenario's setup.schema does).
+settings_restore of the database firedrill_admin (whatever --schema says);
+restore also drops the confined accounts (firedrill_run_…) of killed runs.
 
 A setting changed since by someone else is left alone and said so. Exit code
 0 when everything recorded was restored (or nothing was), 1 otherwise.`,

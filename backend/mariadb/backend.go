@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/tls"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -53,6 +54,7 @@ var (
 	_ backend.Preflighter = Backend{}
 	_ backend.EventKinds  = Backend{}
 	_ backend.Restorer    = Backend{}
+	_ backend.Granter     = Backend{}
 )
 
 // New returns the MariaDB backend.
@@ -97,7 +99,11 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.cfg.DBName = ""
 		tg.tls, tg.tlsOptional = given.tls, given.tlsOptional
 		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes, Product: "MariaDB/MySQL"}
+		tg.user, tg.userTLS, tg.userTLSOptional = tg.cfg, tg.tls, tg.tlsOptional
 		if err := tg.restoreSettings(ctx, "before the run"); err != nil {
+			return nil, err
+		}
+		if err := tg.confine(ctx); err != nil {
 			return nil, err
 		}
 		return tg, nil
@@ -123,6 +129,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	tg.cfg.Logger = &mysql.NopLogger{}
 	tg.cfg.Net, tg.cfg.Addr = "tcp", inst.TCPAddr()
 	tg.cfg.User, tg.cfg.Passwd = inst.User(), inst.Password()
+	tg.user = tg.cfg
 	if spec.Secret != nil {
 		spec.Secret(inst.Password()) // shell events get it in FIREDRILL_CONNSTRING
 	}
@@ -147,22 +154,41 @@ type target struct {
 	logf   func(string, ...any)
 	redact func(string) string
 	// cfg reaches the server as the run's user, without a database
-	// (connections add it): the embedded server's user, or the URL's.
+	// (connections add it): the embedded server's user, or the URL's, the
+	// admin of a given server.
 	cfg *mysql.Config
 	// tls is the load target's TLS, from the URL as cfg's TLSConfig is
 	// (nil: none); tlsOptional for tls=preferred.
 	tls         *tls.Config
 	tlsOptional bool
-	inst        *mdbinstance.Instance // the embedded server; nil for a given one
-	database    string                // where setup, workloads and events work
-	info        timeline.Target
+	// user is who setup, workloads and user-written SQL in events run as,
+	// without a database: on a given server the confined account (made
+	// for the run, or --run-as), else cfg; userTLS and userTLSOptional
+	// are its load target's TLS.
+	user            *mysql.Config
+	userTLS         *tls.Config
+	userTLSOptional bool
+	// account is the confined account the run made, dropped at Close;
+	// nil when it made none.
+	account *confinedAccount
+	// settingsFailed holds why settings events failed on a given server:
+	// Close ends the run failed with it.
+	settingsFailedMu sync.Mutex
+	settingsFailed   []error
+	inst             *mdbinstance.Instance // the embedded server; nil for a given one
+	database         string                // where setup, workloads and events work
+	info             timeline.Target
 	// outsideBefore fingerprints the other databases' tables before
 	// setup, on a given server.
 	outsideBefore map[string]string
 
 	dbOnce sync.Once
-	db     *sql.DB // setup and settings queries, in database
+	db     *sql.DB // setup and the shard marks, as user, in database
 	dbErr  error
+
+	adminOnce sync.Once
+	adminDB   *sql.DB // the settings snapshot, as cfg
+	adminErr  error
 }
 
 var (
@@ -180,10 +206,29 @@ func (tg *target) config(database string) *mysql.Config {
 	return cfg
 }
 
-// handle is the target's own connection pool, in its database.
+// userConfig is how user-written SQL reaches the server in database ("" for none).
+func (tg *target) userConfig(database string) *mysql.Config {
+	cfg := tg.user.Clone()
+	cfg.DBName = database
+	return cfg
+}
+
+// adminHandle is the target's connection pool as cfg, without a database.
+func (tg *target) adminHandle() (*sql.DB, error) {
+	tg.adminOnce.Do(func() {
+		tg.adminDB, tg.adminErr = tg.plainHandle()
+		if tg.adminDB != nil {
+			tg.adminDB.SetMaxOpenConns(2)
+		}
+	})
+	return tg.adminDB, tg.adminErr
+}
+
+// handle is the connection pool of setup and the shard marks, as user, in
+// the target's database.
 func (tg *target) handle() (*sql.DB, error) {
 	tg.dbOnce.Do(func() {
-		connector, err := mysql.NewConnector(tg.config(tg.database))
+		connector, err := mysql.NewConnector(tg.userConfig(tg.database))
 		if err != nil {
 			tg.dbErr = fmt.Errorf("connection settings: %w", err)
 			return
@@ -207,9 +252,9 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 		return backend.Workload{}, fmt.Errorf("workload %s: mode %s: MariaDB's protocol has simple (text queries) and prepared (server-side prepared statements)", spec.Name, mode)
 	}
 	t, err := newWorkloadTarget(workloadConfig{
-		Network: tg.cfg.Net, Addr: tg.cfg.Addr, User: tg.cfg.User, Password: tg.cfg.Passwd,
+		Network: tg.user.Net, Addr: tg.user.Addr, User: tg.user.User, Password: tg.user.Passwd,
 		Database: tg.database, Mode: mode, Session: maps.Clone(spec.Settings), AppName: appName,
-		TLS: tg.tls, TLSOptional: tg.tlsOptional,
+		TLS: tg.userTLS, TLSOptional: tg.userTLSOptional,
 	})
 	if err != nil {
 		return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)
@@ -220,7 +265,7 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 // Settings reads the server's global variables (SHOW GLOBAL VARIABLES),
 // and notes the server's version for Info.
 func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
-	db, err := tg.handle()
+	db, err := tg.adminHandle()
 	if err != nil {
 		return nil, err
 	}
@@ -252,14 +297,16 @@ func (tg *target) Settings(ctx context.Context) (map[string]string, error) {
 // event.
 func (tg *target) SettingsSource() string { return settingsSource }
 
-// EventEnv gives events the server: the run user's connection in the
-// run's database; on the embedded server its data directory and restarts
-// (with options, for static settings); on a given one, firedrill's
-// database, where settings events record what to put back.
+// EventEnv gives events the server: user-written SQL (and shell events'
+// connection string) as the run's user in the run's database, firedrill's
+// own statements as cfg; on the embedded server its data directory and
+// restarts (with options, for static settings); on a given one, where
+// settings events record what to put back, whose sessions terminate may
+// kill, and the run's failure when a settings event fails.
 func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
-	cfg := tg.config(tg.database)
+	cfg := tg.userConfig(tg.database)
 	env := &event.Env{ConnString: cfg.FormatDSN(), AllowShell: allowShell, AppName: appName}
-	mt := &mdbevent.Target{Config: cfg}
+	mt := &mdbevent.Target{Config: cfg, Admin: tg.config(tg.database)}
 	if tg.inst != nil {
 		inst := tg.inst
 		env.DataDir = inst.DataDir()
@@ -268,7 +315,12 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 		mt.Restart = inst.Restart
 		mt.Keep = inst.Keep
 	} else {
-		mt.RestoreDatabase = tg.database
+		mt.Admin = tg.config("")
+		mt.RestoreDatabase = mdbevent.RecordsDatabase
+		mt.Failed = tg.settingsFailure
+		if !tg.spec.AllowOutsideSchema {
+			mt.Account = tg.user.User
+		}
 	}
 	env.Backend = mt
 	return env
@@ -282,6 +334,9 @@ func (tg *target) Close(frozen bool) error {
 	if tg.db != nil {
 		defer tg.db.Close()
 	}
+	if tg.adminDB != nil {
+		defer tg.adminDB.Close()
+	}
 	if tg.inst != nil {
 		if err := tg.inst.Stop(); err != nil {
 			return fmt.Errorf("stopping the embedded server: %w", err)
@@ -294,7 +349,25 @@ func (tg *target) Close(frozen bool) error {
 	if !frozen {
 		tg.checkOutsideAfter(ctx)
 	}
-	return err
+	return errors.Join(tg.failedSettings(), err, tg.dropAccount(ctx))
+}
+
+// settingsFailure records why a settings event failed on a given server
+// (it put back what it changed): the run ends failed with it.
+func (tg *target) settingsFailure(err error) {
+	tg.settingsFailedMu.Lock()
+	defer tg.settingsFailedMu.Unlock()
+	tg.settingsFailed = append(tg.settingsFailed, err)
+}
+
+// failedSettings is why the run's settings events failed, nil if none did.
+func (tg *target) failedSettings() error {
+	tg.settingsFailedMu.Lock()
+	defer tg.settingsFailedMu.Unlock()
+	if len(tg.settingsFailed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("a settings event failed, so the run did: %w", errors.Join(tg.settingsFailed...))
 }
 
 // productOf names the server a VERSION() belongs to: MariaDB's say so

@@ -17,15 +17,17 @@ import (
 )
 
 // On a given server (--dsn mysql://… or target.dsn) firedrill keeps to its
-// own database (setup.schema, default "firedrill"): it creates it if
-// missing, setup, workloads and events connect to it, so that unqualified
-// names (a setup file's "DROP TABLE orders") resolve there and never to
-// the user's tables; SQL that names another database or changes the
-// server (USE, CREATE DATABASE, GRANT, SET GLOBAL …) is refused before
-// anything runs; global variables that settings events change are put back
-// at the end, after Ctrl-C, and by the next run after a kill; and the
-// other databases' tables are compared before and after, so that whatever
-// slipped past (dynamic SQL, a stored procedure) is at least said.
+// own database (setup.schema, default "firedrill"). The server enforces it:
+// setup, workloads and user-written SQL in events run as an account that
+// has privileges on that database only (account.go). Before anything runs,
+// SQL that names another database or changes the server (USE, CREATE
+// DATABASE, GRANT, SET GLOBAL, executable comments, routines …) is refused
+// too, as an early warning that needs no server (escapes.go). Global
+// variables that settings events change are recorded, as the account of
+// --dsn, in a database the confined account cannot reach
+// (mdbevent.RecordsDatabase) and put back at the end, after Ctrl-C, and by
+// the next run after a kill; and the other databases' tables are compared
+// before and after, so that whatever changed them meanwhile is said.
 
 // confined reports whether this run must keep to its database: a given
 // server.
@@ -39,7 +41,13 @@ func (Backend) Preflight(spec backend.Spec) error {
 		return err
 	}
 	given := spec.DSN != "" || !sc.Target.Embedded()
-	if !given || spec.AllowOutsideSchema {
+	if !given {
+		return nil
+	}
+	if err := checkDatabaseName(sc); err != nil {
+		return err
+	}
+	if spec.AllowOutsideSchema || spec.PrivilegesOnly {
 		return nil
 	}
 	if problems := ConfinementProblems(sc); len(problems) > 0 {
@@ -50,16 +58,47 @@ func (Backend) Preflight(spec backend.Spec) error {
 }
 
 // checkConfinement refuses a run whose SQL would reach outside its
-// database, unless --allow-outside-schema.
+// database, unless --allow-outside-schema, and says where SQL is built
+// from strings that no check can read.
 func (tg *target) checkConfinement() error {
-	if tg.spec.AllowOutsideSchema {
+	if tg.spec.AllowOutsideSchema || tg.spec.PrivilegesOnly {
 		return nil
+	}
+	for _, note := range UnseenSQL(tg.sc) {
+		tg.logf("note: %s", note)
 	}
 	if problems := ConfinementProblems(tg.sc); len(problems) > 0 {
 		return fmt.Errorf("refusing to run: on a given server this scenario would reach outside the database %s:\n  %s",
 			tg.database, strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// checkDatabaseName refuses setup.schema naming the database of
+// firedrill's restore records, which the confined account must not reach.
+func checkDatabaseName(sc *scenario.Scenario) error {
+	if strings.EqualFold(databaseOf(sc), mdbevent.RecordsDatabase) {
+		return &scenario.Error{File: sc.File, Pos: sc.Setup.Pos,
+			Msg:  "setup.schema " + databaseOf(sc) + " is where firedrill keeps its restore records on a given server",
+			Hint: "name another database"}
+	}
+	return nil
+}
+
+// UnseenSQL lists the places in sc's SQL that build SQL from strings
+// (EXECUTE IMMEDIATE, PREPARE … FROM), which the lexical check cannot
+// read: the confined account's privileges hold them in the database.
+func UnseenSQL(sc *scenario.Scenario) []string {
+	var notes []string
+	report := func(where func(line, col int) string, text string) {
+		for _, e := range escapes(databaseOf(sc), text) {
+			if e.Unseen {
+				notes = append(notes, fmt.Sprintf("%s: %s; the server's privileges keep it in the database %s", where(e.Line, e.Col), e.What, databaseOf(sc)))
+			}
+		}
+	}
+	backend.EachSQL(sc, mdbevent.Statements, report, func(string) {})
+	return notes
 }
 
 // ConfinementProblems lists every place in sc's setup SQL, workload
@@ -70,7 +109,9 @@ func ConfinementProblems(sc *scenario.Scenario) []string {
 	var problems []string
 	report := func(where func(line, col int) string, text string) {
 		for _, e := range escapes(database, text) {
-			problems = append(problems, fmt.Sprintf("%s: %s", where(e.Line, e.Col), e.What))
+			if !e.Unseen {
+				problems = append(problems, fmt.Sprintf("%s: %s", where(e.Line, e.Col), e.What))
+			}
 		}
 	}
 	backend.EachSQL(sc, mdbevent.Statements, report, func(problem string) { problems = append(problems, problem) })
@@ -81,12 +122,12 @@ func ConfinementProblems(sc *scenario.Scenario) []string {
 	return problems
 }
 
-// outsideObjectsSQL fingerprints what lives outside the database ?: each
-// table and view (a rebuild changes its creation time), routine, trigger
-// and database.
+// outsideObjectsSQL fingerprints what lives outside the database ? (and
+// firedrill's records): each table and view (a rebuild changes its
+// creation time), routine, trigger and database.
 const outsideObjectsSQL = `SELECT CONCAT('table ', TABLE_SCHEMA, '.', TABLE_NAME),
        CONCAT(TABLE_TYPE, ' ', COALESCE(ENGINE, ''), ' created ', COALESCE(CREATE_TIME, ''))
-FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN (?, 'information_schema', 'performance_schema', 'sys', 'mysql')
+FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN (?, '` + mdbevent.RecordsDatabase + `', 'information_schema', 'performance_schema', 'sys', 'mysql')
 UNION ALL
 SELECT CONCAT(LOWER(ROUTINE_TYPE), ' ', ROUTINE_SCHEMA, '.', ROUTINE_NAME), COALESCE(LAST_ALTERED, '')
 FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA NOT IN (?, 'sys', 'mysql')
@@ -95,7 +136,7 @@ SELECT CONCAT('trigger ', TRIGGER_SCHEMA, '.', TRIGGER_NAME), COALESCE(CREATED, 
 FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA NOT IN (?, 'sys', 'mysql')
 UNION ALL
 SELECT CONCAT('database ', SCHEMA_NAME), DEFAULT_CHARACTER_SET_NAME
-FROM information_schema.SCHEMATA WHERE SCHEMA_NAME <> ?`
+FROM information_schema.SCHEMATA WHERE SCHEMA_NAME NOT IN (?, '` + mdbevent.RecordsDatabase + `')`
 
 // outsideObjects reads the fingerprint of everything outside the database.
 func (tg *target) outsideObjects(ctx context.Context) (map[string]string, error) {
@@ -147,7 +188,7 @@ func (tg *target) restoreSettings(parent context.Context, when string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), restoreWait)
 	defer cancel()
-	restored, err := mdbevent.RestoreSettings(ctx, tg.cfg, tg.database)
+	restored, err := mdbevent.RestoreSettings(ctx, tg.cfg, mdbevent.RecordsDatabase)
 	for _, s := range restored {
 		tg.logf("%s: restored setting %s", when, s)
 	}
@@ -175,22 +216,33 @@ func (tg *target) checkOutsideAfter(ctx context.Context) {
 }
 
 // Restore puts back the global variables that settings events changed on
-// the server at dsn and recorded in database's restore table, writing one
-// line per variable.
+// the server at dsn and recorded in firedrill's records (whatever the
+// database firedrill works in), writing one line per variable, and drops
+// the confined accounts of killed runs.
 func (Backend) Restore(ctx context.Context, dsn, database string, w io.Writer) error {
 	given, err := parseDSN(dsn)
 	if err != nil {
 		return err
 	}
-	restored, err := mdbevent.RestoreSettings(ctx, given.cfg, database)
+	restored, err := mdbevent.RestoreSettings(ctx, given.cfg, mdbevent.RecordsDatabase)
 	for _, r := range restored {
 		fmt.Fprintf(w, "%s\n", r)
+	}
+	var dropped []string
+	if connector, cerr := mysql.NewConnector(given.cfg); cerr == nil {
+		admin := sql.OpenDB(connector)
+		dropped = dropLeftovers(ctx, admin)
+		admin.Close()
+	}
+	for _, line := range dropped {
+		fmt.Fprintf(w, "%s\n", line)
 	}
 	if err != nil {
 		return err
 	}
-	if len(restored) == 0 {
-		fmt.Fprintf(w, "nothing to restore: no setting changed by firedrill is recorded in %s.%s\n", database, mdbevent.RestoreTable)
+	if len(restored) == 0 && len(dropped) == 0 {
+		fmt.Fprintf(w, "nothing to restore: no setting changed by firedrill is recorded in %s.%s, and no account of a killed run is left\n",
+			mdbevent.RecordsDatabase, mdbevent.RestoreTable)
 	}
 	return nil
 }

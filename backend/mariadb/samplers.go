@@ -19,7 +19,9 @@ var _ backend.Sampled = (*target)(nil)
 // the process list on every tick too, MariaDB's other sources at most
 // once a second (mdbsampler.EveryTick says why).
 func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend.Sampling, error) {
-	set, err := mdbsampler.New(ctx, tg.config(tg.database).FormatDSN(), mdbsampler.Options{Timeout: timeout})
+	// As the account of --dsn, in no database: on a given server with
+	// --run-as it may have no privilege on firedrill's.
+	set, err := mdbsampler.New(ctx, tg.config("").FormatDSN(), mdbsampler.Options{Timeout: timeout})
 	if err != nil {
 		return nil, fmt.Errorf("samplers: %w", err)
 	}

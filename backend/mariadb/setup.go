@@ -45,7 +45,7 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("setup: %w", connectHint(tg.cfg.Addr, tg.cfg.User, err))
+		return fmt.Errorf("setup: %w", connectHint(tg.user.Addr, tg.user.User, err))
 	}
 	defer conn.Close()
 	for _, src := range tg.sc.Setup.SQL {
@@ -68,9 +68,10 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 	return nil
 }
 
-// createDatabase creates firedrill's database on a given server.
+// createDatabase creates firedrill's database on a given server, as the
+// account setup runs as (its privileges on the database let it).
 func (tg *target) createDatabase(ctx context.Context) error {
-	connector, err := mysql.NewConnector(tg.config(""))
+	connector, err := mysql.NewConnector(tg.userConfig(""))
 	if err != nil {
 		return fmt.Errorf("setup: connection settings: %w", err)
 	}
@@ -82,7 +83,7 @@ func (tg *target) createDatabase(ctx context.Context) error {
 			return fmt.Errorf("setup: create the database %s, where firedrill keeps its tables on a given server: %w\n"+
 				"Grant the user CREATE on it (GRANT ALL ON %s.* TO …), or name a database it may use with setup.schema", tg.database, err, quoteIdent(tg.database))
 		}
-		return fmt.Errorf("setup: %w", connectHint(tg.cfg.Addr, tg.cfg.User, err))
+		return fmt.Errorf("setup: %w", connectHint(tg.user.Addr, tg.user.User, err))
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ func FuzzSplitStatements(f *testing.F) {
 		"SELECT 'a;b', `c;d`, \"e\\\";\" # x;\n/* y; */ -- z;\n;",
 		"'unterminated; SELECT 1",
 		"DELIMITER\nSELECT 1;",
+		"/*! DROP TABLE shop.t */;\n/*M!100000 DELETE FROM shop.stock; */\n/*!50001 CREATE VIEW v AS SELECT 1 */;",
+		"DELIMITER $$\nCREATE PROCEDURE evil() BEGIN DROP DATABASE shop; END $$\nDELIMITER ;\nCALL evil();",
 	} {
 		f.Add(seed)
 	}

@@ -29,8 +29,8 @@ apply); restore also removes the ACL users of killed runs
 (firedrill_run_…, with no client connected).
 
 On MariaDB and MySQL they are SET GLOBALs, recorded in the table
-settings_restore of firedrill's database (--schema names it, as the
-scenario's setup.schema does).
+settings_restore of the database firedrill_admin (whatever --schema says);
+restore also drops the confined accounts (firedrill_run_…) of killed runs.
 
 It also removes the confined accounts killed runs left behind: on a given
 server every run makes an account of its own for the scenario's SQL and

@@ -107,7 +107,7 @@ func (h *holdTransaction) Run(ctx context.Context, env *event.Env, started event
 				h.name, i+1, event.SummarizeSQL(stmt), err))
 		}
 	}
-	if trx, err := s.queryValue(ctx, "SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()"); err == nil && trx != "" {
+	if trx := transactionID(ctx, env, s.id); trx != "" {
 		detail["trx_id"] = trx
 	}
 
@@ -145,4 +145,20 @@ func (h *holdTransaction) Run(ctx context.Context, env *event.Env, started event
 		return fmt.Sprintf("ended by the server after %s: %v", event.Seconds(held), err), detail, nil
 	}
 	return fmt.Sprintf("held %s, connection %d", event.Seconds(held), s.id), detail, nil
+}
+
+// transactionID is InnoDB's id of the transaction session id holds, read
+// as the account of --dsn (INNODB_TRX needs PROCESS, which the confined
+// account lacks); "" when it cannot be read: it is a detail.
+func transactionID(ctx context.Context, env *event.Env, id int64) string {
+	admin, err := connectAdmin(ctx, env, appNamePrefix+"trx")
+	if err != nil {
+		return ""
+	}
+	defer admin.close()
+	trx, err := admin.queryValue(ctx, "SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ?", id)
+	if err != nil {
+		return ""
+	}
+	return trx
 }

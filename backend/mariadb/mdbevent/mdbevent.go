@@ -31,12 +31,26 @@ func Kinds() []event.Kind { return slices.Clone(kinds) }
 // Target is what the MariaDB backend puts in event.Env.Backend for its
 // kinds.
 type Target struct {
-	// Config reaches the server as the run's user, in the run's database.
+	// Config reaches the server as the run's user, in the run's database:
+	// on a given server the confined account, which user-written SQL (sql
+	// and hold_transaction events) runs as.
 	Config *mysql.Config
-	// RestoreDatabase is firedrill's database on a given server, where
-	// settings events record what they change so that it can be put back
-	// (RestoreSettings); "" on the embedded server, which is thrown away.
+	// Admin reaches the server as the account of --dsn, for firedrill's
+	// own fixed statements (SET GLOBAL and its records, KILL of the run's
+	// sessions); nil: Config.
+	Admin *mysql.Config
+	// Account is the user name whose sessions are the run's own, the only
+	// ones terminate may kill on a given server; "" lets it kill any.
+	Account string
+	// RestoreDatabase is where, on a given server, settings events record
+	// what they change so that it can be put back (RestoreSettings):
+	// RecordsDatabase, which the confined account cannot reach; "" on the
+	// embedded server, which is thrown away.
 	RestoreDatabase string
+	// Failed is told why a settings event failed on a given server, after
+	// it put back what it had changed: such a run ends failed. nil: the
+	// failure is the event's alone.
+	Failed func(error)
 	// Restart restarts the embedded server with these options added to
 	// those it started with (for variables that cannot change while it
 	// runs); nil on a given server.
@@ -45,6 +59,14 @@ type Target struct {
 	// restarting it, so that what SET GLOBAL changed survives a later
 	// restart; nil on a given server.
 	Keep func(settings map[string]string) error
+}
+
+// adminConfig is how firedrill's own statements reach the server.
+func (t *Target) adminConfig() *mysql.Config {
+	if t.Admin != nil {
+		return t.Admin
+	}
+	return t.Config
 }
 
 // targetOf is what env's backend gave MariaDB's kinds, nil when it gave

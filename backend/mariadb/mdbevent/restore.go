@@ -12,12 +12,19 @@ import (
 	"github.com/firedrill/firedrill/event"
 )
 
-// RestoreTable is the table, in firedrill's database on a given server,
-// that remembers every global variable a settings event changed: its value
+// RestoreTable is the table, in RecordsDatabase on a given server, that
+// remembers every global variable a settings event changed: its value
 // before and the value firedrill set. It is written before each change, so
 // a run killed at any moment leaves enough for the next run (or 'firedrill
 // restore') to put the server back.
 const RestoreTable = "settings_restore"
+
+// RecordsDatabase is where firedrill keeps its restore records on a given
+// server: a database of its own, written only by the account of --dsn,
+// that the confined account setup, workloads and SQL events run as has no
+// privilege on, so that no scenario can forge what the end of a run sets
+// back (the database firedrill works in is the confined account's).
+const RecordsDatabase = "firedrill_admin"
 
 // restoreTableDDL creates RestoreTable in a database (%s, quoted).
 const restoreTableDDL = `CREATE TABLE IF NOT EXISTS %s.` + RestoreTable + ` (
@@ -89,6 +96,11 @@ func RestoreSettings(ctx context.Context, cfg *mysql.Config, database string) ([
 	table := quoteIdent(database) + "." + RestoreTable
 	rows, err := s.conn.QueryContext(ctx, "SELECT name, original, applied, was_set FROM "+table+" ORDER BY name")
 	if myErr, ok := serverError(err); ok && (myErr.Number == 1146 || myErr.Number == 1049) { // no table, no database
+		return nil, nil
+	}
+	if myErr, ok := serverError(err); ok && (myErr.Number == 1142 || myErr.Number == 1044) {
+		// Not readable by this account (or not there: the server says
+		// the same), so not written by it either.
 		return nil, nil
 	}
 	if err != nil {

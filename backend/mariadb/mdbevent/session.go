@@ -27,13 +27,27 @@ type session struct {
 	addr string
 }
 
-// connect opens a session on env's target, tagged with appName.
+// connect opens a session on env's target as the run's user (on a given
+// server, the confined account), tagged with appName.
 func connect(ctx context.Context, env *event.Env, appName string) (*session, error) {
+	return connectAs(ctx, env, appName, false)
+}
+
+// connectAdmin opens a session as the account of --dsn, for firedrill's
+// own fixed statements: never for SQL a scenario wrote.
+func connectAdmin(ctx context.Context, env *event.Env, appName string) (*session, error) {
+	return connectAs(ctx, env, appName, true)
+}
+
+func connectAs(ctx context.Context, env *event.Env, appName string, admin bool) (*session, error) {
 	t := targetOf(env)
 	var cfg *mysql.Config
-	if t != nil && t.Config != nil {
+	switch {
+	case t != nil && admin && t.adminConfig() != nil:
+		cfg = t.adminConfig().Clone()
+	case t != nil && t.Config != nil:
 		cfg = t.Config.Clone()
-	} else {
+	default:
 		parsed, err := mysql.ParseDSN(env.ConnString)
 		if err != nil {
 			return nil, fmt.Errorf("connection settings: %w", err)
@@ -42,8 +56,9 @@ func connect(ctx context.Context, env *event.Env, appName string) (*session, err
 	}
 	cfg.Logger = &mysql.NopLogger{}
 	// An sql event's item may hold several statements ("UPDATE a; UPDATE
-	// b"), as the mysql client would run them.
-	cfg.MultiStatements = true
+	// b"), as the mysql client would run them; firedrill's own statements
+	// are one at a time.
+	cfg.MultiStatements = !admin
 	cfg.ConnectionAttributes = "program_name:" + strings.NewReplacer(",", " ", ":", " ").Replace(appName)
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
@@ -109,7 +124,7 @@ func (s *session) queryValue(ctx context.Context, query string, args ...any) (st
 func (s *session) killQuery(env *event.Env) {
 	ctx, cancel := event.CleanupContext(context.Background())
 	defer cancel()
-	killer, err := connect(ctx, env, appNamePrefix+"kill")
+	killer, err := connectAdmin(ctx, env, appNamePrefix+"kill")
 	if err != nil {
 		return // closing the session (the caller's next step) ends it as surely
 	}

@@ -2,6 +2,8 @@ package mdbevent
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -87,22 +89,101 @@ func (e *settingsEvent) Check(env *event.Env) error {
 	return nil
 }
 
-// Run sets the variables in name order. On a given server each change is
-// recorded first (in firedrill's database) and put back at the end of the
+// Run sets the variables in name order, as the account of --dsn. On a
+// given server each change is recorded first (in RecordsDatabase) and put back at the end of the
 // run; a variable that cannot change while the server runs is refused
 // there, since firedrill restarts only its own server. On the embedded
 // server such variables restart it with them, and the others are kept for
 // any later restart.
+//
+// On a given server an event that fails puts back, at once, what it had
+// changed, so that it leaves the server as it found it, and tells
+// Target.Failed, which ends the run failed with the reason.
 func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
 	if err := e.Check(env); err != nil {
 		return "", nil, err
 	}
 	t := targetOf(env)
-	s, err := connect(ctx, env, e.appName)
+	s, err := connectAdmin(ctx, env, e.appName)
 	if err != nil {
 		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 	}
-	defer func() { s.close() }() // s changes after a restart
+	defer func() {
+		if s != nil {
+			s.close()
+		}
+	}() // s changes after a restart
+	var changed []setBefore
+	outcome, detail, err := e.run(ctx, env, started, t, &s, &changed)
+	if err == nil || t == nil || t.RestoreDatabase == "" {
+		return outcome, detail, err
+	}
+	if ctx.Err() == nil {
+		if undoErr := e.undo(ctx, env, changed); undoErr != nil {
+			err = fmt.Errorf("%w\n%v", err, undoErr)
+		} else if len(changed) > 0 {
+			err = fmt.Errorf("%w\n(put back what it had changed: %s)", err, namesOf(changed))
+		}
+		if t.Failed != nil {
+			t.Failed(err)
+		}
+	}
+	return outcome, detail, err
+}
+
+// setBefore is a global variable a settings event set, with its value
+// just before.
+type setBefore struct {
+	name   string
+	before sql.NullString
+}
+
+func namesOf(changed []setBefore) string {
+	names := make([]string, len(changed))
+	for i, c := range changed {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// undo sets back, newest first, what a failed settings event changed on
+// a given server, and updates the records so that the end of the run
+// knows the variables are as the event found them.
+func (e *settingsEvent) undo(ctx context.Context, env *event.Env, changed []setBefore) error {
+	if len(changed) == 0 {
+		return nil
+	}
+	ctx, cancel := event.CleanupContext(ctx)
+	defer cancel()
+	s, err := connectAdmin(ctx, env, e.appName)
+	if err != nil {
+		return fmt.Errorf("settings %s: put back %s: %w (the end of the run tries again)", e.name, namesOf(changed), err)
+	}
+	defer s.close()
+	restoreDB := targetOf(env).RestoreDatabase
+	var errs []error
+	for i := len(changed) - 1; i >= 0; i-- {
+		c := changed[i]
+		value := "DEFAULT"
+		if c.before.Valid {
+			value = sqlValue(c.before.String)
+		}
+		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL %s = %s", c.name, value)); err != nil {
+			errs = append(errs, fmt.Errorf("settings %s: put back %s: %w (the end of the run tries again)", e.name, c.name, err))
+			continue
+		}
+		if err := recordApplied(ctx, s, restoreDB, c.name); err != nil {
+			errs = append(errs, fmt.Errorf("settings %s: %w", e.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run is Run's work; it appends each variable it sets to changed, with
+// its value before, and keeps *sp the current session (a restart makes a
+// new one).
+func (e *settingsEvent) run(ctx context.Context, env *event.Env, started event.Started, t *Target, sp **session, changed *[]setBefore) (string, map[string]any, error) {
+	s := *sp
 
 	names := slices.Sorted(maps.Keys(e.settings))
 	detail := map[string]any{"changed": maps.Clone(e.settings), "restart": e.restart}
@@ -120,8 +201,15 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 				}
 			}
+			var before sql.NullString
+			if err := s.conn.QueryRowContext(ctx, "SELECT @@GLOBAL."+name).Scan(&before); err != nil {
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: read %s: %w", e.name, name, err))
+			}
 			stmt := setGlobal(name, e.settings[name])
 			err := s.exec(ctx, env, stmt)
+			if err == nil {
+				*changed = append(*changed, setBefore{name, before})
+			}
 			if myErr, ok := serverError(err); ok && myErr.Number == errReadOnlyVariable {
 				static = append(static, name)
 				continue
@@ -149,6 +237,7 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 				"or run the scenario on the embedded server", e.name, strings.Join(static, ", "))
 		}
 		s.close()
+		*sp = nil
 		begin := time.Now()
 		// All of them, so that the dynamic ones set above survive the restart too.
 		if err := t.Restart(ctx, maps.Clone(e.settings)); err != nil {
@@ -160,11 +249,12 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 			detail["static"] = static
 		}
 		how = "restarted in " + event.Took(took)
-		reconnected, err := connect(ctx, env, e.appName)
+		reconnected, err := connectAdmin(ctx, env, e.appName)
 		if err != nil {
 			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", e.name, err))
 		}
 		s = reconnected
+		*sp = s
 	} else if t != nil && t.Keep != nil {
 		if err := t.Keep(maps.Clone(e.settings)); err != nil {
 			return "", detail, fmt.Errorf("settings %s: keep them for a later restart: %w", e.name, err)

@@ -2,6 +2,8 @@ package mdbevent
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -69,15 +71,26 @@ func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
 const workloadSessionsSQL = `SELECT PROCESSLIST_ID FROM performance_schema.session_connect_attrs
 WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ? AND PROCESSLIST_ID <> CONNECTION_ID()`
 
+// accountSessionsSQL keeps, of workloadSessionsSQL's, the sessions of the
+// run's own account.
+const accountSessionsSQL = `
+AND PROCESSLIST_ID IN (SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?)`
+
 // Run kills the sessions and waits until they have left the processlist.
 // A workload with no sessions is an outcome ("killed 0 sessions"); a
 // connection id that is no session is an error.
 func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
-	s, err := connect(ctx, env, e.appName)
+	// As the account of --dsn, which may see and kill every session: on a
+	// given server only the run's own are killed (Target.Account).
+	s, err := connectAdmin(ctx, env, e.appName)
 	if err != nil {
 		return "", nil, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
 	}
 	defer s.close()
+	account := ""
+	if t := targetOf(env); t != nil {
+		account = t.Account
+	}
 
 	detail := map[string]any{}
 	var ids []int64
@@ -93,7 +106,11 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 				"and the server runs without it: add performance_schema: ON to the server's configuration (firedrill's own server has it when a scenario terminates a workload), "+
 				"or kill one connection with id:", e.name, e.workload)
 		}
-		rows, err := s.conn.QueryContext(ctx, workloadSessionsSQL, name)
+		query, args := workloadSessionsSQL, []any{name}
+		if account != "" {
+			query, args = query+accountSessionsSQL, append(args, account)
+		}
+		rows, err := s.conn.QueryContext(ctx, query, args...)
 		if err != nil {
 			return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: find the sessions: %w", e.name, err))
 		}
@@ -110,6 +127,20 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 		}
 	} else {
 		detail["target_id"] = e.id
+		if account != "" {
+			user, err := s.queryValue(ctx, "SELECT USER FROM information_schema.PROCESSLIST WHERE ID = ?", e.id)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: find connection %d: %w", e.name, e.id, err))
+			}
+			if user != account {
+				what := "no session"
+				if user != "" {
+					what = "a session of " + user
+				}
+				return "", detail, fmt.Errorf("terminate %s: connection %d is %s, not one of this run's (%s): on a given server firedrill kills only its own sessions; "+
+					"run with --allow-outside-schema to kill others", e.name, e.id, what, account)
+			}
+		}
 		ids = []int64{e.id}
 	}
 	event.Notify(started, maps.Clone(detail))

@@ -136,10 +136,10 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 
 // target is one run's PostgreSQL.
 type target struct {
-	spec       backend.Spec
-	sc         *scenario.Scenario
-	logf       func(string, ...any)
-	redact     func(string) string
+	spec   backend.Spec
+	sc     *scenario.Scenario
+	logf   func(string, ...any)
+	redact func(string) string
 	// connString is the admin connection (the user's DSN, or the
 	// embedded server's): firedrill's own fixed statements only.
 	connString string
@@ -149,9 +149,9 @@ type target struct {
 	userConnString string
 	// role is the login role this run made (nil with --run-as,
 	// --allow-outside-schema or the embedded server).
-	role *runRole
-	inst *pginstance.Instance // the embedded server; nil for a given one
-	schema     string               // a given server: the schema setup, workloads and events keep to
+	role   *runRole
+	inst   *pginstance.Instance // the embedded server; nil for a given one
+	schema string               // a given server: the schema setup, workloads and events keep to
 	// outsideBefore fingerprints the objects outside schema before setup.
 	outsideBefore map[string]string
 	set           *pgsampler.Set

@@ -20,7 +20,7 @@ const shardMarksTable = "firedrill_shard_setup"
 // markSQL and doneSQL are the statements of MarkSetupDone and SetupDone
 // ($1 the run's key); %s is the schema, quoted.
 const (
-	markSQL = `CREATE TABLE IF NOT EXISTS %[1]s.` + shardMarksTable + ` (run text PRIMARY KEY, setup_done timestamptz NOT NULL DEFAULT now())`
+	markSQL   = `CREATE TABLE IF NOT EXISTS %[1]s.` + shardMarksTable + ` (run text PRIMARY KEY, setup_done timestamptz NOT NULL DEFAULT now())`
 	insertSQL = `INSERT INTO %s.` + shardMarksTable + ` (run) VALUES ($1) ON CONFLICT (run) DO UPDATE SET setup_done = now()`
 	doneSQL   = `SELECT count(*) FROM %s.` + shardMarksTable + ` WHERE run = $1`
 )

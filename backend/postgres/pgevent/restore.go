@@ -186,6 +186,9 @@ func RestoreSettings(ctx context.Context, connString, schema string) ([]Restored
 			}
 		}
 	}
+	if err := dropEmptyRecords(ctx, s); err != nil {
+		return done, err
+	}
 	if len(names) == 0 {
 		return done, nil
 	}
@@ -263,6 +266,33 @@ func restoreFrom(ctx context.Context, s *session, table string) (done []Restored
 		done = append(done, r)
 	}
 	return done, names, nil
+}
+
+// dropEmptyRecords drops RestoreTable, and RestoreSchema if nothing else is
+// in it, once no record is left, so that the server is as found; the lock
+// makes a concurrent run's next record wait, then fail rather than vanish.
+func dropEmptyRecords(ctx context.Context, s *session) error {
+	if !tableExists(ctx, s, restoreTable) {
+		return nil
+	}
+	if owner, err := untrusted(ctx, s, restoreTable); err != nil || owner != "" {
+		return err // not firedrill's to drop
+	}
+	_, err := s.exec(ctx, `BEGIN; LOCK TABLE `+restoreTable+` IN ACCESS EXCLUSIVE MODE;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM `+restoreTable+`) THEN
+    DROP TABLE `+restoreTable+`;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relnamespace = '`+RestoreSchema+`'::regnamespace)
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc WHERE pronamespace = '`+RestoreSchema+`'::regnamespace) THEN
+      DROP SCHEMA `+RestoreSchema+`;
+    END IF;
+  END IF;
+END $$; COMMIT`)
+	if err != nil {
+		_, _ = s.exec(ctx, "ROLLBACK") // the error below is the one to report
+		return fmt.Errorf("restore settings: drop the empty %s: %w", restoreTable, err)
+	}
+	return nil
 }
 
 // tableExists says whether table (quoted, qualified) is there.

@@ -82,7 +82,7 @@ func (Backend) Keys() []string {
 func (Backend) Preflight(spec backend.Spec) error {
 	sc := spec.Scenario
 	given := spec.DSN != "" || !sc.Target.Embedded()
-	if !given || sc.Setup.Schema == "public" || spec.AllowOutsideSchema {
+	if !given || sc.Setup.Schema == "public" || spec.AllowOutsideSchema || spec.PrivilegesOnly {
 		return nil
 	}
 	if problems := ConfinementProblems(sc, nil); len(problems) > 0 {

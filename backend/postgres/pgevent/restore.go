@@ -41,18 +41,24 @@ REVOKE ALL ON ` + RestoreSchema + `.` + RestoreTable + ` FROM PUBLIC`
 // restoreTable is the records' table, quoted.
 const restoreTable = RestoreSchema + "." + RestoreTable
 
-// untrustedSQL names the owner of a records table ($1, a regclass) or of
-// its schema when that owner is neither a superuser nor the current
-// (admin) role: a table someone else could write is not believed.
+// untrustedSQL names the owner of a records table ($1.$2, by name: the
+// admin may have no usage on the schema) or of its schema when that owner
+// is neither a superuser nor the current (admin) role: a table someone
+// else could write is not believed.
 const untrustedSQL = `SELECT r.rolname FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_roles r ON r.oid IN (c.relowner, n.nspowner)
-WHERE c.oid = to_regclass($1) AND NOT r.rolsuper AND r.rolname <> current_user LIMIT 1`
+WHERE n.nspname = $1 AND c.relname = $2 AND NOT r.rolsuper AND r.rolname <> current_user LIMIT 1`
+
+// recordsTable is a table of restore records: its schema and name.
+type recordsTable struct{ schema, name string }
+
+func (t recordsTable) String() string { return quoteIdent(t.schema) + "." + quoteIdent(t.name) }
 
 // untrusted says who, other than a superuser or the admin, owns table or
 // its schema ("" when nobody: the records are firedrill's alone).
-func untrusted(ctx context.Context, s *session, table string) (string, error) {
-	res, err := s.execParams(ctx, untrustedSQL, table)
+func untrusted(ctx context.Context, s *session, table recordsTable) (string, error) {
+	res, err := s.execParams(ctx, untrustedSQL, table.schema, table.name)
 	if err != nil {
 		return "", fmt.Errorf("check who owns %s: %w", table, err)
 	}
@@ -96,7 +102,7 @@ func recordOriginal(ctx context.Context, s *session, name string) error {
 	if _, err := s.exec(ctx, restoreTableDDL); err != nil {
 		return fmt.Errorf("create %s to remember the settings to restore: %w", restoreTable, err)
 	}
-	if owner, err := untrusted(ctx, s, restoreTable); err != nil || owner != "" {
+	if owner, err := untrusted(ctx, s, recordsTable{RestoreSchema, RestoreTable}); err != nil || owner != "" {
 		if err == nil {
 			err = fmt.Errorf("%s belongs to %s, not to a superuser or the admin role: firedrill will not record there what to restore (drop it)", restoreTable, owner)
 		}
@@ -160,28 +166,31 @@ func RestoreSettings(ctx context.Context, connString, schema string) ([]Restored
 	defer s.close(ctx)
 	var done []Restored
 	var names []string
-	tables := []string{restoreTable}
+	tables := []recordsTable{{RestoreSchema, RestoreTable}}
 	if schema != "" {
-		tables = append(tables, quoteIdent(schema)+"."+RestoreTable) // an older firedrill's records
+		tables = append(tables, recordsTable{schema, RestoreTable}) // an older firedrill's records
 	}
 	for i, table := range tables {
 		legacy := i > 0
+		if !tableExists(ctx, s, table) {
+			continue
+		}
 		owner, err := untrusted(ctx, s, table)
 		if err != nil {
 			return done, fmt.Errorf("restore settings: %w", err)
 		}
 		if owner != "" {
 			// Writable by a role the scenario's SQL may run as: not believed.
-			done = append(done, Restored{Name: table, Outcome: "left alone: it belongs to " + owner + ", who could have written it"})
+			done = append(done, Restored{Name: table.String(), Outcome: "left alone: it belongs to " + owner + ", who could have written it"})
 			continue
 		}
-		restored, changed, err := restoreFrom(ctx, s, table)
+		restored, changed, err := restoreFrom(ctx, s, table.String())
 		done, names = append(done, restored...), append(names, changed...)
 		if err != nil {
 			return done, err
 		}
-		if legacy && tableExists(ctx, s, table) {
-			if _, err := s.exec(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
+		if legacy {
+			if _, err := s.exec(ctx, "DROP TABLE IF EXISTS "+table.String()); err != nil {
 				return done, fmt.Errorf("restore settings: drop the older records %s: %w", table, err)
 			}
 		}
@@ -272,10 +281,11 @@ func restoreFrom(ctx context.Context, s *session, table string) (done []Restored
 // in it, once no record is left, so that the server is as found; the lock
 // makes a concurrent run's next record wait, then fail rather than vanish.
 func dropEmptyRecords(ctx context.Context, s *session) error {
-	if !tableExists(ctx, s, restoreTable) {
+	records := recordsTable{RestoreSchema, RestoreTable}
+	if !tableExists(ctx, s, records) {
 		return nil
 	}
-	if owner, err := untrusted(ctx, s, restoreTable); err != nil || owner != "" {
+	if owner, err := untrusted(ctx, s, records); err != nil || owner != "" {
 		return err // not firedrill's to drop
 	}
 	_, err := s.exec(ctx, `BEGIN; LOCK TABLE `+restoreTable+` IN ACCESS EXCLUSIVE MODE;
@@ -295,9 +305,10 @@ END $$; COMMIT`)
 	return nil
 }
 
-// tableExists says whether table (quoted, qualified) is there.
-func tableExists(ctx context.Context, s *session, table string) bool {
-	res, err := s.execParams(ctx, "SELECT to_regclass($1) IS NOT NULL", table)
+// tableExists says whether table is there (by name, readable or not).
+func tableExists(ctx context.Context, s *session, table recordsTable) bool {
+	res, err := s.execParams(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p'))`, table.schema, table.name)
 	return err == nil && len(res.Rows) == 1 && string(res.Rows[0][0]) == "t"
 }
 

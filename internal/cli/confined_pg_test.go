@@ -191,7 +191,7 @@ workloads:
 // cleanSetup is what a scenario that keeps to its schema sets up;
 // ownSetup adds a function that reaches out, for the tests without the
 // lexical check.
-const cleanSetup = `CREATE TABLE mine (id int PRIMARY KEY, n int NOT NULL); INSERT INTO mine VALUES (1, 0)`
+const cleanSetup = `CREATE TABLE IF NOT EXISTS mine (id int PRIMARY KEY, n int NOT NULL); INSERT INTO mine VALUES (1, 0) ON CONFLICT DO NOTHING`
 
 const ownSetup = cleanSetup + `;
 CREATE FUNCTION evil() RETURNS void LANGUAGE plpgsql AS $$ BEGIN DROP TABLE public.customers; END $$`

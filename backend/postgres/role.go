@@ -55,6 +55,13 @@ const groupRoleComment = "firedrill: owns the schema "
 // keeperAppName tags the idle session that says the run's role is alive.
 const keeperAppName = "firedrill-run-keeper"
 
+// roleLockSQL and roleUnlockSQL serialize the making of roles on a
+// server (a session-level advisory lock, keyed by a constant).
+const (
+	roleLockSQL   = "SELECT pg_advisory_lock(hashtext('firedrill roles'))"
+	roleUnlockSQL = "SELECT pg_advisory_unlock(hashtext('firedrill roles'))"
+)
+
 // errCannotCreateRole is the admin DSN lacking CREATEROLE.
 var errCannotCreateRole = errors.New("cannot create roles")
 
@@ -177,6 +184,12 @@ func (tg *target) makeRunRole(ctx context.Context, conn *pgconn.PgConn, cfg *pgc
 		return nil, errCannotCreateRole
 	}
 	super := rows[0][0] == "t"
+	// Shards of a split run open at once: one at a time makes the group
+	// and the schema, and judges which roles are dead.
+	if err := execAll(ctx, conn, roleLockSQL); err != nil {
+		return nil, fmt.Errorf("wait for other runs making their roles: %w", err)
+	}
+	defer func() { _ = execAll(context.WithoutCancel(ctx), conn, roleUnlockSQL) }() // the session's end unlocks too
 	dropped, err := dropDeadRunRoles(ctx, conn)
 	for _, name := range dropped {
 		tg.logf("before the run: dropped the role %s of a run that is gone", name)
@@ -420,6 +433,9 @@ func DropDeadRunRoles(ctx context.Context, dsn string) ([]string, error) {
 		return nil, err
 	}
 	defer closeQuietly(conn)
+	if err := execAll(ctx, conn, roleLockSQL); err != nil {
+		return nil, fmt.Errorf("wait for runs making their roles: %w", err)
+	}
 	return dropDeadRunRoles(ctx, conn)
 }
 

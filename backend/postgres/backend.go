@@ -82,7 +82,7 @@ func (Backend) Keys() []string {
 func (Backend) Preflight(spec backend.Spec) error {
 	sc := spec.Scenario
 	given := spec.DSN != "" || !sc.Target.Embedded()
-	if !given || sc.Setup.Schema == "public" || spec.AllowOutsideSchema {
+	if !given || sc.Setup.Schema == "public" || spec.AllowOutsideSchema || spec.PrivilegesOnly {
 		return nil
 	}
 	if problems := ConfinementProblems(sc, nil); len(problems) > 0 {
@@ -112,6 +112,9 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		if err := tg.restoreSettings("before the run", restoreWait); err != nil {
 			return nil, err
 		}
+		if err := tg.openConfined(ctx); err != nil {
+			return nil, err
+		}
 		return tg, nil
 	}
 	settings := map[string]string{}
@@ -125,7 +128,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
 	}
-	tg.inst, tg.connString = inst, inst.ConnString()
+	tg.inst, tg.connString, tg.userConnString = inst, inst.ConnString(), inst.ConnString()
 	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.TCPAddr(),
 		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
@@ -133,13 +136,22 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 
 // target is one run's PostgreSQL.
 type target struct {
-	spec       backend.Spec
-	sc         *scenario.Scenario
-	logf       func(string, ...any)
-	redact     func(string) string
+	spec   backend.Spec
+	sc     *scenario.Scenario
+	logf   func(string, ...any)
+	redact func(string) string
+	// connString is the admin connection (the user's DSN, or the
+	// embedded server's): firedrill's own fixed statements only.
 	connString string
-	inst       *pginstance.Instance // the embedded server; nil for a given one
-	schema     string               // a given server: the schema setup, workloads and events keep to
+	// userConnString is where setup, workloads and the scenario's SQL
+	// run: on a confined given server the run's role (or --run-as),
+	// else connString.
+	userConnString string
+	// role is the login role this run made (nil with --run-as,
+	// --allow-outside-schema or the embedded server).
+	role   *runRole
+	inst   *pginstance.Instance // the embedded server; nil for a given one
+	schema string               // a given server: the schema setup, workloads and events keep to
 	// outsideBefore fingerprints the objects outside schema before setup.
 	outsideBefore map[string]string
 	set           *pgsampler.Set
@@ -178,7 +190,7 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 			}
 		}
 	}
-	t, err := pgtarget.NewTarget(tg.connString, mode, appName)
+	t, err := pgtarget.NewTarget(tg.userConnString, mode, appName)
 	if err != nil {
 		return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)
 	}
@@ -260,9 +272,11 @@ func (tg *target) SettingsSource() string { return pgmetric.Settings }
 // EventEnv gives events the server: its connection, its data directory
 // and a restart on the embedded server; on a given one, firedrill's schema.
 func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
-	env := &event.Env{ConnString: tg.connString, AllowShell: allowShell, AppName: appName}
+	// User-written SQL and commands (sql, hold_transaction, shell) get
+	// the confined connection; settings and terminate events the admin's.
+	env := &event.Env{ConnString: tg.userConnString, AllowShell: allowShell, AppName: appName}
 	if tg.confined() {
-		env.Backend = &pgevent.Target{Schema: tg.schema}
+		env.Backend = &pgevent.Target{Schema: tg.schema, Admin: tg.connString, Sessions: tg.sessionsRole()}
 	}
 	if tg.inst != nil {
 		inst := tg.inst
@@ -289,6 +303,14 @@ func (tg *target) Close(frozen bool) error {
 	err := tg.restoreSettings("after the run", wait)
 	if !frozen {
 		tg.checkOutsideAfter()
+	}
+	if tg.role != nil {
+		if derr := tg.role.close(tg.connString, wait); derr != nil {
+			err = errors.Join(err, fmt.Errorf("%w\nThe run's role is left on the server; the next run or 'firedrill restore' with the same --dsn drops it", derr))
+		} else {
+			tg.logf("after the run: dropped the run's role %s", tg.role.name)
+		}
+		tg.role = nil
 	}
 	return err
 }

@@ -38,14 +38,25 @@ func (tg *target) confined() bool {
 // server, each as "file:line:col: what (hint)". others are the server's
 // other schemas (nil: just public, for validate without a server).
 func ConfinementProblems(sc *scenario.Scenario, others []string) []string {
+	problems, _ := confinementCheck(sc, others)
+	return problems
+}
+
+// confinementCheck is ConfinementProblems, and the places whose reach
+// cannot be judged from the text (dynamic SQL), as warnings.
+func confinementCheck(sc *scenario.Scenario, others []string) (problems, unseen []string) {
 	c := pgtarget.Confinement{Schema: sc.Setup.Schema, Others: others}
 	if c.Schema == "" {
 		c.Schema = scenario.DefaultSchema
 	}
-	var problems []string
 	report := func(at func(line, col int) string, sql string) {
 		for _, e := range c.Escapes(sql) {
-			problems = append(problems, fmt.Sprintf("%s: %s %s", at(e.Line, e.Col), e.Object, e.Why))
+			line := fmt.Sprintf("%s: %s %s", at(e.Line, e.Col), e.Object, e.Why)
+			if e.Unseen {
+				unseen = append(unseen, line)
+			} else {
+				problems = append(problems, line)
+			}
 		}
 	}
 	backend.EachSQL(sc, pgevent.Statements, report, func(problem string) { problems = append(problems, problem) })
@@ -53,13 +64,14 @@ func ConfinementProblems(sc *scenario.Scenario, others []string) []string {
 		problems = append(problems, fmt.Sprintf("(firedrill keeps to the schema %s on a given server; qualify your own objects with %s. "+
 			"or leave them unqualified, or run with --allow-outside-schema if you mean to change the rest of the database)", c.Schema, c.Schema))
 	}
-	return problems
+	return problems, unseen
 }
 
 // checkConfinement refuses a run whose SQL would reach outside its schema,
-// before anything is run, unless --allow-outside-schema.
+// before anything is run, unless --allow-outside-schema (or a test that
+// proves the privileges alone hold: PrivilegesOnly).
 func (tg *target) checkConfinement(ctx context.Context, conn *pgconn.PgConn) error {
-	if !tg.confined() || tg.spec.AllowOutsideSchema {
+	if !tg.confined() || tg.spec.AllowOutsideSchema || tg.spec.PrivilegesOnly {
 		return nil
 	}
 	res := conn.ExecParams(ctx, `SELECT nspname FROM pg_catalog.pg_namespace
@@ -74,11 +86,80 @@ WHERE nspname <> $1 AND nspname NOT LIKE 'pg\_%' AND nspname <> 'information_sch
 			others = append(others, name)
 		}
 	}
-	if problems := ConfinementProblems(tg.sc, others); len(problems) > 0 {
+	problems, unseen := confinementCheck(tg.sc, others)
+	if len(problems) > 0 {
 		return fmt.Errorf("refusing to run: on a given server this scenario would reach outside the schema %s:\n  %s",
 			tg.schema, joinLines(problems))
 	}
+	for _, u := range unseen {
+		tg.logf("note: %s (the run's role's privileges confine it)", u)
+	}
 	return nil
+}
+
+// openConfined decides, at Open on a given server, who runs the
+// scenario's SQL: the --run-as account, else (confined, and not
+// --allow-outside-schema) a role the run makes now, else the DSN's own.
+// The lexical check runs first, so a refused scenario changes nothing.
+func (tg *target) openConfined(ctx context.Context) error {
+	tg.userConnString = tg.connString
+	if tg.spec.RunAs != "" {
+		if err := checkRunAs(ctx, tg.spec.RunAs, tg.schema); err != nil {
+			return err
+		}
+		tg.userConnString = tg.spec.RunAs
+	}
+	if !tg.confined() {
+		return nil
+	}
+	conn, cfg, err := adminConn(ctx, tg.connString, "firedrill-setup")
+	if err != nil {
+		return err
+	}
+	defer closeQuietly(conn)
+	if err := tg.checkConfinement(ctx, conn); err != nil {
+		return err
+	}
+	if tg.spec.RunAs != "" || tg.spec.AllowOutsideSchema {
+		return nil
+	}
+	role, err := tg.makeRunRole(ctx, conn, cfg)
+	if errors.Is(err, errCannotCreateRole) {
+		grant, gerr := Backend{}.Grant(tg.connString, tg.schema)
+		if gerr != nil {
+			return gerr
+		}
+		return fmt.Errorf("refusing to run on %s:%d: the DSN's role %s cannot create roles, and on a given server firedrill runs the scenario's SQL "+
+			"as a role it makes for the run, which can touch only the schema %s.\nEither have an administrator make such an account once:\n\n%s\n"+
+			"and pass --run-as with it, or pass --allow-outside-schema to run everything as the DSN's role (no confinement by privileges)",
+			cfg.Host, cfg.Port, cfg.User, tg.schema, grant)
+	}
+	if err != nil {
+		return fmt.Errorf("on %s:%d: %w", cfg.Host, cfg.Port, err)
+	}
+	tg.role = role
+	tg.userConnString = withUser(tg.connString, role.name, role.password)
+	tg.logf("the scenario's SQL runs as the role %s (a member of %s, which owns only the schema %s)", role.name, role.group, tg.schema)
+	return nil
+}
+
+// byPrivileges says whether the scenario's SQL runs as a confined
+// account (made by the run or --run-as) rather than as the DSN's role.
+func (tg *target) byPrivileges() bool { return tg.role != nil || tg.spec.RunAs != "" && tg.inst == nil }
+
+// sessionsRole is the role whose members' sessions are firedrill's on a
+// given server (what terminate events may end): the run's group, or the
+// --run-as account; "" when the DSN's role runs everything.
+func (tg *target) sessionsRole() string {
+	switch {
+	case tg.role != nil:
+		return tg.role.group
+	case tg.spec.RunAs != "":
+		if cfg, err := pgconn.ParseConfig(tg.spec.RunAs); err == nil {
+			return cfg.User
+		}
+	}
+	return ""
 }
 
 // outsideObjectsSQL fingerprints what lives outside the schema $1: each
@@ -87,7 +168,7 @@ WHERE nspname <> $1 AND nspname NOT LIKE 'pg\_%' AND nspname <> 'information_sch
 const outsideObjectsSQL = `SELECT 'relation ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname),
        c.relkind::text || ' file ' || c.relfilenode || ' columns ' || c.relnatts
 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname <> $1 AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+WHERE n.nspname <> $1 AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', '` + pgevent.RestoreSchema + `')
   AND n.nspname NOT LIKE 'pg\_temp\_%' AND n.nspname NOT LIKE 'pg\_toast\_temp\_%'
 UNION ALL
 SELECT 'function ' || quote_ident(n.nspname) || '.' || quote_ident(p.proname) || '(' || pg_catalog.pg_get_function_identity_arguments(p.oid) || ')',
@@ -100,7 +181,7 @@ FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOI
 WHERE n.nspname <> $1 AND NOT t.tgisinternal
 UNION ALL
 SELECT 'schema ' || quote_ident(nspname), nspowner::text FROM pg_catalog.pg_namespace
-WHERE nspname <> $1 AND nspname NOT LIKE 'pg\_temp\_%' AND nspname NOT LIKE 'pg\_toast\_temp\_%'
+WHERE nspname <> $1 AND nspname <> '` + pgevent.RestoreSchema + `' AND nspname NOT LIKE 'pg\_temp\_%' AND nspname NOT LIKE 'pg\_toast\_temp\_%'
 UNION ALL
 SELECT 'extension ' || extname, extversion FROM pg_catalog.pg_extension`
 

@@ -464,7 +464,7 @@ WHERE c.oid = to_regclass($1)`, name).Scan(&in.rows, &in.schema)
 // calls it once the load has ended, before the server stops. Failing is
 // recorded as the sample's error, never the run's.
 func (tg *target) Evidence(ctx context.Context) ([]timeline.Sample, error) {
-	if ctx.Err() != nil || tg.connString == "" {
+	if ctx.Err() != nil || tg.userConnString == "" {
 		return nil, ctx.Err()
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -473,17 +473,20 @@ func (tg *target) Evidence(ctx context.Context) ([]timeline.Sample, error) {
 	if tg.confined() {
 		searchPath = quoteIdent(tg.schema) // as the workloads ran
 	}
-	smp, err := captureExplains(ctx, tg.connString, explainTop, searchPath)
+	// As the scenario's role: planning folds calls of immutable functions
+	// with constant arguments, so EXPLAIN alone can run the scenario's
+	// code; and as that role it sees the statements its sessions ran.
+	smp, err := captureExplains(ctx, tg.userConnString, explainTop, searchPath)
 	samples := []timeline.Sample{smp}
 	schema := "" // an embedded server is firedrill's: all of it
 	if tg.confined() {
 		schema = tg.schema // a given server: only firedrill's schema
 	}
 	if len(tg.called) > 0 {
-		fns, ferr := captureFunctions(ctx, tg.connString, tg.called, searchPath, schema)
+		fns, ferr := captureFunctions(ctx, tg.userConnString, tg.called, searchPath, schema)
 		samples = append(samples, fns)
 		err = errors.Join(err, ferr)
 	}
-	fks, ferr := CaptureForeignKeys(ctx, tg.connString, schema)
+	fks, ferr := CaptureForeignKeys(ctx, tg.userConnString, schema)
 	return append(samples, fks), errors.Join(err, ferr)
 }

@@ -186,7 +186,7 @@ END $$`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg := &target{connString: inst.ConnString()}
+	tg := &target{connString: inst.ConnString(), userConnString: inst.ConnString()}
 	if _, err := tg.Workload(&scenario.Workload{Name: "w"}, []*script.Script{sc}, "firedrill:w"); err != nil {
 		t.Fatal(err)
 	}

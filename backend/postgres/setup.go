@@ -17,7 +17,7 @@ import (
 // Setup runs the scenario's setup once, before any load: the schema
 // firedrill owns on a given server, pgbench's tables, then the SQL.
 func (tg *target) Setup(ctx context.Context) (err error) {
-	cfg, err := pgconn.ParseConfig(tg.connString)
+	cfg, err := pgconn.ParseConfig(tg.userConnString)
 	if err != nil {
 		return fmt.Errorf("connection settings: %w", err)
 	}
@@ -40,15 +40,14 @@ func (tg *target) Setup(ctx context.Context) (err error) {
 		_ = conn.Close(cctx)
 	}()
 	if tg.confined() {
-		if err := tg.checkConfinement(ctx, conn); err != nil {
-			return err
-		}
 		if tg.outsideBefore, err = tg.outsideObjects(ctx); err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
-		q := fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s", quoteIdent(tg.schema))
-		if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
-			return fmt.Errorf("setup: create schema %s: %w", tg.schema, err)
+		if !tg.byPrivileges() { // else Open made it, owned by the run's group (or --run-as's)
+			q := fmt.Sprintf("CREATE SCHEMA IF NOT EXISTS %s", quoteIdent(tg.schema))
+			if _, err := conn.Exec(ctx, q).ReadAll(); err != nil {
+				return fmt.Errorf("setup: create schema %s: %w", tg.schema, err)
+			}
 		}
 		defer func() {
 			if err == nil {

@@ -20,8 +20,7 @@ const shardMarksTable = "firedrill_shard_setup"
 // markSQL and doneSQL are the statements of MarkSetupDone and SetupDone
 // ($1 the run's key); %s is the schema, quoted.
 const (
-	markSQL = `CREATE SCHEMA IF NOT EXISTS %[1]s;
-CREATE TABLE IF NOT EXISTS %[1]s.` + shardMarksTable + ` (run text PRIMARY KEY, setup_done timestamptz NOT NULL DEFAULT now())`
+	markSQL   = `CREATE TABLE IF NOT EXISTS %[1]s.` + shardMarksTable + ` (run text PRIMARY KEY, setup_done timestamptz NOT NULL DEFAULT now())`
 	insertSQL = `INSERT INTO %s.` + shardMarksTable + ` (run) VALUES ($1) ON CONFLICT (run) DO UPDATE SET setup_done = now()`
 	doneSQL   = `SELECT count(*) FROM %s.` + shardMarksTable + ` WHERE run = $1`
 )
@@ -41,7 +40,11 @@ func (tg *target) MarkSetupDone(ctx context.Context, key string) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, fmt.Sprintf(markSQL, tg.markSchema())).ReadAll(); err != nil {
+	mark := fmt.Sprintf(markSQL, tg.markSchema())
+	if !tg.byPrivileges() { // else Open made the schema, and the role may not create one
+		mark = "CREATE SCHEMA IF NOT EXISTS " + tg.markSchema() + "; " + mark
+	}
+	if _, err := conn.Exec(ctx, mark).ReadAll(); err != nil {
 		return fmt.Errorf("create %s.%s: %w", tg.markSchema(), shardMarksTable, err)
 	}
 	res := conn.ExecParams(ctx, fmt.Sprintf(insertSQL, tg.markSchema()), [][]byte{[]byte(key)}, nil, nil, nil).Read()
@@ -70,8 +73,10 @@ func (tg *target) SetupDone(ctx context.Context, key string) (bool, error) {
 	return len(res.Rows) == 1 && string(res.Rows[0][0]) != "0", nil
 }
 
+// markConn connects as the scenario's SQL does, so that the marks table
+// belongs to the schema's owner like the rest of it.
 func (tg *target) markConn(ctx context.Context) (*pgconn.PgConn, error) {
-	cfg, err := pgconn.ParseConfig(tg.connString)
+	cfg, err := pgconn.ParseConfig(tg.userConnString)
 	if err != nil {
 		return nil, fmt.Errorf("connection settings: %w", err)
 	}

@@ -17,8 +17,9 @@ func newRestoreCmd(env *clikit.Env) *cobra.Command {
 		Use:   "restore --dsn URL",
 		Short: "Put back what killed runs left on a given server: changed settings, confined accounts",
 		Long: `Put back every setting that settings events changed with ALTER SYSTEM on a
-given server and did not restore: firedrill records each change, before
-making it, in the table settings_restore of its schema, and restores it at the
+given server and did not restore, and drop the roles killed runs left
+(PostgreSQL): firedrill records each change, before making it, in the
+table firedrill_admin.settings_restore, and restores it at the
 end of every run, also after Ctrl-C. A run killed outright (SIGKILL, a crash,
 a lost machine) cannot; the next 'firedrill run' against the same server
 restores them before it starts, and this command does it now.

@@ -13,6 +13,10 @@ type Escape struct {
 	Line, Col int    // 1-based position in the SQL text
 	Object    string // what it names, e.g. "public.customers", "search_path", "DATABASE"
 	Why       string // e.g. "names an object in schema public"
+	// Unseen marks SQL whose reach cannot be judged from its text (a DO
+	// block, EXECUTE of a built string): a warning, not a refusal; on a
+	// given server the run's role's privileges are what hold it.
+	Unseen bool
 }
 
 func (e Escape) String() string {
@@ -37,6 +41,23 @@ var readOnlyStarts = []string{"select", "values", "show", "table", "explain", "f
 var wholeDatabaseObjects = []string{
 	"database", "role", "user", "group", "tablespace", "extension", "publication",
 	"subscription", "event", "server", "foreign", "language", "system", "default",
+}
+
+// serverFunctions are functions that act beyond the schema whatever their
+// arguments: large objects (the database's, not a schema's), the server's
+// files and programs, other sessions, the configuration, other
+// connections.
+var serverFunctions = map[string]string{
+	"lo_unlink": "large objects", "lo_import": "large objects", "lo_export": "large objects",
+	"lo_put": "large objects", "lo_truncate": "large objects", "lo_truncate64": "large objects",
+	"lowrite": "large objects", "lo_open": "large objects", "lo_create": "large objects",
+	"lo_creat": "large objects", "lo_from_bytea": "large objects", "lo_get": "large objects",
+	"pg_read_file": "the server's files", "pg_read_binary_file": "the server's files", "pg_ls_dir": "the server's files",
+	"pg_stat_file": "the server's files", "pg_file_write": "the server's files",
+	"pg_reload_conf": "the server's configuration", "pg_rotate_logfile": "the server", "pg_promote": "the server",
+	"pg_switch_wal": "the server", "pg_create_restore_point": "the server",
+	"dblink": "another connection", "dblink_exec": "another connection", "dblink_connect": "another connection",
+	"dblink_connect_u": "another connection",
 }
 
 // Escapes lists every place in sql (one or more statements) that would
@@ -102,6 +123,7 @@ func (c Confinement) statementEscapes(st []sqlToken, own string, others []string
 	if first == "reassign" || (first == "drop" && len(st) > 1 && st[1].word() == "owned") {
 		esc(st[0], strings.ToUpper(first)+" OWNED", "changes objects in every schema")
 	}
+	out = append(out, c.serverEscapes(st, own)...)
 	readOnly := slices.Contains(readOnlyStarts, first)
 	for i, t := range st {
 		w := t.word()
@@ -141,6 +163,110 @@ func (c Confinement) statementEscapes(st []sqlToken, own string, others []string
 		}
 	}
 	return out
+}
+
+// serverEscapes lists what reaches outside the schema through the server
+// rather than through a name: COPY with a program or a server file, large
+// objects, other sessions, the session's role, and CREATE OR REPLACE of a
+// qualified object elsewhere; and, as Unseen, dynamic SQL.
+func (c Confinement) serverEscapes(st []sqlToken, own string) []Escape {
+	var out []Escape
+	esc := func(t sqlToken, object, why string) {
+		out = append(out, Escape{Line: t.line, Col: t.col, Object: object, Why: why})
+	}
+	first := st[0].word()
+	switch first {
+	case "copy":
+		for i := 1; i < len(st); i++ {
+			if w := st[i].word(); (w == "to" || w == "from") && i+1 < len(st) {
+				switch next := st[i+1]; {
+				case next.word() == "program":
+					esc(st[0], "COPY "+strings.ToUpper(w)+" PROGRAM", "runs a program on the database server")
+				case next.kind == tokString:
+					esc(next, "COPY "+strings.ToUpper(w)+" '"+next.text+"'", "reads or writes a file on the database server")
+				}
+				break
+			}
+		}
+	case "set", "reset":
+		for i := 1; i < len(st) && i < 4; i++ {
+			w := st[i].word()
+			if w == "session" && i+1 < len(st) && st[i+1].word() == "authorization" || w == "role" {
+				esc(st[0], strings.ToUpper(first)+" "+strings.ToUpper(w), "changes the role the session runs as")
+				break
+			}
+			if w != "local" && w != "session" {
+				break
+			}
+		}
+	case "do":
+		esc(st[0], "DO", "runs a block whose dynamic SQL (EXECUTE) cannot be judged from its text")
+		out[len(out)-1].Unseen = true
+	case "create":
+		// CREATE OR REPLACE of an object qualified with another schema,
+		// pg_catalog included (the server's list of others leaves it out).
+		if len(st) > 3 && st[1].word() == "or" && st[2].word() == "replace" {
+			j := 3
+			for j < len(st) && (st[j].word() == "trusted" || st[j].word() == "procedural" || st[j].word() == "constraint" ||
+				st[j].word() == "recursive" || st[j].word() == "materialized" || st[j].word() == "temp" || st[j].word() == "temporary") {
+				j++
+			}
+			j++ // the object's kind
+			if j+2 < len(st) && (st[j].kind == tokWord || st[j].kind == tokQuoted) && st[j+1].text == "." {
+				if schema := st[j].name(); schema != own {
+					esc(st[j], qualified(st, j), "is replaced in schema "+schema+", outside "+own)
+				}
+			}
+		}
+	}
+	for i, t := range st {
+		w := t.word()
+		if w == "execute" && dynamicExecute(st, i) {
+			esc(t, "EXECUTE", "runs SQL built at run time, which cannot be judged from its text")
+			out[len(out)-1].Unseen = true
+		}
+		call := w != "" && i+1 < len(st) && st[i+1].text == "("
+		if call && i > 0 && st[i-1].text == "." {
+			call = i >= 2 && st[i-2].word() == "pg_catalog" // another schema's function is not the server's
+		}
+		if !call {
+			continue
+		}
+		switch {
+		case w == "pg_terminate_backend" || w == "pg_cancel_backend":
+			if !(i+4 < len(st) && st[i+2].word() == "pg_backend_pid" && st[i+3].text == "(") {
+				esc(t, w, "may end or cancel sessions other than firedrill's own")
+			}
+		case serverFunctions[w] != "":
+			esc(t, w, "acts on "+serverFunctions[w]+", not on the schema "+own)
+		case w == "set_config" && i+2 < len(st) && st[i+2].kind == tokString &&
+			(strings.EqualFold(st[i+2].text, "role") || strings.EqualFold(st[i+2].text, "session_authorization")):
+			esc(st[i+2], strings.ToLower(st[i+2].text), "is changed by set_config, which changes the role the session runs as")
+		}
+	}
+	return out
+}
+
+// dynamicExecute says whether the EXECUTE at st[i] runs a string (PL/pgSQL's
+// dynamic SQL) rather than a prepared statement: EXECUTE name [(args)].
+func dynamicExecute(st []sqlToken, i int) bool {
+	if i+1 >= len(st) {
+		return false
+	}
+	next := st[i+1]
+	if next.kind != tokWord && next.kind != tokQuoted {
+		return true // a string, a parenthesised expression
+	}
+	switch next.word() {
+	case "format", "concat", "concat_ws", "replace", "quote_ident", "quote_literal", "quote_nullable", "lower", "upper", "immediate":
+		return true
+	}
+	for _, t := range st[i+2:] {
+		if t.text == "|" || t.word() == "using" || t.word() == "into" {
+			return true // a || concatenation, PL/pgSQL's EXECUTE … USING/INTO
+		}
+	}
+	return i != 0 // a statement's EXECUTE name is a prepared statement's; inside one, a variable's
 }
 
 // searchPathOutside returns the first schema of a SET search_path list

@@ -36,8 +36,41 @@ func TestConfinementEscapes(t *testing.T) {
 		{"comments and strings hide nothing", "-- DROP TABLE public.x\n/* DROP TABLE public.y */ SELECT 'DROP TABLE public.z'", nil},
 		{"function body", "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$\nBEGIN\n  DELETE FROM public.customers;\nEND $$;",
 			[]string{"3:15 public.customers"}},
-		{"do block", "DO $body$ BEGIN UPDATE public.items SET qty = 0; END $body$", []string{"1:24 public.items"}},
+		{"do block", "DO $body$ BEGIN UPDATE public.items SET qty = 0; END $body$", []string{"1:1 DO", "1:24 public.items"}},
 		{"parameters are not dollar quotes", "UPDATE items SET qty = $1 WHERE id = $2", nil},
+		// Through the server rather than a name (issue 20).
+		{"copy to program", "COPY items TO PROGRAM 'rm -rf /tmp/x'", []string{"1:1 COPY TO PROGRAM"}},
+		{"copy from program", "copy items (id) from program 'curl evil'", []string{"1:1 COPY FROM PROGRAM"}},
+		{"copy to a server file", "COPY (SELECT 1) TO '/tmp/out.csv'", []string{"1:20 COPY TO '/tmp/out.csv'"}},
+		{"copy from a server file", "COPY items FROM '/etc/passwd'", []string{"1:17 COPY FROM '/etc/passwd'"}},
+		{"copy stdin is the client's", "COPY items FROM STDIN; COPY items TO STDOUT", nil},
+		{"large object unlink", "SELECT lo_unlink(16403)", []string{"1:8 lo_unlink"}},
+		{"large objects in a from", "SELECT lo_unlink(oid) FROM pg_largeobject_metadata", []string{"1:8 lo_unlink"}},
+		{"large object import export put", "SELECT lo_import('/etc/hosts'), lo_export(1, '/tmp/x'), lo_put(1, 0, 'x')",
+			[]string{"1:8 lo_import", "1:33 lo_export", "1:57 lo_put"}},
+		{"qualified large object", "SELECT pg_catalog.lo_unlink(1)", []string{"1:19 lo_unlink"}},
+		{"terminate others", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'app'", []string{"1:8 pg_terminate_backend"}},
+		{"cancel others", "SELECT pg_cancel_backend(4711)", []string{"1:8 pg_cancel_backend"}},
+		{"terminate self", "SELECT pg_terminate_backend(pg_backend_pid())", nil},
+		{"a function of our own that shares a name", "SELECT firedrill.lo_unlink(1)", nil},
+		{"set role", "SET ROLE postgres", []string{"1:1 SET ROLE"}},
+		{"set local role", "SET LOCAL ROLE postgres", []string{"1:1 SET ROLE"}},
+		{"reset role", "RESET ROLE", []string{"1:1 RESET ROLE"}},
+		{"session authorization", "SET SESSION AUTHORIZATION postgres", []string{"1:1 SET SESSION"}},
+		{"set_config role", "SELECT set_config('role', 'postgres', false)", []string{"1:19 role"}},
+		{"a column named role is not a role", "UPDATE items SET role = 'x'", nil},
+		{"create or replace elsewhere", "CREATE OR REPLACE FUNCTION public.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+			[]string{"1:28 public.f", "1:28 public.f"}},
+		{"create or replace in pg_catalog", "CREATE OR REPLACE FUNCTION pg_catalog.now() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+			[]string{"1:28 pg_catalog.now"}},
+		{"create or replace here", "CREATE OR REPLACE VIEW v AS SELECT 1; CREATE OR REPLACE FUNCTION firedrill.f() RETURNS int LANGUAGE sql AS 'SELECT 1'", nil},
+		{"server files", "SELECT pg_read_file('/etc/passwd')", []string{"1:8 pg_read_file"}},
+		{"reload", "SELECT pg_reload_conf()", []string{"1:8 pg_reload_conf"}},
+		{"dblink", "SELECT * FROM dblink_exec('dbname=app', 'DROP TABLE t')", []string{"1:15 dblink_exec"}},
+		{"dynamic sql", "CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DROP TABLE ' || 'public.t'; END $$",
+			[]string{"1:63 EXECUTE"}},
+		{"execute format", "EXECUTE format('DROP TABLE %I', 'x')", []string{"1:1 EXECUTE"}},
+		{"a prepared statement", "PREPARE p(int) AS SELECT $1; EXECUTE p(1); EXECUTE p", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +98,10 @@ func TestConfinementDefaultsToPublic(t *testing.T) {
 
 func FuzzConfinementEscapes(f *testing.F) {
 	for _, s := range []string{"DROP TABLE public.x", "DO $$ BEGIN DELETE FROM public.t; END $$", "SELECT 'a''b', E'\\'', \"q\"\"x\"",
-		"/* /* nested */ */ SET search_path = public", "$1 $a$ $$"} {
+		"/* /* nested */ */ SET search_path = public", "$1 $a$ $$",
+		"COPY t TO PROGRAM 'x'", "SELECT lo_unlink(1)", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity",
+		"SET ROLE x", "SET SESSION AUTHORIZATION x", "CREATE OR REPLACE FUNCTION public.f() RETURNS int AS 'select 1' LANGUAGE sql",
+		"DO $$ BEGIN EXECUTE 'x'; END $$", "EXECUTE format('%s', 1)", "pg_terminate_backend(", "COPY x FROM", "SET LOCAL"} {
 		f.Add(s)
 	}
 	c := Confinement{Schema: "firedrill", Others: []string{"public"}}

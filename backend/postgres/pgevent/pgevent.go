@@ -27,9 +27,20 @@ func Kinds() []event.Kind { return slices.Clone(kinds) }
 // kinds.
 type Target struct {
 	// Schema confines the events on a given server: their sessions search
-	// only it, and settings events record there what to restore. Empty on
-	// the embedded server.
+	// only it. Empty on the embedded server.
 	Schema string
+	// Admin is the given server's admin connection (the user's DSN), for
+	// firedrill's own statements: settings events (ALTER SYSTEM, and the
+	// records in RestoreSchema to put them back) and terminate events.
+	// event.Env.ConnString is then the confined role's, for the
+	// scenario's SQL (sql and hold_transaction events, shell commands).
+	// "" means ConnString is the admin's too (--allow-outside-schema).
+	Admin string
+	// Sessions is the role whose members' sessions are firedrill's
+	// (the run's group role, or the --run-as account): terminate events
+	// end only those. "" ends any (the embedded server, or
+	// --allow-outside-schema).
+	Sessions string
 }
 
 // schemaOf is the schema that confines env's events, "" when none does.
@@ -38,6 +49,25 @@ func schemaOf(env *event.Env) string {
 		return t.Schema
 	}
 	return ""
+}
+
+// targetOf is env's Target; nil on the embedded server.
+func targetOf(env *event.Env) *Target {
+	if t, ok := env.Backend.(*Target); ok {
+		return t
+	}
+	return nil
+}
+
+// adminEnv is env with the admin connection, for firedrill's own
+// statements.
+func adminEnv(env *event.Env) *event.Env {
+	if t := targetOf(env); t != nil && t.Admin != "" {
+		admin := *env
+		admin.ConnString = t.Admin
+		return &admin
+	}
+	return env
 }
 
 // Statements lists the SQL an event runs as the scenario wrote it (the

@@ -92,13 +92,17 @@ func (e *settingsEvent) Check(env *event.Env) error {
 // Run applies the settings in name order, then reloads or restarts, and
 // checks what the server made of them: a setting that needs a restart the
 // event was not allowed to do is an error. On a given server (a Target
-// with a Schema in env.Backend) each change is recorded first, and RestoreSettings puts them all
+// with a Schema in env.Backend) each change is recorded first (in
+// RestoreSchema, as the admin), and RestoreSettings puts them all
 // back at the end of the run; on the embedded server they stay, as the
 // server is thrown away.
 func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
 	if err := e.Check(env); err != nil {
 		return "", nil, err
 	}
+	// Firedrill's own statements: as the admin, never as the confined role.
+	given := schemaOf(env) != ""
+	env = adminEnv(env)
 	s, err := connect(ctx, env, e.appName)
 	if err != nil {
 		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
@@ -113,13 +117,12 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 	if err != nil {
 		return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 	}
-	schema := schemaOf(env)
 	for _, name := range names {
 		// On a given server, what the change replaces is noted first
 		// (committed), so that the end of the run, or the next run after a
 		// kill, can put it back.
-		if schema != "" {
-			if err := recordOriginal(ctx, s, schema, name); err != nil {
+		if given {
+			if err := recordOriginal(ctx, s, name); err != nil {
 				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 			}
 		}
@@ -127,8 +130,8 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 		if _, err := s.exec(ctx, stmt); err != nil {
 			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
 		}
-		if schema != "" {
-			if err := recordApplied(ctx, s, schema, name); err != nil {
+		if given {
+			if err := recordApplied(ctx, s, name); err != nil {
 				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 			}
 		}

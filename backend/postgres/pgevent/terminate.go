@@ -73,7 +73,13 @@ func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
 // backends"), and so is one that outlived the wait; a pid that was not
 // terminated is an error.
 func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
-	s, err := connect(ctx, env, e.appName)
+	// As the admin, who may end others' sessions; on a confined given
+	// server only firedrill's own (Target.Sessions's members).
+	sessions := ""
+	if t := targetOf(env); t != nil {
+		sessions = t.Sessions
+	}
+	s, err := connect(ctx, adminEnv(env), e.appName)
 	if err != nil {
 		return "", nil, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
 	}
@@ -85,19 +91,32 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 	}
 	var query, param string
 	detail := map[string]any{}
+	// ours limits the sessions to firedrill's own on a confined server.
+	ours := "true"
+	if sessions != "" {
+		ours = "pg_has_role(usesysid, $2::name, 'MEMBER')"
+	}
 	if e.workload != "" {
 		param = env.WorkloadTag(e.workload)
 		detail["workload"] = e.workload
 		detail["application_name"] = param
-		query = "SELECT pid, " + terminate + " FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()"
+		query = "SELECT pid, " + terminate + " FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid() AND " + ours
 	} else {
 		param = strconv.Itoa(e.pid)
 		detail["target_pid"] = e.pid
 		query = "SELECT pid, " + terminate + " FROM (SELECT $1::int AS pid) AS target"
+		if sessions != "" {
+			query = "SELECT pid, CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = target.pid AND " + ours + ") THEN " + terminate +
+				" END FROM (SELECT $1::int AS pid) AS target"
+		}
 	}
 	event.Notify(started, maps.Clone(detail))
 
-	result, err := s.execParams(ctx, query, param)
+	params := []string{param}
+	if sessions != "" {
+		params = append(params, sessions)
+	}
+	result, err := s.execParams(ctx, query, params...)
 	if err != nil {
 		return "", detail, event.Cancelled(ctx, fmt.Errorf("terminate %s: %w", e.name, err))
 	}
@@ -123,6 +142,9 @@ func (e *terminateEvent) Run(ctx context.Context, env *event.Env, started event.
 			// The server says why in a warning: not a backend, or still
 			// there after the wait.
 			why := noticeMessages(s)
+			if len(result.Rows) == 1 && result.Rows[0][1] == nil {
+				why = "not a session of firedrill's (on a given server a terminate event ends only the run's own sessions)"
+			}
 			return "not terminated: " + why, detail, fmt.Errorf("terminate %s: %s", e.name, why)
 		}
 		return fmt.Sprintf("terminated pid %d", e.pid), detail, nil

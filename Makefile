@@ -49,7 +49,7 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzSplitStatements$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
 	$(GO) test -run='^$$' -fuzz='^FuzzEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseInnoDBStatus$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/mariadb/
-	$(GO) test -run='^$$' -fuzz='^FuzzParsePLpgSQL$$' -fuzztime=$${FUZZTIME:-60s} ./diagnose/
+	$(GO) test -run='^$$' -fuzz='^FuzzParsePLpgSQL$$' -fuzztime=$${FUZZTIME:-60s} ./sqlcheck/
 
 bench: build ## ratios vs the real pgbench and redis-benchmark, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench

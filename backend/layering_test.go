@@ -172,3 +172,21 @@ func TestEngineImportsNoLayerAboveIt(t *testing.T) {
 		}
 	}
 }
+
+// The SQL static analyser reads text only: it reaches nothing of
+// firedrill but the script language it simulates scripts with, so the
+// rules in diagnose call it and never the other way round (issue 21).
+func TestSQLCheckImportsOnlyTheScriptLanguage(t *testing.T) {
+	graph := listDeps(t, module+"sqlcheck/...")
+	for _, root := range slices.Sorted(maps.Keys(graph)) {
+		if !under(root, "sqlcheck") {
+			continue
+		}
+		chains := reach(graph, root, func(string) bool { return false })
+		for _, pkg := range slices.Sorted(maps.Keys(chains)) {
+			if !under(pkg, "sqlcheck") && !under(pkg, "script") {
+				t.Errorf("%s reaches %s: %s", root, pkg, strings.Join(chains[pkg], " → "))
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -227,8 +228,8 @@ func topKeys(m map[string]int, n int) []string {
 
 func (deadlock) Check(run *timeline.Run) []Finding {
 	count := countDeadlocks(run)
-	analysis := analyzeLockOrder(run)
-	var concurrent []lockInversion
+	analysis := sqlcheck.AnalyzeLockOrder(lockOrderSources(run))
+	var concurrent []sqlcheck.Inversion
 	for _, inv := range analysis.Inversions {
 		if inv.Concurrent {
 			concurrent = append(concurrent, inv)
@@ -359,7 +360,7 @@ func (deadlock) Check(run *timeline.Run) []Finding {
 
 // latentDeadlock is the info finding for an inversion the scripts make
 // possible although this run saw no deadlock.
-func latentDeadlock(run *timeline.Run, f Finding, invs []lockInversion) Finding {
+func latentDeadlock(run *timeline.Run, f Finding, invs []sqlcheck.Inversion) Finding {
 	inv := invs[0]
 	f.Severity = Info
 	f.Start, f.End = loadWindow(run)
@@ -380,34 +381,34 @@ func latentDeadlock(run *timeline.Run, f Finding, invs []lockInversion) Finding 
 	return f
 }
 
-func inversionHeadline(inv lockInversion) string {
+func inversionHeadline(inv sqlcheck.Inversion) string {
 	switch {
 	case inv.SameScript:
 		var keys, lines []string
 		for _, st := range inv.Chain {
-			keys = append(keys, st.keyText())
+			keys = append(keys, st.KeyText())
 			lines = append(lines, lineOf(st))
 		}
 		return fmt.Sprintf("%s locks %s rows by %s (lines %s) in the order the keys were drawn, so two transactions take the same rows in opposite orders (%s vs %s)",
 			inv.A.Name, inv.Table, strings.Join(keys, ", then "), strings.Join(lines, ", "), inv.ExampleA, inv.ExampleB)
 	case inv.CrossTable:
 		return fmt.Sprintf("%s locks %s before %s (%s, %s) while %s locks them the other way round (%s, %s)",
-			inv.A.Name, inv.AFirst.Table, inv.AThen.Table, inv.A.where(inv.AFirst), inv.A.where(inv.AThen),
-			inv.B.Name, inv.B.where(inv.BFirst), inv.B.where(inv.BThen))
+			inv.A.Name, inv.AFirst.Table, inv.AThen.Table, inv.A.Where(inv.AFirst), inv.A.Where(inv.AThen),
+			inv.B.Name, inv.B.Where(inv.BFirst), inv.B.Where(inv.BThen))
 	}
 	return fmt.Sprintf("%s and %s lock %s rows in opposite orders (%s: %s then %s; %s: %s then %s)",
-		inv.A.Name, inv.B.Name, inv.Table, inv.A.where(inv.AFirst), inv.AFirst.keyText(), inv.AThen.keyText(),
-		inv.B.where(inv.BFirst), inv.BFirst.keyText(), inv.BThen.keyText())
+		inv.A.Name, inv.B.Name, inv.Table, inv.A.Where(inv.AFirst), inv.AFirst.KeyText(), inv.AThen.KeyText(),
+		inv.B.Where(inv.BFirst), inv.BFirst.KeyText(), inv.BThen.KeyText())
 }
 
-func inversionEvidence(inv lockInversion) []Evidence {
-	step := func(ls *lockScript, s *lockStep, what string) Evidence {
+func inversionEvidence(inv sqlcheck.Inversion) []Evidence {
+	step := func(ls *sqlcheck.LockScript, s *sqlcheck.LockStep, what string) Evidence {
 		series := "script:" + ls.Name
 		if s.Line > 0 {
 			series = fmt.Sprintf("script:%s:%d", ls.Name, s.Line)
 		}
 		return Evidence{Series: series, Value: float64(s.Line),
-			Text: fmt.Sprintf("%s (workload %s): `%s` — %s %s rows by %s", what, ls.Workload, oneLine(s.Text, 100), s.How, s.Table, s.keyText())}
+			Text: fmt.Sprintf("%s (workload %s): `%s` — %s %s rows by %s", what, ls.Workload, oneLine(s.Text, 100), s.How, s.Table, s.KeyText())}
 	}
 	if inv.SameScript {
 		var out []Evidence
@@ -430,7 +431,7 @@ func inversionEvidence(inv lockInversion) []Evidence {
 	}
 }
 
-func inversionMechanism(inv lockInversion) string {
+func inversionMechanism(inv sqlcheck.Inversion) string {
 	if inv.CrossTable {
 		return fmt.Sprintf("A row lock is held until the transaction ends. %s takes a row of %s and then waits for one of %s while %s holds that row of %s and waits for the first: a cycle neither can leave.",
 			inv.A.Name, inv.AFirst.Table, inv.AThen.Table, inv.B.Name, inv.BFirst.Table)
@@ -440,7 +441,7 @@ func inversionMechanism(inv lockInversion) string {
 		inv.Table)
 }
 
-func inversionRemedy(inv lockInversion) string {
+func inversionRemedy(inv sqlcheck.Inversion) string {
 	if inv.CrossTable {
 		return fmt.Sprintf("Pick one table order for every transaction (e.g. always %s before %s) and change %s to follow it; retry 40P01 failures meanwhile.",
 			inv.BFirst.Table, inv.BThen.Table, inv.A.Name)
@@ -450,13 +451,11 @@ func inversionRemedy(inv lockInversion) string {
 		col = strings.Join(inv.AFirst.Cols, ", ")
 	}
 	var vars []string
-	steps := append([]*lockStep{inv.AFirst, inv.AThen, inv.BFirst, inv.BThen}, inv.Chain...)
+	steps := append([]*sqlcheck.LockStep{inv.AFirst, inv.AThen, inv.BFirst, inv.BThen}, inv.Chain...)
 	for _, s := range steps {
-		for _, ops := range s.Keys {
-			for _, o := range ops {
-				if !contains(vars, o.src) {
-					vars = append(vars, o.src)
-				}
+		for _, src := range s.Operands() {
+			if !contains(vars, src) {
+				vars = append(vars, src)
 			}
 		}
 	}
@@ -470,7 +469,7 @@ func inversionRemedy(inv lockInversion) string {
 		inv.Table, list, col, inv.Table, firstCol(inv.AFirst), list, col)
 }
 
-func firstCol(s *lockStep) string {
+func firstCol(s *sqlcheck.LockStep) string {
 	if len(s.Cols) > 0 {
 		return s.Cols[0]
 	}
@@ -504,7 +503,7 @@ func settingText(run *timeline.Run, name, def string) string {
 	return def
 }
 
-func lineOf(s *lockStep) string {
+func lineOf(s *sqlcheck.LockStep) string {
 	if s.Line > 0 {
 		return fmt.Sprint(s.Line)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -323,7 +324,7 @@ func (x xminHolder) describe() string {
 		parts = append(parts, "open "+formatSeconds(x.XactAgeS))
 	}
 	if x.Query != "" {
-		parts = append(parts, fmt.Sprintf("last ran `%s`", shortSQL(x.Query, 60)))
+		parts = append(parts, fmt.Sprintf("last ran `%s`", sqlcheck.Shorten(x.Query, 60)))
 	}
 	s := x.what()
 	if len(parts) > 0 {

@@ -3,11 +3,11 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -232,7 +232,7 @@ func findTable(tables map[string]*tableScans, schema, rel string) *tableScans {
 // index could look them up by and the order it could return them in.
 type scanUse struct {
 	relation, schema string
-	r                rel
+	r                sqlcheck.Rel
 	tableRows        float64
 	conds            []string // the scan's Filter and join condition, or its block's WHERE and ON
 	filter           string   // the plan's Filter as printed, for evidence
@@ -243,7 +243,7 @@ type scanUse struct {
 	estimate         float64 // rows the scan returns, per the plan
 	fromPlan         bool
 	table            *tableScans
-	advice           indexAdvice
+	advice           sqlcheck.IndexAdvice
 }
 
 func (u scanUse) qualified() string {
@@ -266,25 +266,25 @@ func (u scanUse) cost(st *statementStat) float64 {
 // filter, a lookup by key (a join, an outer query's value), or an ORDER BY
 // of a statement that returns few rows (LIMIT).
 func (u *scanUse) indexable(st *statementStat) bool {
-	u.advice = recommendIndex(u.qualified(), u.conds, u.sortKeys, u.r)
-	if len(u.advice.columns) == 0 {
+	u.advice = sqlcheck.RecommendIndex(u.qualified(), u.conds, u.sortKeys, u.r)
+	if len(u.advice.Columns) == 0 {
 		return false
 	}
-	p := parseConditions(u.conds, u.r)
+	p := sqlcheck.ParseConditions(u.conds, u.r)
 	few := st != nil && st.Calls > 0 && st.Rows/st.Calls <= fewRowsPerCall
 	est := u.estimate
 	if u.parallel {
 		est *= 2.4 // the plan's per-process estimate, with the leader's share
 	}
 	switch {
-	case u.fromPlan && u.tableRows > 0 && est > 0 && est <= selectiveShare*u.tableRows && len(p.eq)+len(p.ranges) > 0:
+	case u.fromPlan && u.tableRows > 0 && est > 0 && est <= selectiveShare*u.tableRows && len(p.Eq)+len(p.Ranges) > 0:
 		return true
 	case few:
 		return true
-	case u.perOuterRow && len(p.eq) > 0:
+	case u.perOuterRow && len(p.Eq) > 0:
 		return true
 	}
-	return !u.fromPlan && len(p.eq) > 0
+	return !u.fromPlan && len(p.Eq) > 0
 }
 
 // indexCandidate is a statement whose scans of large tables an index
@@ -347,9 +347,9 @@ func (missingIndex) Check(run *timeline.Run) []Finding {
 			}
 			u := scanUse{relation: sc.Relation, schema: sc.Schema, tableRows: rows, filter: sc.Filter, join: sc.JoinCond,
 				sortKeys: sc.SortKeys, perOuterRow: sc.SubPlan, parallel: sc.Parallel, estimate: sc.RowsEstimate, fromPlan: true, table: t,
-				r: rel{names: []string{sc.Relation}, bareOK: true}}
+				r: sqlcheck.Rel{Names: []string{sc.Relation}, BareOK: true}}
 			if sc.Alias != "" && sc.Alias != sc.Relation {
-				u.r.names = append([]string{sc.Alias}, u.r.names...)
+				u.r.Names = append([]string{sc.Alias}, u.r.Names...)
 			}
 			if sc.SortKeys == nil && len(p.SeqScans) == 1 { // an older capture: the statement's sorts
 				for _, so := range p.Sorts {
@@ -378,17 +378,17 @@ func (missingIndex) Check(run *timeline.Run) []Finding {
 			continue
 		}
 		var uses []scanUse
-		for _, name := range queryTables(st.Query) {
+		for _, name := range sqlcheck.QueryTables(st.Query) {
 			t := findTable(tables, "", name)
 			if t == nil || covered[t] || t.rowsPerScan() < minScanRows || t.SeqScan < 2 {
 				continue
 			}
-			b, ok := tableClauses(st.Query, name)
+			b, ok := sqlcheck.TableClauses(st.Query, name)
 			if !ok {
 				continue
 			}
 			u := scanUse{relation: name, schema: strings.TrimSuffix(t.Name, "."+name), tableRows: math.Max(t.LiveTup, t.rowsPerScan()),
-				conds: b.conds, sortKeys: b.sortKeys, perOuterRow: b.perOuterRow, r: b.r, table: t, join: strings.Join(b.joinConds, " AND ")}
+				conds: b.Conds, sortKeys: b.SortKeys, perOuterRow: b.PerOuterRow, r: b.Rel, table: t, join: strings.Join(b.JoinConds, " AND ")}
 			if !u.indexable(st) {
 				judged[t] = true
 				continue
@@ -463,7 +463,7 @@ func (u scanUse) what(first bool) string {
 	if u.perOuterRow {
 		how = append(how, "once per outer row")
 	}
-	if len(sortColumns(u.sortKeys, u.r)) > 0 {
+	if len(sqlcheck.SortColumns(u.sortKeys, u.r)) > 0 {
 		how = append(how, "sorted")
 	}
 	if u.join != "" {
@@ -604,9 +604,9 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 	// Words.
 	var indexes, creates []string
 	for _, u := range c.uses {
-		if u.advice.primary != "" {
-			indexes = append(indexes, u.advice.short())
-			creates = append(creates, fmt.Sprintf("`%s` %s", u.advice.primary, u.advice.why))
+		if u.advice.Create != "" {
+			indexes = append(indexes, u.advice.Short())
+			creates = append(creates, fmt.Sprintf("`%s` %s", u.advice.Create, u.advice.Why))
 		}
 	}
 	switch {
@@ -651,8 +651,8 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) Fin
 		f.Remedy = strings.Join(creates, " ") + fmt.Sprintf(" Build with CONCURRENTLY so writes continue during the build (it takes longer and cannot run in a transaction; drop and retry an INVALID index if it fails), then ANALYZE and confirm with EXPLAIN that the plan uses the index%s.",
 			map[bool]string{true: "es", false: ""}[len(creates) > 1])
 		for _, u := range c.uses {
-			if u.advice.alternative != "" {
-				f.Remedy += " " + u.advice.alternative
+			if u.advice.Alternative != "" {
+				f.Remedy += " " + u.advice.Alternative
 			}
 		}
 	}
@@ -669,7 +669,7 @@ func unnamedScans(run *timeline.Run, u scanUse) string {
 	stats, _ := statementTotals(run)
 	var naming []string
 	for _, st := range sortedStats(stats) {
-		if st.Calls > 0 && contains(queryTables(st.Query), u.relation) && len(naming) < 2 {
+		if st.Calls > 0 && contains(sqlcheck.QueryTables(st.Query), u.relation) && len(naming) < 2 {
 			naming = append(naming, "`"+oneLine(st.Query, 80)+"`")
 		}
 	}
@@ -750,7 +750,7 @@ func matchScripts(run *timeline.Run, stats map[string]*statementStat) {
 				if strings.HasPrefix(strings.TrimSpace(text), `\`) {
 					continue
 				}
-				norm := normalizeSQL(text)
+				norm := sqlcheck.Normalize(text)
 				if len(norm) < 8 {
 					continue
 				}
@@ -766,7 +766,7 @@ func matchScripts(run *timeline.Run, stats map[string]*statementStat) {
 		if st.workload != "" {
 			continue
 		}
-		q := normalizeSQL(st.Query)
+		q := sqlcheck.Normalize(st.Query)
 		for _, c := range cmds {
 			if strings.HasPrefix(q, c.norm) || strings.HasPrefix(c.norm, q) {
 				st.workload, st.where = c.workload, c.where
@@ -774,97 +774,4 @@ func matchScripts(run *timeline.Run, stats map[string]*statementStat) {
 			}
 		}
 	}
-}
-
-var (
-	sqlVarRef   = regexp.MustCompile(`:[A-Za-z_][A-Za-z0-9_]*|\$\d+|'(?:[^']|'')*'|\b\d+(?:\.\d+)?\b`)
-	sqlSpaces   = regexp.MustCompile(`\s+`)
-	sqlComments = regexp.MustCompile(`/\*.*?\*/|--[^\n]*`)
-)
-
-// normalizeSQL makes a statement comparable with its script command:
-// comments, literals, :variables and $n aside, spaces collapsed, lower case.
-func normalizeSQL(q string) string {
-	q = sqlComments.ReplaceAllString(q, " ")
-	q = sqlVarRef.ReplaceAllString(q, "?")
-	q = sqlSpaces.ReplaceAllString(strings.ToLower(q), " ")
-	return strings.TrimRight(strings.TrimSpace(q), "; ")
-}
-
-// queryTables lists the tables a statement's FROM and JOIN name.
-func queryTables(q string) []string {
-	toks := lockTokens(q)
-	var out []string
-	for i := 0; i+1 < len(toks); i++ {
-		if toks[i].kind != 'i' || (toks[i].text != "from" && toks[i].text != "join" && toks[i].text != "update" && toks[i].text != "into") {
-			continue
-		}
-		j := i + 1
-		if j < len(toks) && toks[j].text == "only" {
-			j++
-		}
-		if t := qualifiedTail(toks, &j); t != "" && !contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// queryClauses reads a statement's top-level WHERE and ORDER BY texts.
-func queryClauses(q string) (where string, order []string) {
-	toks := lockTokens(q)
-	text := tokensText
-	where = text(clause(toks, "where", "group", "having", "window", "order", "limit", "offset", "fetch", "for", "returning"))
-	if i := topLevelIndex(toks, "order"); i >= 0 && i+1 < len(toks) && toks[i+1].text == "by" {
-		body := clause(toks[i+1:], "by", "limit", "offset", "fetch", "for")
-		for _, part := range splitTopComma(body) {
-			order = append(order, text(part))
-		}
-	}
-	return where, order
-}
-
-// tokensText writes tokens back as SQL text, spaced as people write it.
-func tokensText(ts []lockTok) string {
-	var b strings.Builder
-	for i, t := range ts {
-		if i > 0 {
-			prev := ts[i-1].text
-			switch {
-			case t.text == ")" || t.text == "," || t.text == "::" || prev == "(" || prev == "::":
-			case t.text == "(" && ts[i-1].kind == 'i':
-			case t.text == "." || prev == ".":
-			default:
-				b.WriteByte(' ')
-			}
-		}
-		if t.kind == 'q' {
-			b.WriteString(`"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`)
-			continue
-		}
-		b.WriteString(t.text)
-	}
-	return b.String()
-}
-
-func splitTopComma(toks []lockTok) [][]lockTok {
-	var out [][]lockTok
-	depth, start := 0, 0
-	for i, t := range toks {
-		switch t.text {
-		case "(":
-			depth++
-		case ")":
-			depth--
-		case ",":
-			if depth == 0 {
-				out = append(out, toks[start:i])
-				start = i + 1
-			}
-		}
-	}
-	if start < len(toks) {
-		out = append(out, toks[start:])
-	}
-	return out
 }

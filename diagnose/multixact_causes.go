@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -82,7 +83,7 @@ func multixactCauses(run *timeline.Run, patterns []lockSavepointWrite) []mxCause
 			out = append(out, mxCause{Kind: causeAutosave, Workload: p.Workload,
 				Phrase: fmt.Sprintf("%s's SAVEPOINT is pgJDBC's autosave (autosave=always): every statement runs in a subtransaction", p.Script),
 				Evidence: []Evidence{{Series: p.Savepoint.series(), Text: fmt.Sprintf("`%s`: the savepoint pgJDBC sets before each statement "+
-					"when the connection has autosave=always or conservative", shortSQL(p.Savepoint.Text, 40))}},
+					"when the connection has autosave=always or conservative", sqlcheck.Shorten(p.Savepoint.Text, 40))}},
 				Remedy: "Drop pgJDBC's autosave (autosave=never, the default) and retry failed transactions in the application instead; " +
 					"or keep autosave=conservative only where statements may fail on a changed plan."})
 		}
@@ -95,7 +96,7 @@ func multixactCauses(run *timeline.Run, patterns []lockSavepointWrite) []mxCause
 	}
 	words := append([]string{"share", "insert", "update"}, names...)
 	scripts := classifyScripts(run, func(texts []string) bool {
-		return slices.ContainsFunc(texts, func(t string) bool { return mayMention(t, words...) })
+		return slices.ContainsFunc(texts, func(t string) bool { return sqlcheck.MayMention(t, words...) })
 	})
 	seen := map[string]bool{}
 	add := func(key string, c mxCause) {
@@ -108,10 +109,10 @@ func multixactCauses(run *timeline.Run, patterns []lockSavepointWrite) []mxCause
 		locked := map[string]scriptCommand{} // tables locked earlier in the transaction
 		for _, c := range ws.Commands {
 			switch c.Stmt.Kind {
-			case stmtBegin, stmtEnd:
+			case sqlcheck.StmtBegin, sqlcheck.StmtEnd:
 				locked = map[string]scriptCommand{}
 				continue
-			case stmtMeta:
+			case sqlcheck.StmtMeta:
 				continue
 			}
 			if c.Stmt.Lock == "FOR SHARE" || c.Stmt.Lock == "FOR KEY SHARE" {
@@ -125,10 +126,10 @@ func multixactCauses(run *timeline.Run, patterns []lockSavepointWrite) []mxCause
 			for _, f := range callsIn(c.Text, fns) {
 				call := fmt.Sprintf("%s (called at %s)", fnName(f.Fn), c.where())
 				fnSeries := "function:" + fnName(f.Fn)
-				if l, w, table, ok := f.lockThenSubxactWrite(); ok {
+				if l, w, table, ok := f.LockThenSubxactWrite(); ok {
 					add(causeException+f.Fn.Name, exceptionCause(ws.Workload, call, fnSeries, f, &l, nil, w, table))
 				} else {
-					for _, w := range f.subxactWrites() {
+					for _, w := range f.SubxactWrites() {
 						for _, t := range w.Stmt.Written {
 							if lc, ok := locked[t]; ok {
 								add(causeException+f.Fn.Name, exceptionCause(ws.Workload, call, fnSeries, f, nil, &lc, w, t))
@@ -160,18 +161,18 @@ func multixactCauses(run *timeline.Run, patterns []lockSavepointWrite) []mxCause
 // insertsChecking reports whether a statement makes fk's check lock the
 // referenced row: an INSERT into the referencing table, or an UPDATE of
 // it that sets a column of the key.
-func insertsChecking(st sqlStmt, text string, fk pgmetric.ForeignKey) bool {
+func insertsChecking(st sqlcheck.Stmt, text string, fk pgmetric.ForeignKey) bool {
 	if !slices.Contains(st.Written, strings.ToLower(fk.Table)) {
 		return false
 	}
-	toks := sqlTokens(stripSQLComments(text))
+	toks := sqlcheck.Tokens(sqlcheck.StripComments(text))
 	for i, t := range toks {
-		if t == "insert" && i+2 < len(toks) && toks[i+1] == "into" && tableName(toks[i+2]) == strings.ToLower(fk.Table) {
+		if t == "insert" && i+2 < len(toks) && toks[i+1] == "into" && sqlcheck.TableName(toks[i+2]) == strings.ToLower(fk.Table) {
 			return true
 		}
 	}
 	// An UPDATE: the key's columns between SET and WHERE.
-	set, where := indexWord(toks, "set"), indexWord(toks, "where")
+	set, where := sqlcheck.IndexWord(toks, "set"), sqlcheck.IndexWord(toks, "where")
 	if set < 0 {
 		return false
 	}
@@ -188,33 +189,33 @@ func insertsChecking(st sqlStmt, text string, fk pgmetric.ForeignKey) bool {
 	return false
 }
 
-func exceptionCause(workload, call, fnSeries string, f fnBody, fnLock *fnStmt, scriptLock *scriptCommand, w fnStmt, table string) mxCause {
+func exceptionCause(workload, call, fnSeries string, f fnBody, fnLock *sqlcheck.BodyStmt, scriptLock *scriptCommand, w sqlcheck.BodyStmt, table string) mxCause {
 	c := mxCause{Kind: causeException, Workload: workload}
 	var lockText string
 	if fnLock != nil {
 		lockText = fmt.Sprintf("locks %s rows %s (line %d)", table, fnLock.Stmt.Lock, fnLock.Line)
 		c.Evidence = append(c.Evidence, Evidence{Series: fmt.Sprintf("%s:%d", fnSeries, fnLock.Line),
-			Text: fmt.Sprintf("%s takes a row lock outside its EXCEPTION block: `%s`", call, shortSQL(fnLock.Text, 80))})
+			Text: fmt.Sprintf("%s takes a row lock outside its EXCEPTION block: `%s`", call, sqlcheck.Shorten(fnLock.Text, 80))})
 	} else {
 		lockText = fmt.Sprintf("runs after %s locked %s rows %s", scriptLock.where(), table, scriptLock.Stmt.Lock)
 		c.Evidence = append(c.Evidence, Evidence{Series: scriptLock.series(),
-			Text: fmt.Sprintf("the script locks the row before the call: `%s`", shortSQL(scriptLock.Text, 80))})
+			Text: fmt.Sprintf("the script locks the row before the call: `%s`", sqlcheck.Shorten(scriptLock.Text, 80))})
 	}
 	c.Phrase = fmt.Sprintf("function %s %s, then writes them inside a BEGIN … EXCEPTION block (line %d) — a subtransaction, as a SAVEPOINT",
 		call, lockText, w.Line)
 	c.Evidence = append(c.Evidence, Evidence{Series: fmt.Sprintf("%s:%d", fnSeries, w.Line),
-		Text: fmt.Sprintf("inside the EXCEPTION block that begins at line %d, it writes the same table %s: `%s`", f.FirstBlockLine, table, shortSQL(w.Text, 80))})
+		Text: fmt.Sprintf("inside the EXCEPTION block that begins at line %d, it writes the same table %s: `%s`", f.FirstBlockLine, table, sqlcheck.Shorten(w.Text, 80))})
 	c.Remedy = fmt.Sprintf("In %s, take the row lock inside the BEGIN … EXCEPTION block that updates the row, or take the EXCEPTION "+
 		"block out and handle the error in the caller: the lock and the update must be in the same (sub)transaction.", fnName(f.Fn))
 	return c
 }
 
-func shareCause(workload, where, series, text string, st sqlStmt) mxCause {
+func shareCause(workload, where, series, text string, st sqlcheck.Stmt) mxCause {
 	tables := strings.Join(st.Locked, ", ")
 	return mxCause{Kind: causeShare, Workload: workload,
 		Phrase: fmt.Sprintf("%s takes %s row locks on %s: concurrent transactions that lock the same row share it as a MultiXact", where, st.Lock, tables),
 		Evidence: []Evidence{{Series: series, Text: fmt.Sprintf("%s: `%s` — a shared row lock; two transactions holding it on one row make a MultiXact",
-			where, shortSQL(text, 80))}},
+			where, sqlcheck.Shorten(text, 80))}},
 		Remedy: fmt.Sprintf("Take %s out where the transaction only reads the row (the snapshot already protects the read), or lock "+
 			"it FOR UPDATE / FOR NO KEY UPDATE where it will be written anyway: an exclusive lock queues instead of sharing.", st.Lock)}
 }
@@ -224,7 +225,7 @@ func fkCause(workload, where, series, text string, fk pgmetric.ForeignKey) mxCau
 		Phrase: fmt.Sprintf("%s writes %s, whose foreign key %s checks the %s row with FOR KEY SHARE: concurrent writes for the same %s row share that lock as a MultiXact",
 			where, fk.Table, fk.Name, fk.RefTable, fk.RefTable),
 		Evidence: []Evidence{{Series: series, Text: fmt.Sprintf("%s: `%s` — foreign key %s (%s) → %s (%s) locks the referenced row FOR KEY SHARE",
-			where, shortSQL(text, 80), fk.Name, strings.Join(fk.Columns, ", "), fk.RefTable, strings.Join(fk.RefColumns, ", "))}},
+			where, sqlcheck.Shorten(text, 80), fk.Name, strings.Join(fk.Columns, ", "), fk.RefTable, strings.Join(fk.RefColumns, ", "))}},
 		Remedy: fmt.Sprintf("Spread the writes that reference one %s row (a hot parent makes a MultiXact on every concurrent check), keep "+
 			"the transactions that insert into %s short, and do not update the %s row in those same transactions; PostgreSQL 17's "+
 			"multixact_member_buffers and multixact_offset_buffers enlarge the caches.", fk.RefTable, fk.Table, fk.RefTable)}
@@ -244,7 +245,7 @@ type subxactCall struct {
 	Workload string
 	Command  scriptCommand
 	Fn       fnBody
-	Write    fnStmt // the first write inside the block
+	Write    sqlcheck.BodyStmt // the first write inside the block
 }
 
 func (c subxactCall) phrase() string {
@@ -259,7 +260,7 @@ func (c subxactCall) phrase() string {
 func (c subxactCall) evidence() Evidence {
 	return Evidence{Series: fmt.Sprintf("function:%s:%d", fnName(c.Fn.Fn), c.Write.Line),
 		Text: fmt.Sprintf("%s (called at %s, workload %s) writes inside its EXCEPTION block%s: `%s`", fnName(c.Fn.Fn),
-			c.Command.where(), c.Workload, map[bool]string{true: ", in a loop", false: ""}[c.Fn.LoopBlocks > 0], shortSQL(c.Write.Text, 80))}
+			c.Command.where(), c.Workload, map[bool]string{true: ", in a loop", false: ""}[c.Fn.LoopBlocks > 0], sqlcheck.Shorten(c.Write.Text, 80))}
 }
 
 // subxactCalls finds the script commands that call (directly or through
@@ -267,7 +268,7 @@ func (c subxactCall) evidence() Evidence {
 func subxactCalls(run *timeline.Run) []subxactCall {
 	var fns []fnBody
 	for _, f := range runFunctions(run) {
-		if len(f.subxactWrites()) > 0 {
+		if len(f.SubxactWrites()) > 0 {
 			fns = append(fns, f)
 		}
 	}
@@ -282,11 +283,11 @@ func subxactCalls(run *timeline.Run) []subxactCall {
 	var out []subxactCall
 	seen := map[string]bool{}
 	for _, ws := range classifyScripts(run, func(texts []string) bool {
-		return slices.ContainsFunc(texts, func(t string) bool { return mayMention(t, names...) })
+		return slices.ContainsFunc(texts, func(t string) bool { return sqlcheck.MayMention(t, names...) })
 	}) {
 		for _, c := range ws.Commands {
 			for _, f := range callsIn(c.Text, all) {
-				w := f.subxactWrites()
+				w := f.SubxactWrites()
 				if len(w) == 0 || seen[ws.Script+f.Fn.Name] {
 					continue
 				}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -162,7 +163,7 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) Finding {
 		remedy = append(remedy, fmt.Sprintf("Take the SAVEPOINT out of %s (no nested transactions: e.g. jOOQ nested=false, "+
 			"Spring propagation REQUIRED instead of NESTED), or lock the row in the same (sub)transaction that updates it: "+
 			"line %d's `%s` and line %d's `%s` must not be split by `%s`.",
-			p.Script, p.Lock.Line, shortSQL(p.Lock.Text, 50), p.Write.Line, shortSQL(p.Write.Text, 50), shortSQL(p.Savepoint.Text, 30)))
+			p.Script, p.Lock.Line, sqlcheck.Shorten(p.Lock.Text, 50), p.Write.Line, sqlcheck.Shorten(p.Write.Text, 50), sqlcheck.Shorten(p.Savepoint.Text, 30)))
 	}
 	for i, c := range causes {
 		if i == 2 {
@@ -201,9 +202,9 @@ type lockSavepointWrite struct {
 
 func (p lockSavepointWrite) evidence() []Evidence {
 	return []Evidence{
-		{Series: p.Lock.series(), Text: fmt.Sprintf("%s (workload %s) takes a row lock: `%s`", p.Script, p.Workload, shortSQL(p.Lock.Text, 80))},
+		{Series: p.Lock.series(), Text: fmt.Sprintf("%s (workload %s) takes a row lock: `%s`", p.Script, p.Workload, sqlcheck.Shorten(p.Lock.Text, 80))},
 		{Series: p.Write.series(), Text: fmt.Sprintf("then inside `%s` writes the same table %s: `%s`",
-			shortSQL(p.Savepoint.Text, 40), p.Table, shortSQL(p.Write.Text, 80))},
+			sqlcheck.Shorten(p.Savepoint.Text, 40), p.Table, sqlcheck.Shorten(p.Write.Text, 80))},
 	}
 }
 
@@ -224,13 +225,13 @@ func lockSavepointWrites(scripts []workloadScript) []lockSavepointWrite {
 		for _, c := range ws.Commands {
 			st := c.Stmt
 			switch st.Kind {
-			case stmtBegin:
+			case sqlcheck.StmtBegin:
 				inTx, depth, locks = true, 0, nil
 				continue
-			case stmtEnd:
+			case sqlcheck.StmtEnd:
 				inTx, depth, locks = false, 0, nil
 				continue
-			case stmtSavepoint:
+			case sqlcheck.StmtSavepoint:
 				if !inTx {
 					continue
 				}
@@ -242,8 +243,8 @@ func lockSavepointWrites(scripts []workloadScript) []lockSavepointWrite {
 					}
 				}
 				continue
-			case stmtRelease, stmtRollbackTo:
-				if st.Kind == stmtRelease && depth > 0 {
+			case sqlcheck.StmtRelease, sqlcheck.StmtRollbackTo:
+				if st.Kind == sqlcheck.StmtRelease && depth > 0 {
 					depth--
 				}
 				for i := range locks {
@@ -252,7 +253,7 @@ func lockSavepointWrites(scripts []workloadScript) []lockSavepointWrite {
 					}
 				}
 				continue
-			case stmtMeta, stmtOther:
+			case sqlcheck.StmtMeta, sqlcheck.StmtOther:
 				continue
 			}
 			if !inTx {
@@ -263,7 +264,7 @@ func lockSavepointWrites(scripts []workloadScript) []lockSavepointWrite {
 					continue
 				}
 				for _, table := range l.cmd.Stmt.Locked {
-					if st.writesRow(table) && !found[table] {
+					if st.WritesRow(table) && !found[table] {
 						found[table] = true
 						out = append(out, lockSavepointWrite{Workload: ws.Workload, Script: ws.Script, Table: table,
 							Lock: l.cmd, Savepoint: *l.savepoint, Write: c})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -387,18 +388,18 @@ func deepSubtransactions(scripts []workloadScript) []deepScript {
 		}
 		for _, c := range ws.Commands {
 			switch c.Stmt.Kind {
-			case stmtBegin:
+			case sqlcheck.StmtBegin:
 				if inTx {
 					finish()
 				}
 				inTx = true
 				cur.Begin = c
-			case stmtEnd:
+			case sqlcheck.StmtEnd:
 				if inTx {
 					finish()
 				}
 				inTx = false
-			case stmtSavepoint:
+			case sqlcheck.StmtSavepoint:
 				if !inTx {
 					continue
 				}
@@ -407,7 +408,7 @@ func deepSubtransactions(scripts []workloadScript) []deepScript {
 				}
 				cur.Savepoints++
 				stack = append(stack, frame{name: c.Stmt.Savepoint})
-			case stmtRelease, stmtRollbackTo:
+			case sqlcheck.StmtRelease, sqlcheck.StmtRollbackTo:
 				i := len(stack) - 1
 				for i >= 0 && stack[i].name != c.Stmt.Savepoint {
 					i--
@@ -418,7 +419,7 @@ func deepSubtransactions(scripts []workloadScript) []deepScript {
 				if i < 0 {
 					continue
 				}
-				if c.Stmt.Kind == stmtRelease {
+				if c.Stmt.Kind == sqlcheck.StmtRelease {
 					// Released subtransactions stay in the cache as the
 					// parent's children: they still count.
 					for _, fr := range stack[i:] {
@@ -434,7 +435,7 @@ func deepSubtransactions(scripts []workloadScript) []deepScript {
 					stack[i].writes = false
 				}
 			default:
-				if c.Stmt.locksOrWrites() {
+				if c.Stmt.LocksOrWrites() {
 					for i := range stack {
 						stack[i].writes = true
 					}

@@ -161,7 +161,7 @@ func (r transactionGuards) finding(run *timeline.Run, list []unguarded, serverSt
 		yaml = append(yaml, fmt.Sprintf("workload %s: `settings: {%s}`", u.Workload, strings.Join(kv, ", ")))
 	}
 	f.Remedy = "In the scenario, " + strings.Join(yaml, "; ") + ". In the application, set them on its role so every pool " +
-		"connection gets them: `" + strings.Join(uniq(sql), " ") + "` (values: 10× the slowest legitimate statement " +
+		"connection gets them: `" + strings.Join(uniqueStrings(sql), " ") + "` (values: 10× the slowest legitimate statement " +
 		"seen in this run, rounded up; the idle limit above the longest pause inside a transaction). PostgreSQL 17 adds " +
 		"transaction_timeout to bound a whole transaction."
 	f.References = []string{

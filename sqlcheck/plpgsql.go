@@ -1,28 +1,23 @@
-package diagnose
+package sqlcheck
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
-	"github.com/firedrill/firedrill/timeline"
-)
-
-// fnStmt is one statement of a function body, classified.
-type fnStmt struct {
+// BodyStmt is one statement of a function body, classified, with where
+// it runs: what the subtransaction and MultiXact rules look for.
+type BodyStmt struct {
 	Line int // in the body, from 1
 	Text string
-	Stmt sqlStmt
+	Stmt Stmt
 	// InSubxact: the statement runs in the protected part of a block
 	// with an EXCEPTION clause, i.e. in a subtransaction.
 	InSubxact bool
 	InLoop    bool // inside a LOOP (FOR, WHILE, FOREACH)
 }
 
-// fnBody is what the rules need of a function: its statements and its
-// blocks with an EXCEPTION clause.
-type fnBody struct {
-	Fn    pgmetric.Function
-	Stmts []fnStmt
+// Body is what the rules need of a function's body: its statements and
+// its blocks with an EXCEPTION clause.
+type Body struct {
+	Stmts []BodyStmt
 	// ExceptionBlocks counts blocks with an EXCEPTION clause; LoopBlocks
 	// those of them inside a loop (one subtransaction per iteration).
 	ExceptionBlocks, LoopBlocks int
@@ -30,10 +25,10 @@ type fnBody struct {
 	FirstBlockLine int
 }
 
-// lockThenSubxactWrite is a row lock taken outside a subtransaction and
+// LockThenSubxactWrite is a row lock taken outside a subtransaction and
 // a write of the same table inside one: the pattern that turns the row's
 // xmax into a MultiXact (the lock's xid and the subtransaction's).
-func (b fnBody) lockThenSubxactWrite() (lock, write fnStmt, table string, ok bool) {
+func (b Body) LockThenSubxactWrite() (lock, write BodyStmt, table string, ok bool) {
 	for i, l := range b.Stmts {
 		if l.InSubxact || len(l.Stmt.Locked) == 0 {
 			continue
@@ -43,34 +38,34 @@ func (b fnBody) lockThenSubxactWrite() (lock, write fnStmt, table string, ok boo
 				continue
 			}
 			for _, t := range l.Stmt.Locked {
-				if w.Stmt.writesRow(t) {
+				if w.Stmt.WritesRow(t) {
 					return l, w, t, true
 				}
 			}
 		}
 	}
-	return fnStmt{}, fnStmt{}, "", false
+	return BodyStmt{}, BodyStmt{}, "", false
 }
 
-// subxactWrites are the statements that lock or write rows inside a
+// SubxactWrites are the statements that lock or write rows inside a
 // subtransaction: each such entry gets a subtransaction xid.
-func (b fnBody) subxactWrites() []fnStmt {
-	var out []fnStmt
+func (b Body) SubxactWrites() []BodyStmt {
+	var out []BodyStmt
 	for _, s := range b.Stmts {
-		if s.InSubxact && s.Stmt.locksOrWrites() {
+		if s.InSubxact && s.Stmt.LocksOrWrites() {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// parsePLpgSQL reads a function body well enough for the rules: its
+// ParsePLpgSQL reads a function's body well enough for the rules: its
 // statements (split at semicolons outside quotes), which of them run in
 // the protected part of a BEGIN … EXCEPTION … END block, and which in a
 // loop. It never fails; what it does not recognise is a plain statement.
 // A SQL-language function has no blocks: its statements are read alone.
-func parsePLpgSQL(fn pgmetric.Function) fnBody {
-	body := fnBody{Fn: fn}
+func ParsePLpgSQL(text string) Body {
+	var body Body
 	type block struct {
 		line    int
 		inLoop  bool
@@ -79,7 +74,7 @@ func parsePLpgSQL(fn pgmetric.Function) fnBody {
 	}
 	var stack []*block
 	loops := 0
-	text := stripSQLComments(fn.Body)
+	text = StripComments(text)
 	for _, piece := range splitBody(text) {
 		var offsets []int
 		all := sqlTokensAt(piece.text, &offsets)
@@ -102,7 +97,7 @@ func parsePLpgSQL(fn pgmetric.Function) fnBody {
 				continue
 			case "<": // a label, <<name>>
 				if len(toks) > 1 && toks[1] == "<" {
-					if i := indexWord(toks, ">"); i >= 0 {
+					if i := IndexWord(toks, ">"); i >= 0 {
 						toks = toks[min(i+2, len(toks)):]
 						continue
 					}
@@ -144,7 +139,7 @@ func parsePLpgSQL(fn pgmetric.Function) fnBody {
 				toks = toks[1:]
 				continue
 			case "for", "foreach":
-				if i := indexWord(toks, "loop"); i >= 0 {
+				if i := IndexWord(toks, "loop"); i >= 0 {
 					loops++
 					toks = toks[i+1:]
 					continue
@@ -181,7 +176,7 @@ func parsePLpgSQL(fn pgmetric.Function) fnBody {
 		}
 		// The statement proper starts after the control words.
 		at := offsets[len(all)-len(toks)]
-		st := fnStmt{Line: lineOf(toks), Text: strings.TrimSpace(piece.text[at:]), Stmt: classifyDML(toks), InLoop: loops > 0}
+		st := BodyStmt{Line: lineOf(toks), Text: strings.TrimSpace(piece.text[at:]), Stmt: classifyDML(toks), InLoop: loops > 0}
 		body.Stmts = append(body.Stmts, st)
 		for _, b := range stack {
 			if !b.handler {
@@ -194,13 +189,15 @@ func parsePLpgSQL(fn pgmetric.Function) fnBody {
 
 // afterWord returns toks after the first word w, or nil.
 func afterWord(toks []string, w string) []string {
-	if i := indexWord(toks, w); i >= 0 {
+	if i := IndexWord(toks, w); i >= 0 {
 		return toks[i+1:]
 	}
 	return nil
 }
 
-func indexWord(toks []string, w string) int {
+// IndexWord is where the word w first stands in toks (as Tokens splits
+// a statement), or -1: how a rule finds a clause in a statement.
+func IndexWord(toks []string, w string) int {
 	for i, t := range toks {
 		if t == w {
 			return i
@@ -256,33 +253,5 @@ func splitBody(text string) []bodyPiece {
 		}
 	}
 	flush(len(text))
-	return out
-}
-
-// runFunctions are the function bodies the run read at its end, parsed.
-func runFunctions(run *timeline.Run) []fnBody {
-	var out []fnBody
-	for _, s := range run.SourceSamples(pgmetric.Functions) {
-		var fns []pgmetric.Function
-		if !Detail(&s, &fns) {
-			continue
-		}
-		out = out[:0]
-		for _, f := range fns {
-			out = append(out, parsePLpgSQL(f))
-		}
-	}
-	return out
-}
-
-// runForeignKeys are the foreign keys the run read at its end.
-func runForeignKeys(run *timeline.Run) []pgmetric.ForeignKey {
-	var out []pgmetric.ForeignKey
-	for _, s := range run.SourceSamples(pgmetric.ForeignKeys) {
-		var fks []pgmetric.ForeignKey
-		if Detail(&s, &fks) {
-			out = fks
-		}
-	}
 	return out
 }

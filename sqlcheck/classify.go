@@ -1,51 +1,46 @@
-package diagnose
+package sqlcheck
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
-
-	"github.com/firedrill/firedrill/timeline"
 )
 
-// stmtKind is what a script command does to the transaction it runs in,
+// StmtKind is what a script command does to the transaction it runs in,
 // as far as the rules need to know.
-type stmtKind int
+type StmtKind int
 
+// The kinds of command, as far as transactions, savepoints and row locks
+// go.
 const (
-	stmtOther      stmtKind = iota // a query that neither locks nor writes rows
-	stmtMeta                       // a client-side command (\set, \sleep, \if …)
-	stmtBegin                      // BEGIN, START TRANSACTION
-	stmtEnd                        // COMMIT, END, ROLLBACK, ABORT, PREPARE TRANSACTION
-	stmtSavepoint                  // SAVEPOINT name
-	stmtRelease                    // RELEASE [SAVEPOINT] name
-	stmtRollbackTo                 // ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
-	stmtLock                       // SELECT … FOR UPDATE/NO KEY UPDATE/SHARE/KEY SHARE
-	stmtWrite                      // UPDATE, DELETE, INSERT, MERGE
+	StmtOther      StmtKind = iota // a query that neither locks nor writes rows
+	StmtMeta                       // a client-side command (\set, \sleep, \if …)
+	StmtBegin                      // BEGIN, START TRANSACTION
+	StmtEnd                        // COMMIT, END, ROLLBACK, ABORT, PREPARE TRANSACTION
+	StmtSavepoint                  // SAVEPOINT name
+	StmtRelease                    // RELEASE [SAVEPOINT] name
+	StmtRollbackTo                 // ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
+	StmtLock                       // SELECT … FOR UPDATE/NO KEY UPDATE/SHARE/KEY SHARE
+	StmtWrite                      // UPDATE, DELETE, INSERT, MERGE
 )
 
-// sqlStmt is one script command classified: what it does, on which
+// Stmt is one script command classified: what it does, on which
 // tables, and which row-lock strength it takes.
-type sqlStmt struct {
-	Kind      stmtKind
+type Stmt struct {
+	Kind      StmtKind
 	Savepoint string   // the savepoint's name for SAVEPOINT, RELEASE and ROLLBACK TO
-	Lock      string   // the lock clause, e.g. "FOR UPDATE" (stmtLock, or a write that also locks)
+	Lock      string   // the lock clause, e.g. "FOR UPDATE" (StmtLock, or a write that also locks)
 	Locked    []string // tables whose rows a locking clause locks
 	Written   []string // tables the statement updates, deletes from, inserts into or merges into
 }
 
-// locksOrWrites reports whether the statement takes row locks or writes,
+// LocksOrWrites reports whether the statement takes row locks or writes,
 // so its (sub)transaction gets a transaction id.
-func (s sqlStmt) locksOrWrites() bool { return len(s.Locked) > 0 || len(s.Written) > 0 }
+func (s Stmt) LocksOrWrites() bool { return len(s.Locked) > 0 || len(s.Written) > 0 }
 
-// writesRow reports whether the statement modifies or exclusively locks
+// WritesRow reports whether the statement modifies or exclusively locks
 // rows of table: what turns an earlier lock into a MultiXact when done
 // in a subtransaction.
-func (s sqlStmt) writesRow(table string) bool {
+func (s Stmt) WritesRow(table string) bool {
 	for _, t := range s.Written {
 		if t == table {
 			return true
@@ -61,17 +56,17 @@ func (s sqlStmt) writesRow(table string) bool {
 	return false
 }
 
-// classifySQL reads one script command: comments are stripped, keywords
+// Classify reads one script command: comments are stripped, keywords
 // compared case-insensitively, string literals and quoted identifiers
-// skipped. It never fails: what it does not recognise is stmtOther.
-func classifySQL(text string) sqlStmt {
-	trimmed := strings.TrimSpace(stripSQLComments(text))
+// skipped. It never fails: what it does not recognise is StmtOther.
+func Classify(text string) Stmt {
+	trimmed := strings.TrimSpace(StripComments(text))
 	if strings.HasPrefix(trimmed, `\`) {
-		return sqlStmt{Kind: stmtMeta}
+		return Stmt{Kind: StmtMeta}
 	}
-	toks := sqlTokens(trimmed)
+	toks := Tokens(trimmed)
 	if len(toks) == 0 {
-		return sqlStmt{Kind: stmtOther}
+		return Stmt{Kind: StmtOther}
 	}
 	word := func(i int) string {
 		if i < len(toks) {
@@ -82,46 +77,46 @@ func classifySQL(text string) sqlStmt {
 	switch word(0) {
 	case "begin", "start":
 		if word(0) == "begin" || word(1) == "transaction" {
-			return sqlStmt{Kind: stmtBegin}
+			return Stmt{Kind: StmtBegin}
 		}
 	case "commit", "end", "abort":
 		if word(1) != "prepared" { // COMMIT PREPARED ends another transaction
-			return sqlStmt{Kind: stmtEnd}
+			return Stmt{Kind: StmtEnd}
 		}
 	case "prepare":
 		if word(1) == "transaction" {
-			return sqlStmt{Kind: stmtEnd}
+			return Stmt{Kind: StmtEnd}
 		}
 	case "savepoint":
-		return sqlStmt{Kind: stmtSavepoint, Savepoint: word(1)}
+		return Stmt{Kind: StmtSavepoint, Savepoint: word(1)}
 	case "release":
 		if word(1) == "savepoint" {
-			return sqlStmt{Kind: stmtRelease, Savepoint: word(2)}
+			return Stmt{Kind: StmtRelease, Savepoint: word(2)}
 		}
-		return sqlStmt{Kind: stmtRelease, Savepoint: word(1)}
+		return Stmt{Kind: StmtRelease, Savepoint: word(1)}
 	case "rollback":
 		i := 1
 		if word(i) == "work" || word(i) == "transaction" {
 			i++
 		}
 		if word(i) == "prepared" {
-			return sqlStmt{Kind: stmtOther}
+			return Stmt{Kind: StmtOther}
 		}
 		if word(i) != "to" {
-			return sqlStmt{Kind: stmtEnd}
+			return Stmt{Kind: StmtEnd}
 		}
 		i++
 		if word(i) == "savepoint" {
 			i++
 		}
-		return sqlStmt{Kind: stmtRollbackTo, Savepoint: word(i)}
+		return Stmt{Kind: StmtRollbackTo, Savepoint: word(i)}
 	}
 	return classifyDML(toks)
 }
 
 // classifyDML finds the row locks and writes of a query, CTEs included.
-func classifyDML(toks []string) sqlStmt {
-	var st sqlStmt
+func classifyDML(toks []string) Stmt {
+	var st Stmt
 	word := func(i int) string {
 		if i >= 0 && i < len(toks) {
 			return toks[i]
@@ -133,7 +128,7 @@ func classifyDML(toks []string) sqlStmt {
 		if word(i) == "only" {
 			i++
 		}
-		return tableName(word(i))
+		return TableName(word(i))
 	}
 	var fromTables []string
 	for i, tok := range toks {
@@ -183,7 +178,7 @@ func classifyDML(toks []string) sqlStmt {
 			st.Lock = strongerLock(st.Lock, lock)
 			if word(next) == "of" {
 				for j := next + 1; j < len(toks); j += 2 {
-					if t := tableName(word(j)); t != "" {
+					if t := TableName(word(j)); t != "" {
 						st.Locked = append(st.Locked, t)
 					}
 					if word(j+1) != "," {
@@ -198,11 +193,11 @@ func classifyDML(toks []string) sqlStmt {
 	st.Locked, st.Written = uniq(st.Locked), uniq(st.Written)
 	switch {
 	case len(st.Written) > 0:
-		st.Kind = stmtWrite
+		st.Kind = StmtWrite
 	case st.Lock != "":
-		st.Kind = stmtLock
+		st.Kind = StmtLock
 	default:
-		st.Kind = stmtOther
+		st.Kind = StmtOther
 	}
 	return st
 }
@@ -217,9 +212,9 @@ func strongerLock(a, b string) string {
 	return a
 }
 
-// tableName reduces a (possibly schema-qualified, possibly quoted) name
+// TableName reduces a (possibly schema-qualified, possibly quoted) name
 // to the table's own lower-case name; "" when tok is not a name.
-func tableName(tok string) string {
+func TableName(tok string) string {
 	if tok == "" || sqlKeywords[tok] {
 		return ""
 	}
@@ -248,9 +243,9 @@ func uniq(s []string) []string {
 	return out
 }
 
-// stripSQLComments removes -- and (nested) /* */ comments, leaving string
+// StripComments removes -- and (nested) /* */ comments, leaving string
 // literals, quoted identifiers and dollar-quoted bodies alone.
-func stripSQLComments(text string) string {
+func StripComments(text string) string {
 	var b strings.Builder
 	for i := 0; i < len(text); {
 		c := text[i]
@@ -339,12 +334,12 @@ func isIdentStart(r rune) bool {
 	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 }
 
-// sqlTokens splits comment-free SQL into lower-case words (identifiers,
+// Tokens splits comment-free SQL into lower-case words (identifiers,
 // possibly qualified with dots and quoted parts kept) and single
 // punctuation characters; literals become a placeholder "'" token.
-func sqlTokens(text string) []string { return sqlTokensAt(text, nil) }
+func Tokens(text string) []string { return sqlTokensAt(text, nil) }
 
-// sqlTokensAt is sqlTokens, also appending to offsets (when not nil) the
+// sqlTokensAt is Tokens, also appending to offsets (when not nil) the
 // byte offset in text of each token.
 func sqlTokensAt(text string, offsets *[]int) []string {
 	var toks []string
@@ -405,97 +400,14 @@ func appendTok(toks []string, offsets *[]int, at int, tok string) []string {
 	return append(toks, tok)
 }
 
-// scriptCommand is one command of a workload's script, with where it is.
-type scriptCommand struct {
-	Workload, Script string
-	File             string // the copy under the run's scripts/, if any
-	Line             int    // in the script, 0 if unknown
-	Text             string
-	Stmt             sqlStmt
-}
+// MaySavepoint reports whether a command's text may be a SAVEPOINT.
+func MaySavepoint(text string) bool { return MayMention(text, "savepoint") }
 
-// series names the command as evidence: "script:FILE:LINE".
-func (c scriptCommand) series() string {
-	name := c.Script
-	if c.File != "" {
-		name = c.File
-	}
-	if c.Line > 0 {
-		return fmt.Sprintf("script:%s:%d", name, c.Line)
-	}
-	return "script:" + name
-}
-
-// workloadScript is a script of a workload with its commands classified.
-type workloadScript struct {
-	Workload, Script, File string
-	Commands               []scriptCommand
-}
-
-// workloadScripts returns every workload script of the run with its
-// commands: from the manifest, or (an old run without command texts)
-// from the copies under scripts/. Lines come from summary.json.
-func workloadScripts(run *timeline.Run) []workloadScript {
-	return classifyScripts(run, nil)
-}
-
-// savepointScripts returns the workload scripts of the run that open a
-// savepoint, classified: all that the subtransaction rules
-// (subtransaction-overflow, multixact-slru-thrash) read, since a script
-// without a SAVEPOINT gives them nothing. The others are not classified
-// at all: for a generated script of 100,000 commands that took ~90 MB of
-// allocation per rule (issue 14). Within one Diagnose the scripts are
-// classified once, for both rules.
-func savepointScripts(run *timeline.Run) []workloadScript {
-	classified.Lock()
-	if classified.run == run && classified.done {
-		defer classified.Unlock()
-		return classified.scripts
-	}
-	classified.Unlock()
-	scripts := classifyScripts(run, func(texts []string) bool { return slices.ContainsFunc(texts, maySavepoint) })
-	classified.Lock()
-	if classified.run == run {
-		classified.scripts, classified.done = scripts, true
-	}
-	classified.Unlock()
-	return scripts
-}
-
-// classified holds savepointScripts' answer for the run being diagnosed:
-// Diagnose names the run (cacheScripts) and empties it when done, so that
-// nothing of a run stays once it is diagnosed. Another run (a concurrent
-// Diagnose, a rule's test) is classified without it.
-var classified struct {
-	sync.Mutex
-	run     *timeline.Run
-	scripts []workloadScript
-	done    bool
-}
-
-// cacheScripts keeps savepointScripts' answer for run until the returned
-// function is called.
-func cacheScripts(run *timeline.Run) (release func()) {
-	classified.Lock()
-	classified.run, classified.scripts, classified.done = run, nil, false
-	classified.Unlock()
-	return func() {
-		classified.Lock()
-		if classified.run == run {
-			classified.run, classified.scripts, classified.done = nil, nil, false
-		}
-		classified.Unlock()
-	}
-}
-
-// maySavepoint reports whether a command's text may be a SAVEPOINT.
-func maySavepoint(text string) bool { return mayMention(text, "savepoint") }
-
-// mayMention reports whether text may hold one of the (lower-case ASCII)
+// MayMention reports whether text may hold one of the (lower-case ASCII)
 // keywords: it has one in any case, or a non-ASCII character (whose lower
 // case the rules' lexers might read as ASCII). It does not allocate: it
 // decides cheaply which scripts are worth parsing.
-func mayMention(text string, words ...string) bool {
+func MayMention(text string, words ...string) bool {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c >= utf8.RuneSelf {
@@ -510,72 +422,14 @@ func mayMention(text string, words ...string) bool {
 	return false
 }
 
-// classifyScripts is workloadScripts of the scripts whose command texts
-// keep accepts (all with a nil keep).
-func classifyScripts(run *timeline.Run, keep func(texts []string) bool) []workloadScript {
-	var out []workloadScript
-	for _, w := range run.Manifest.Workloads {
-		for si, s := range w.Scripts {
-			ws := workloadScript{Workload: w.Name, Script: s.Name, File: s.File}
-			texts := s.Commands
-			var lines []int
-			if len(texts) == 0 && s.File != "" && run.Dir != "" {
-				texts, lines = splitScriptFile(filepath.Join(run.Dir, timeline.ScriptsDir, filepath.Base(s.File)))
-			}
-			if keep != nil && !keep(texts) {
-				continue
-			}
-			ws.Commands = make([]scriptCommand, 0, len(texts))
-			summary := scriptSummary(run, w.Name, s.Name, si)
-			for ci, text := range texts {
-				c := scriptCommand{Workload: w.Name, Script: s.Name, File: s.File, Text: text, Stmt: classifySQL(text)}
-				switch {
-				case ci < len(lines):
-					c.Line = lines[ci]
-				case summary != nil && ci < len(summary.Commands):
-					c.Line = summary.Commands[ci].Line
-				}
-				ws.Commands = append(ws.Commands, c)
-			}
-			out = append(out, ws)
-		}
-	}
-	return out
-}
-
-// scriptSummary finds a script's totals (for its commands' lines).
-func scriptSummary(run *timeline.Run, workload, script string, index int) *timeline.ScriptSummary {
-	if run.Summary == nil {
-		return nil
-	}
-	for wi := range run.Summary.Workloads {
-		w := &run.Summary.Workloads[wi]
-		if w.Name != workload {
-			continue
-		}
-		for i := range w.Scripts {
-			if w.Scripts[i].Name == script {
-				return &w.Scripts[i]
-			}
-		}
-		if index < len(w.Scripts) {
-			return &w.Scripts[index]
-		}
-	}
-	return nil
-}
-
-// splitScriptFile reads a pgbench script file into commands: a line
-// starting with a backslash is a meta command, SQL runs to its semicolon.
-// It is the fallback for runs whose manifest lacks command texts.
-func splitScriptFile(path string) (texts []string, lines []int) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil
-	}
+// SplitScript cuts a pgbench script's text into commands, with the line
+// each starts on: a line starting with a backslash is a meta command, SQL
+// runs to its semicolon. It is the fallback for runs whose manifest lacks
+// command texts.
+func SplitScript(text string) (texts []string, lines []int) {
 	var cur strings.Builder
 	curLine := 0
-	for n, line := range strings.Split(string(b), "\n") {
+	for n, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if cur.Len() == 0 {
 			if trimmed == "" || strings.HasPrefix(trimmed, "--") {
@@ -589,20 +443,21 @@ func splitScriptFile(path string) (texts []string, lines []int) {
 		}
 		cur.WriteString(line)
 		cur.WriteByte('\n')
-		if strings.HasSuffix(strings.TrimSpace(stripSQLComments(cur.String())), ";") {
+		if strings.HasSuffix(strings.TrimSpace(StripComments(cur.String())), ";") {
 			texts, lines = append(texts, strings.TrimSpace(cur.String())), append(lines, curLine)
 			cur.Reset()
 		}
 	}
-	if strings.TrimSpace(stripSQLComments(cur.String())) != "" {
+	if strings.TrimSpace(StripComments(cur.String())) != "" {
 		texts, lines = append(texts, strings.TrimSpace(cur.String())), append(lines, curLine)
 	}
 	return texts, lines
 }
 
-// shortSQL is a command's text on one line, cut for a headline.
-func shortSQL(text string, max int) string {
-	s := strings.Join(strings.Fields(stripSQLComments(text)), " ")
+// Shorten is a command's text on one line without its comments, cut to
+// max bytes for a finding's headline.
+func Shorten(text string, max int) string {
+	s := strings.Join(strings.Fields(StripComments(text)), " ")
 	if len(s) > max {
 		cut := max
 		for cut > 0 && s[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence

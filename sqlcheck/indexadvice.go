@@ -1,37 +1,40 @@
-package diagnose
+package sqlcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// What an index can do for a scan: the missing-index rule reads the
+// What an index can do for a scan: the missing-index rule hands over the
 // conditions a scan applies to one table's rows (a plan's Filter and join
 // condition, or the WHERE, ON and ORDER BY of the query block that names
-// the table) and designs the B-tree index that would serve them.
+// the table), and RecommendIndex designs the B-tree index that would
+// serve them.
 
-// rel names the table a set of conditions is about: its alias and name as
+// Rel names the table a set of conditions is about: its alias and name as
 // the query writes them, and whether unqualified columns are its own (true
 // for a plan's Filter and a single-table query block).
-type rel struct {
-	names  []string
-	bareOK bool
+type Rel struct {
+	Names  []string // the alias (if any) and the table's name
+	BareOK bool     // unqualified columns are the table's
 }
 
-func (r rel) is(qualifier string) bool { return contains(r.names, qualifier) }
+func (r Rel) is(qualifier string) bool { return slices.Contains(r.Names, qualifier) }
 
-// filterPlan sorts conditions by what an index can do with them.
-type filterPlan struct {
-	eq     []string // col = value (a parameter, a constant, a column of another table), col IN (…), col = ANY (…)
-	ranges []string // col < value, col BETWEEN …
-	nulls  []string // "col IS NULL", "col IS NOT NULL": constant conditions for a partial index
-	other  []string // conditions an index on plain columns does not serve
+// Conditions sorts a scan's conditions by what an index can do with
+// them, so a rule can judge whether an index would spare the scan.
+type Conditions struct {
+	Eq     []string // col = value (a parameter, a constant, a column of another table), col IN (…), col = ANY (…)
+	Ranges []string // col < value, col BETWEEN …
+	Nulls  []string // "col IS NULL", "col IS NOT NULL": constant conditions for a partial index
+	Other  []string // conditions an index on plain columns does not serve
 }
 
-// parseConditions splits each condition at its top-level ANDs and sorts
+// ParseConditions splits each condition at its top-level ANDs and sorts
 // the conjuncts; conjuncts about other tables only are left out.
-func parseConditions(conds []string, r rel) filterPlan {
-	var p filterPlan
+func ParseConditions(conds []string, r Rel) Conditions {
+	var p Conditions
 	for _, cond := range conds {
 		for _, conj := range splitConjuncts(cond) {
 			toks := trimParenToks(lockTokens(conj))
@@ -41,13 +44,13 @@ func parseConditions(conds []string, r rel) filterPlan {
 			kind, col := classifyConjunct(toks, r)
 			switch kind {
 			case "eq":
-				p.eq = appendNew(p.eq, col)
+				p.Eq = appendNew(p.Eq, col)
 			case "range":
-				p.ranges = appendNew(p.ranges, col)
+				p.Ranges = appendNew(p.Ranges, col)
 			case "null":
-				p.nulls = appendNew(p.nulls, col)
+				p.Nulls = appendNew(p.Nulls, col)
 			default:
-				p.other = append(p.other, tokensText(toks))
+				p.Other = append(p.Other, tokensText(toks))
 			}
 		}
 	}
@@ -55,13 +58,13 @@ func parseConditions(conds []string, r rel) filterPlan {
 }
 
 // parseFilter reads a single-table plan Filter.
-func parseFilter(filter string) filterPlan {
-	return parseConditions([]string{filter}, rel{bareOK: true})
+func parseFilter(filter string) Conditions {
+	return ParseConditions([]string{filter}, Rel{BareOK: true})
 }
 
 // classifyConjunct reads `col op value` or `value op col` where col is the
 // table's column and value holds none of its columns.
-func classifyConjunct(toks []lockTok, r rel) (kind, col string) {
+func classifyConjunct(toks []lockTok, r Rel) (kind, col string) {
 	n := len(toks)
 	// col IS [NOT] NULL
 	if n >= 3 && toks[n-1].text == "null" && toks[n-2].text == "is" {
@@ -124,10 +127,10 @@ func classifyConjunct(toks []lockTok, r rel) (kind, col string) {
 }
 
 // relColumn returns the column if toks are just one column of the table.
-func relColumn(toks []lockTok, r rel) string {
+func relColumn(toks []lockTok, r Rel) string {
 	toks = trimParenToks(toks)
 	switch {
-	case len(toks) == 1 && (toks[0].kind == 'i' || toks[0].kind == 'q') && r.bareOK && !sqlWords[toks[0].text]:
+	case len(toks) == 1 && (toks[0].kind == 'i' || toks[0].kind == 'q') && r.BareOK && !sqlWords[toks[0].text]:
 		return toks[0].text
 	case len(toks) == 3 && toks[1].text == "." && r.is(toks[0].text) && (toks[2].kind == 'i' || toks[2].kind == 'q'):
 		return toks[2].text
@@ -136,7 +139,7 @@ func relColumn(toks []lockTok, r rel) string {
 }
 
 // mentionsRel reports whether a conjunct refers to the table's columns.
-func mentionsRel(toks []lockTok, r rel) bool {
+func mentionsRel(toks []lockTok, r Rel) bool {
 	for i, t := range toks {
 		if t.kind != 'i' && t.kind != 'q' {
 			continue
@@ -150,7 +153,7 @@ func mentionsRel(toks []lockTok, r rel) bool {
 		if i > 0 && toks[i-1].text == "." {
 			continue
 		}
-		if r.bareOK && !sqlWords[t.text] && (i+1 >= len(toks) || toks[i+1].text != "(") && (i == 0 || toks[i-1].text != "::") {
+		if r.BareOK && !sqlWords[t.text] && (i+1 >= len(toks) || toks[i+1].text != "(") && (i == 0 || toks[i-1].text != "::") {
 			return true
 		}
 	}
@@ -171,7 +174,7 @@ var sqlWords = map[string]bool{
 // isValueFor reports whether an expression holds none of the table's
 // columns: parameters, constants, function calls of them, and columns of
 // other tables (an outer query's, the other side of a join).
-func isValueFor(toks []lockTok, r rel) bool {
+func isValueFor(toks []lockTok, r Rel) bool {
 	if len(toks) == 0 {
 		return false
 	}
@@ -205,7 +208,7 @@ func isValueFor(toks []lockTok, r rel) bool {
 		case next == "(" || next == "=>" || (i+1 < len(toks) && toks[i+1].kind == 's'):
 			// a function, a named argument, a typed literal
 		case t.kind == 'i' && sqlWords[t.text]:
-		case !r.bareOK:
+		case !r.BareOK:
 			// an unqualified column in a block of several tables: not ours
 		default:
 			return false
@@ -223,7 +226,7 @@ func trimParenToks(toks []lockTok) []lockTok {
 }
 
 func appendNew(list []string, s string) []string {
-	if contains(list, s) {
+	if slices.Contains(list, s) {
 		return list
 	}
 	return append(list, s)
@@ -291,17 +294,17 @@ func stripParens(s string) string {
 	}
 }
 
-// sortColumn is one ORDER BY key on a plain column.
-type sortColumn struct {
-	col  string
-	desc bool
+// SortColumn is one ORDER BY key on a plain column.
+type SortColumn struct {
+	Col  string
+	Desc bool
 }
 
-// sortColumns reads the sort keys on the table's plain columns; a key on
+// SortColumns reads the sort keys on the table's plain columns; a key on
 // an expression or on another table ends the list (an index on the
 // table's columns cannot provide what follows).
-func sortColumns(keys []string, r rel) []sortColumn {
-	var out []sortColumn
+func SortColumns(keys []string, r Rel) []SortColumn {
+	var out []SortColumn
 	for _, k := range keys {
 		toks := lockTokens(k)
 		desc := false
@@ -325,86 +328,86 @@ func sortColumns(keys []string, r rel) []sortColumn {
 		if col == "" {
 			break
 		}
-		out = append(out, sortColumn{col: col, desc: desc})
+		out = append(out, SortColumn{Col: col, Desc: desc})
 	}
 	return out
 }
 
-// indexAdvice is the index to create and why.
-type indexAdvice struct {
-	columns     []string
-	primary     string // the CREATE INDEX CONCURRENTLY statement
-	why         string
-	alternative string
+// IndexAdvice is the index to create and why, for a finding's remedy.
+type IndexAdvice struct {
+	Columns     []string // the index's columns; none when no index would serve
+	Create      string   // the CREATE INDEX CONCURRENTLY statement
+	Why         string   // "Why: …", the columns' order explained
+	Alternative string   // another index, and its price, if there is one
 }
 
-// short is the index for a headline: "a (posted_at) WHERE deleted_at IS NULL".
-func (a indexAdvice) short() string {
-	s := strings.TrimSuffix(strings.TrimPrefix(a.primary, "CREATE INDEX CONCURRENTLY ON "), ";")
+// Short is the index for a headline: "a (posted_at) WHERE deleted_at IS NULL".
+func (a IndexAdvice) Short() string {
+	s := strings.TrimSuffix(strings.TrimPrefix(a.Create, "CREATE INDEX CONCURRENTLY ON "), ";")
 	if s == "" {
 		return "the filtered columns"
 	}
 	return s
 }
 
-// recommendIndex designs the index for the conditions and the ORDER BY
+// RecommendIndex designs the index for the conditions and the ORDER BY
 // a scan applies to one table: the equality columns first (any order
 // serves them), then the ORDER BY columns (so the index delivers rows in
 // order and a LIMIT stops early), or else the range column; IS [NOT] NULL
 // conditions become the partial index's predicate.
-func recommendIndex(table string, conds, sortKeys []string, r rel) indexAdvice {
-	p := parseConditions(conds, r)
-	sorts := sortColumns(sortKeys, r)
-	var a indexAdvice
+func RecommendIndex(table string, conds, sortKeys []string, r Rel) IndexAdvice {
+	p := ParseConditions(conds, r)
+	sorts := SortColumns(sortKeys, r)
+	var a IndexAdvice
 	var cols []string
-	for _, c := range p.eq {
+	for _, c := range p.Eq {
 		cols = appendNew(cols, c)
 	}
 	mixed := false
 	for i := 1; i < len(sorts); i++ {
-		if sorts[i].desc != sorts[0].desc {
+		if sorts[i].Desc != sorts[0].Desc {
 			mixed = true
 		}
 	}
 	var keyCols []string
 	for _, s := range sorts {
-		if contains(cols, s.col) {
+		if slices.Contains(cols, s.Col) {
 			continue
 		}
-		cols = append(cols, s.col)
-		k := s.col
-		if mixed && s.desc {
+		cols = append(cols, s.Col)
+		k := s.Col
+		if mixed && s.Desc {
 			k += " DESC"
 		}
 		keyCols = append(keyCols, k)
 	}
-	if len(sorts) == 0 && len(p.ranges) > 0 && !contains(cols, p.ranges[0]) {
-		cols = append(cols, p.ranges[0])
-		keyCols = append(keyCols, p.ranges[0])
+	if len(sorts) == 0 && len(p.Ranges) > 0 && !slices.Contains(cols, p.Ranges[0]) {
+		cols = append(cols, p.Ranges[0])
+		keyCols = append(keyCols, p.Ranges[0])
 	}
-	if len(cols) == 0 && len(p.nulls) > 0 { // only IS NULL tests: index the column itself
-		col := strings.Fields(p.nulls[0])[0]
+	if len(cols) == 0 && len(p.Nulls) > 0 { // only IS NULL tests: index the column itself
+		col := strings.Fields(p.Nulls[0])[0]
 		cols, keyCols = []string{col}, []string{col}
 	}
 	if len(cols) == 0 {
 		return a
 	}
-	a.columns = cols
-	key := append(append([]string{}, p.eq...), keyCols...)
+	a.Columns = cols
+	key := append(append([]string{}, p.Eq...), keyCols...)
 	var partial []string
-	for _, n := range p.nulls {
-		if col := strings.Fields(n)[0]; !contains(cols, col) {
+	for _, n := range p.Nulls {
+		if col := strings.Fields(n)[0]; !slices.Contains(cols, col) {
 			partial = append(partial, n)
 		}
 	}
-	a.primary = fmt.Sprintf("CREATE INDEX CONCURRENTLY ON %s (%s)", table, strings.Join(key, ", "))
+	a.Create = fmt.Sprintf("CREATE INDEX CONCURRENTLY ON %s (%s)", table, strings.Join(key, ", "))
 	if len(partial) > 0 {
-		a.primary += " WHERE " + strings.Join(partial, " AND ")
+		a.Create += " WHERE " + strings.Join(partial, " AND ")
 	}
-	a.primary += ";"
+	a.Create += ";"
 	var why []string
-	if len(p.eq) > 0 {
-		why = append(why, fmt.Sprintf("%s first, since the query looks rows up by it (equality, a join key or an outer query's value)", strings.Join(p.eq, ", ")))
+	if len(p.Eq) > 0 {
+		why = append(why, fmt.Sprintf("%s first, since the query looks rows up by it (equality, a join key or an outer query's value)", strings.Join(p.Eq, ", ")))
 	}
 	then := ""
 	if len(why) > 0 {
@@ -414,17 +417,17 @@ func recommendIndex(table string, conds, sortKeys []string, r rel) indexAdvice {
 	case len(sorts) > 0:
 		var sc []string
 		for _, s := range sorts {
-			sc = append(sc, s.col)
+			sc = append(sc, s.Col)
 		}
 		w := fmt.Sprintf("%s%s, so the index returns rows already in ORDER BY order (a B-tree reads backwards as well as forwards) and the scan stops after the LIMIT instead of reading and sorting the table", then, strings.Join(sc, ", "))
-		for _, rg := range p.ranges {
-			if contains(sc, rg) {
+		for _, rg := range p.Ranges {
+			if slices.Contains(sc, rg) {
 				w += fmt.Sprintf("; the range condition on %s becomes where the scan starts", rg)
 			}
 		}
 		why = append(why, w)
-	case len(p.ranges) > 0 && !contains(p.eq, p.ranges[0]):
-		why = append(why, fmt.Sprintf("%s%s for the range condition", then, p.ranges[0]))
+	case len(p.Ranges) > 0 && !slices.Contains(p.Eq, p.Ranges[0]):
+		why = append(why, fmt.Sprintf("%s%s for the range condition", then, p.Ranges[0]))
 	}
 	if len(partial) > 0 {
 		why = append(why, fmt.Sprintf("the partial predicate `%s` keeps only the rows this query can return, so the index is smaller and cheaper to maintain; the query's WHERE must state it literally to use the index", strings.Join(partial, " AND ")))
@@ -433,33 +436,34 @@ func recommendIndex(table string, conds, sortKeys []string, r rel) indexAdvice {
 			nullCols = append(nullCols, strings.Fields(n)[0])
 		}
 		alt := append(append([]string{}, nullCols...), key...)
-		a.alternative = fmt.Sprintf("Alternative: the composite `CREATE INDEX CONCURRENTLY ON %s (%s);` serves the same query (IS NULL is an equality a B-tree can search) and also queries with other %s conditions, at the price of indexing every row.",
+		a.Alternative = fmt.Sprintf("Alternative: the composite `CREATE INDEX CONCURRENTLY ON %s (%s);` serves the same query (IS NULL is an equality a B-tree can search) and also queries with other %s conditions, at the price of indexing every row.",
 			table, strings.Join(alt, ", "), strings.Join(nullCols, ", "))
 	}
-	if len(p.other) > 0 {
-		why = append(why, fmt.Sprintf("the remaining condition (%s) is checked on the rows the index yields", oneLine(strings.Join(p.other, " AND "), 80)))
+	if len(p.Other) > 0 {
+		why = append(why, fmt.Sprintf("the remaining condition (%s) is checked on the rows the index yields", oneLine(strings.Join(p.Other, " AND "), 80)))
 	}
 	if len(why) > 0 {
-		a.why = "Why: " + strings.Join(why, "; ") + "."
+		a.Why = "Why: " + strings.Join(why, "; ") + "."
 	}
 	return a
 }
 
-// tableBlock is what the query block that names a table asks of its rows.
-type tableBlock struct {
-	r           rel
-	conds       []string // WHERE and ON conjuncts of the block
-	joinConds   []string // the ON conjuncts about the table
-	sortKeys    []string // the block's ORDER BY
-	perOuterRow bool     // a correlated subquery: evaluated once per outer row
+// TableBlock is what the query block that names a table asks of its
+// rows, read from a statement's text when no plan is at hand.
+type TableBlock struct {
+	Rel         Rel
+	Conds       []string // WHERE and ON conjuncts of the block
+	JoinConds   []string // the ON conjuncts about the table
+	SortKeys    []string // the block's ORDER BY
+	PerOuterRow bool     // a correlated subquery: evaluated once per outer row
 }
 
 // sqlClauseEnds end a block's clauses.
 var sqlClauseEnds = []string{"where", "group", "having", "window", "order", "limit", "offset", "fetch", "for", "union", "intersect", "except", "returning", "join", "inner", "left", "right", "full", "cross", "natural", "on", "using"}
 
-// tableClauses finds the query block (the innermost parentheses) that
+// TableClauses finds the query block (the innermost parentheses) that
 // names table in a FROM or JOIN, and reads its WHERE, ON and ORDER BY.
-func tableClauses(query, table string) (tableBlock, bool) {
+func TableClauses(query, table string) (TableBlock, bool) {
 	toks := lockTokens(query)
 	for i := 1; i < len(toks); i++ {
 		if toks[i-1].text != "from" && toks[i-1].text != "join" && toks[i-1].text != "only" {
@@ -493,37 +497,37 @@ func tableClauses(query, table string) (tableBlock, bool) {
 			}
 		}
 		block := toks[start:end]
-		b := tableBlock{r: rel{names: names, bareOK: blockTables(block) == 1}}
+		b := TableBlock{Rel: Rel{Names: names, BareOK: blockTables(block) == 1}}
 		for _, word := range []string{"where", "on"} {
 			for _, part := range blockClauses(block, word) {
 				for _, conj := range splitTop(part, "and") {
 					if len(conj) == 0 {
 						continue
 					}
-					b.conds = append(b.conds, tokensText(conj))
-					if word == "on" && mentionsRel(trimParenToks(conj), b.r) {
-						b.joinConds = append(b.joinConds, tokensText(conj))
+					b.Conds = append(b.Conds, tokensText(conj))
+					if word == "on" && mentionsRel(trimParenToks(conj), b.Rel) {
+						b.JoinConds = append(b.JoinConds, tokensText(conj))
 					}
 				}
 			}
 		}
 		if k := topLevelIndex(block, "order"); k >= 0 && k+1 < len(block) && block[k+1].text == "by" {
 			for _, key := range splitTopComma(clause(block[k+1:], "by", "limit", "offset", "fetch", "for", "union")) {
-				b.sortKeys = append(b.sortKeys, tokensText(key))
+				b.SortKeys = append(b.SortKeys, tokensText(key))
 			}
 		}
 		// Correlated: the block refers to a qualifier it does not define.
 		if start > 0 {
 			defined := blockNames(block)
 			for k := 0; k+1 < len(block); k++ {
-				if (block[k].kind == 'i' || block[k].kind == 'q') && block[k+1].text == "." && !contains(defined, block[k].text) {
-					b.perOuterRow = true
+				if (block[k].kind == 'i' || block[k].kind == 'q') && block[k+1].text == "." && !slices.Contains(defined, block[k].text) {
+					b.PerOuterRow = true
 				}
 			}
 		}
 		return b, true
 	}
-	return tableBlock{}, false
+	return TableBlock{}, false
 }
 
 // blockTables counts the tables a block's FROM list and JOINs name.
@@ -585,7 +589,7 @@ func fromItem(block []lockTok, j int) (alias, name string, next int) {
 	if j < len(block) && block[j].text == "as" {
 		j++
 	}
-	if j < len(block) && (block[j].kind == 'i' || block[j].kind == 'q') && !contains(sqlClauseEnds, block[j].text) && block[j].text != "where" {
+	if j < len(block) && (block[j].kind == 'i' || block[j].kind == 'q') && !slices.Contains(sqlClauseEnds, block[j].text) && block[j].text != "where" {
 		alias = block[j].text
 		j++
 	}
@@ -606,7 +610,7 @@ func blockClauses(block []lockTok, words ...string) [][]lockTok {
 			depth--
 			continue
 		}
-		if depth != 0 || block[i].kind != 'i' || !contains(words, block[i].text) {
+		if depth != 0 || block[i].kind != 'i' || !slices.Contains(words, block[i].text) {
 			continue
 		}
 		d := 0
@@ -616,7 +620,7 @@ func blockClauses(block []lockTok, words ...string) [][]lockTok {
 				d++
 			} else if block[j].text == ")" {
 				d--
-			} else if d == 0 && block[j].kind == 'i' && contains(sqlClauseEnds, block[j].text) {
+			} else if d == 0 && block[j].kind == 'i' && slices.Contains(sqlClauseEnds, block[j].text) {
 				break
 			}
 		}

@@ -1,15 +1,13 @@
-package diagnose
+package sqlcheck
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/firedrill/firedrill/script"
-	"github.com/firedrill/firedrill/timeline"
 )
 
 // The static lock-order check of the deadlock rule. Each workload script
@@ -34,12 +32,12 @@ type keyOperand struct {
 	src     string      // as written, for people (":sku1")
 }
 
-// lockStep is a statement that locks rows of one table, keyed by the
-// equality conditions of its WHERE clause.
-type lockStep struct {
+// LockStep is a statement that locks rows of one table, keyed by the
+// equality conditions of its WHERE clause: one end of an inversion.
+type LockStep struct {
 	Table   string
 	Cols    []string       // key columns, sorted; nil when no equality pins the rows
-	Keys    [][]keyOperand // per column: one operand, several for IN (…)
+	keys    [][]keyOperand // per column: one operand, several for IN (…)
 	Ordered bool           // a multi-row lock taken in ORDER BY order
 	Cmd     int            // the command's index in its script
 	Line    int            // its line in the script file, 0 if unknown
@@ -47,15 +45,15 @@ type lockStep struct {
 	How     string         // "UPDATE", "DELETE", "SELECT … FOR UPDATE" …
 }
 
-// keyText is the step's key as written: "sku = :sku1".
-func (s *lockStep) keyText() string {
+// KeyText is the step's key as written, for people: "sku = :sku1".
+func (s *LockStep) KeyText() string {
 	if len(s.Cols) == 0 {
 		return "rows chosen by its WHERE clause"
 	}
 	var parts []string
 	for i, c := range s.Cols {
 		var ops []string
-		for _, o := range s.Keys[i] {
+		for _, o := range s.keys[i] {
 			ops = append(ops, o.src)
 		}
 		if len(ops) == 1 {
@@ -67,19 +65,32 @@ func (s *lockStep) keyText() string {
 	return strings.Join(parts, " AND ")
 }
 
-// lockScript is one workload script reduced to what locks rows.
-type lockScript struct {
+// Operands are the step's key operands as written (":sku1", "42"),
+// column by column: what a remedy tells people to sort.
+func (s *LockStep) Operands() []string {
+	var out []string
+	for _, ops := range s.keys {
+		for _, o := range ops {
+			out = append(out, o.src)
+		}
+	}
+	return out
+}
+
+// LockScript is one workload script reduced to what locks rows: the
+// script an inversion's steps belong to.
+type LockScript struct {
 	Workload, Name, File string
 	Start, Stop          float64 // the workload's window
 	parsed               *script.Script
 	syms                 *script.Symbols
-	steps                map[int]*lockStep // by command index
+	steps                map[int]*LockStep // by command index
 	inputs               map[string]string // variables the script reads but never sets: defines, scale
 	clients              int
 }
 
-// where names a step for evidence: "cart.sql:6".
-func (ls *lockScript) where(s *lockStep) string {
+// Where names one of the script's steps for evidence: "cart.sql:6".
+func (ls *LockScript) Where(s *LockStep) string {
 	if s.Line > 0 {
 		return fmt.Sprintf("%s:%d", ls.Name, s.Line)
 	}
@@ -135,15 +146,15 @@ func compareKeys(a, b lockKey) int {
 // lockHit is one row (or unknown set of rows) a simulated transaction
 // locked.
 type lockHit struct {
-	step *lockStep
+	step *LockStep
 	key  lockKey // nil: unknown rows
 }
 
 // orderStats is what the simulations saw of two steps of one script run
 // in that order inside one transaction, on the same table and key columns.
 type orderStats struct {
-	script       *lockScript
-	first, then  *lockStep
+	script       *LockScript
+	first, then  *LockStep
 	asc, desc    int // transactions where the first key was lower / higher
 	ascEx, desEx [2]lockKey
 	lo, hi       lockKey // the range of keys both steps locked
@@ -151,19 +162,20 @@ type orderStats struct {
 
 // tableOrder is one script taking rows of two tables in an order.
 type tableOrder struct {
-	script      *lockScript
-	first, then *lockStep
+	script      *LockScript
+	first, then *LockStep
 }
 
-// lockInversion is a pair of lock orders that can close a cycle.
-type lockInversion struct {
+// Inversion is a pair of lock orders that can close a cycle: a deadlock
+// the scripts allow, whether or not the run saw it.
+type Inversion struct {
 	Table string // the table whose rows are taken in both orders ("a, b" for two tables)
 	// One order, and the opposite one (the same script for cart order).
-	A, B           *lockScript
-	AFirst, AThen  *lockStep
-	BFirst, BThen  *lockStep
+	A, B           *LockScript
+	AFirst, AThen  *LockStep
+	BFirst, BThen  *LockStep
 	SameScript     bool        // one script's order depends on its random keys
-	Chain          []*lockStep // SameScript: every step of the table so taken, in script order
+	Chain          []*LockStep // SameScript: every step of the table so taken, in script order
 	CrossTable     bool        // two tables taken in opposite orders
 	ExampleA       string      // "17 then 42"
 	ExampleB       string      // "42 then 17"
@@ -171,22 +183,35 @@ type lockInversion struct {
 	AllOrdersKnown bool
 }
 
-// lockOrderAnalysis is the static check's result.
-type lockOrderAnalysis struct {
-	Scripts    []*lockScript
-	Inversions []lockInversion
+// LockOrder is the lock-order check's result: the scripts that lock
+// rows, and the inversions among them, concurrent ones first.
+type LockOrder struct {
+	Scripts    []*LockScript
+	Inversions []Inversion
 }
 
-// analyzeLockOrder reads the run's workload scripts and finds lock-order
-// inversions. It never fails: a script it cannot read is left out.
-func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
-	var res lockOrderAnalysis
-	for _, w := range run.Manifest.Workloads {
-		for si, s := range w.Scripts {
-			ls := loadLockScript(run, w, si, s, workloadInputs(w))
-			if ls != nil {
-				res.Scripts = append(res.Scripts, ls)
-			}
+// ScriptSource is one workload script as the lock-order check reads it:
+// its text and what the run says of its workload.
+type ScriptSource struct {
+	Workload, Name, File string
+	Text                 []byte
+	Dialect              script.Dialect
+	Start, Stop          float64           // the workload's window
+	Clients              int               // its clients: the values :client_id takes
+	Inputs               map[string]string // variables the script reads but never sets: defines, scale
+	// Lines, when it has one entry per command of the parsed script,
+	// gives the commands' lines (0: keep the parser's), for a text made
+	// of the commands alone.
+	Lines []int
+}
+
+// AnalyzeLockOrder reads the workload scripts and finds lock-order
+// inversions. It never fails: a script it cannot parse is left out.
+func AnalyzeLockOrder(sources []ScriptSource) LockOrder {
+	var res LockOrder
+	for _, src := range sources {
+		if ls := loadLockScript(src); ls != nil {
+			res.Scripts = append(res.Scripts, ls)
 		}
 	}
 	var pairs []*orderStats
@@ -197,7 +222,7 @@ func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
 		tables = append(tables, t...)
 	}
 	seen := map[string]bool{}
-	add := func(inv lockInversion) {
+	add := func(inv Inversion) {
 		key := fmt.Sprintf("%p/%p/%p/%p", inv.AFirst, inv.AThen, inv.BFirst, inv.BThen)
 		rev := fmt.Sprintf("%p/%p/%p/%p", inv.BFirst, inv.BThen, inv.AFirst, inv.AThen)
 		if seen[key] || seen[rev] {
@@ -208,7 +233,7 @@ func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
 	}
 	// One script whose order depends on its keys deadlocks with itself:
 	// the steps of one table so taken form one chain.
-	chains := map[string]*lockInversion{}
+	chains := map[string]*Inversion{}
 	var chainOrder []string
 	for _, p := range pairs {
 		if p.asc == 0 || p.desc == 0 {
@@ -217,7 +242,7 @@ func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
 		key := fmt.Sprintf("%p/%s/%s", p.script, p.first.Table, strings.Join(p.first.Cols, ","))
 		inv := chains[key]
 		if inv == nil {
-			inv = &lockInversion{Table: p.first.Table, A: p.script, B: p.script,
+			inv = &Inversion{Table: p.first.Table, A: p.script, B: p.script,
 				AFirst: p.first, AThen: p.then, BFirst: p.first, BThen: p.then, SameScript: true,
 				ExampleA:   p.ascEx[0].String() + " then " + p.ascEx[1].String(),
 				ExampleB:   p.ascEx[1].String() + " then " + p.ascEx[0].String(),
@@ -225,8 +250,8 @@ func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
 			chains[key] = inv
 			chainOrder = append(chainOrder, key)
 		}
-		for _, st := range []*lockStep{p.first, p.then} {
-			if !containsStep(inv.Chain, st) {
+		for _, st := range []*LockStep{p.first, p.then} {
+			if !slices.Contains(inv.Chain, st) {
 				inv.Chain = append(inv.Chain, st)
 			}
 		}
@@ -253,7 +278,7 @@ func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
 			if !pAsc {
 				a, b = q, p
 			}
-			add(lockInversion{Table: p.first.Table, A: a.script, B: b.script,
+			add(Inversion{Table: p.first.Table, A: a.script, B: b.script,
 				AFirst: a.first, AThen: a.then, BFirst: b.first, BThen: b.then,
 				ExampleA:   a.ascEx[0].String() + " then " + a.ascEx[1].String(),
 				ExampleB:   b.desEx[0].String() + " then " + b.desEx[1].String(),
@@ -269,7 +294,7 @@ func analyzeLockOrder(run *timeline.Run) lockOrderAnalysis {
 			if p.script == q.script && p.first == q.then && p.then == q.first {
 				continue
 			}
-			add(lockInversion{Table: p.first.Table + ", " + p.then.Table, A: p.script, B: q.script,
+			add(Inversion{Table: p.first.Table + ", " + p.then.Table, A: p.script, B: q.script,
 				AFirst: p.first, AThen: p.then, BFirst: q.first, BThen: q.then, CrossTable: true,
 				Concurrent: p.script == q.script || overlaps(p.script, q.script)})
 		}
@@ -303,64 +328,40 @@ func keyRangesOverlap(alo, ahi, blo, bhi lockKey) bool {
 	return compareKeys(alo, bhi) <= 0 && compareKeys(blo, ahi) <= 0
 }
 
-func overlaps(a, b *lockScript) bool {
+func overlaps(a, b *LockScript) bool {
 	if a.Stop <= a.Start || b.Stop <= b.Start {
 		return true
 	}
 	return a.Start < b.Stop && b.Start < a.Stop
 }
 
-// workloadInputs are the variables a workload's scripts may read without
-// setting them: its defines and :scale, as run.json records them.
-func workloadInputs(w timeline.WorkloadInfo) map[string]string {
-	m := map[string]string{}
-	for k, v := range w.Defines {
-		m[k] = v
-	}
-	if w.Scale > 0 {
-		m[script.VarScale] = strconv.Itoa(w.Scale)
-	}
-	return m
-}
-
 // loadLockScript parses one script and finds its lock steps; nil if it
-// cannot be read or locks nothing.
-func loadLockScript(run *timeline.Run, w timeline.WorkloadInfo, index int, s timeline.ScriptInfo, inputs map[string]string) *lockScript {
-	var text []byte
-	if s.File != "" && run.Dir != "" {
-		text, _ = os.ReadFile(filepath.Join(run.Dir, timeline.ScriptsDir, filepath.Base(s.File)))
-	}
-	if len(text) == 0 { // an old run without the copy: the commands' texts
-		var b strings.Builder
-		for _, c := range s.Commands {
-			b.WriteString(c)
-			if !strings.HasPrefix(strings.TrimSpace(c), `\`) && !strings.HasSuffix(strings.TrimSpace(c), ";") {
-				b.WriteString(";")
-			}
-			b.WriteString("\n")
-		}
-		text = []byte(b.String())
-	}
+// cannot be parsed or locks nothing.
+func loadLockScript(src ScriptSource) *LockScript {
+	text := src.Text
 	// Only UPDATE, DELETE, SELECT … FOR UPDATE/SHARE and INSERT (upserts)
 	// lock rows: a script without them is not parsed (a generated script
 	// of 100,000 commands held ~30 MB while parsed, on every live pass;
 	// issue 14).
-	if !mayMention(string(text), "update", "delete", "share", "insert") {
+	if !MayMention(string(text), "update", "delete", "share", "insert") {
 		return nil
 	}
 	syms := script.NewSymbols()
-	dialect := scriptDialect(run)
-	parsed, err := script.ParseDialect(s.Name, text, syms, dialect)
+	dialect := src.Dialect
+	parsed, err := script.ParseDialect(src.Name, text, syms, dialect)
 	if err != nil || parsed == nil {
 		return nil
 	}
-	ls := &lockScript{Workload: w.Name, Name: s.Name, File: s.File, Start: w.Start, Stop: w.Stop,
-		parsed: parsed, syms: syms, steps: map[int]*lockStep{},
-		inputs: map[string]string{}, clients: max(w.Clients, 1)}
-	for k, v := range inputs {
+	ls := &LockScript{Workload: src.Workload, Name: src.Name, File: src.File, Start: src.Start, Stop: src.Stop,
+		parsed: parsed, syms: syms, steps: map[int]*LockStep{},
+		inputs: map[string]string{}, clients: max(src.Clients, 1)}
+	for k, v := range src.Inputs {
 		ls.inputs[k] = v
 	}
-	lines := commandLines(run, w.Name, index, len(parsed.Commands))
+	var lines []int
+	if len(src.Lines) == len(parsed.Commands) {
+		lines = src.Lines
+	}
 	for i, cmd := range parsed.Commands {
 		if cmd.Kind != script.KindSQL || cmd.SQL == nil {
 			continue
@@ -374,10 +375,8 @@ func loadLockScript(run *timeline.Run, w timeline.WorkloadInfo, index int, s tim
 		if st := parseLockStep(sql, syms); st != nil {
 			st.Cmd, st.Text = i, cmd.Text
 			st.Line = cmd.Pos.Line
-			if len(s.Commands) == 0 || !fileBacked(run, s) {
-				if i < len(lines) && lines[i] > 0 {
-					st.Line = lines[i]
-				}
+			if i < len(lines) && lines[i] > 0 {
+				st.Line = lines[i]
 			}
 			ls.steps[i] = st
 		}
@@ -410,15 +409,6 @@ func loadLockScript(run *timeline.Run, w timeline.WorkloadInfo, index int, s tim
 		}
 	}
 	return ls
-}
-
-// scriptDialect is the language of the run's scripts: MySQL's SQL on a
-// MariaDB or MySQL target, else PostgreSQL's.
-func scriptDialect(run *timeline.Run) script.Dialect {
-	if mariadbRun(run) {
-		return script.MySQL
-	}
-	return script.PostgreSQL
 }
 
 // numberPlaceholders writes a MySQL statement's ? placeholders as $1, $2
@@ -466,34 +456,6 @@ func numberPlaceholders(q string) string {
 	return b.String()
 }
 
-func fileBacked(run *timeline.Run, s timeline.ScriptInfo) bool {
-	if s.File == "" || run.Dir == "" {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(run.Dir, timeline.ScriptsDir, filepath.Base(s.File)))
-	return err == nil
-}
-
-// commandLines are a script's command lines as summary.json has them.
-func commandLines(run *timeline.Run, workload string, index, n int) []int {
-	if run.Summary == nil {
-		return nil
-	}
-	for _, w := range run.Summary.Workloads {
-		if w.Name != workload || index >= len(w.Scripts) {
-			continue
-		}
-		var out []int
-		for _, c := range w.Scripts[index].Commands {
-			out = append(out, c.Line)
-		}
-		if len(out) == n {
-			return out
-		}
-	}
-	return nil
-}
-
 // exprVars lists the :variables a meta command's text reads.
 func exprVars(text string) []string {
 	var out []string
@@ -515,7 +477,7 @@ func exprVars(text string) []string {
 
 // simulateLocks runs a script on paper and collects the order of its
 // lock steps inside its transactions.
-func simulateLocks(ls *lockScript) ([]*orderStats, []tableOrder) {
+func simulateLocks(ls *LockScript) ([]*orderStats, []tableOrder) {
 	rng := script.NewRand(0x5eed + uint64(len(ls.Name)))
 	stats := map[[2]int]*orderStats{}
 	tables := map[[2]int]tableOrder{}
@@ -692,12 +654,12 @@ func simulateBranch(cmds []*script.Command, pc int, env *script.Env, rng *script
 
 // hits evaluates the step's key for one transaction: one hit per row,
 // several (sorted, as an index scan takes them) for IN lists.
-func (s *lockStep) hits(sql *script.SQL, env *script.Env) []lockHit {
+func (s *LockStep) hits(sql *script.SQL, env *script.Env) []lockHit {
 	if len(s.Cols) == 0 {
 		return []lockHit{{step: s}}
 	}
 	keys := []lockKey{{}}
-	for _, ops := range s.Keys {
+	for _, ops := range s.keys {
 		var vals []string
 		for _, op := range ops {
 			v, ok := op.value(env)
@@ -889,7 +851,7 @@ func lockTokens(q string) []lockTok {
 
 // parseLockStep recognises a statement that locks rows and the key its
 // WHERE clause pins; nil for anything else.
-func parseLockStep(sql *script.SQL, syms *script.Symbols) *lockStep {
+func parseLockStep(sql *script.SQL, syms *script.Symbols) *LockStep {
 	if sql.Compound {
 		return nil
 	}
@@ -912,7 +874,7 @@ func parseLockStep(sql *script.SQL, syms *script.Symbols) *lockStep {
 		}
 		return sql.Params[n-1], true
 	}
-	var st lockStep
+	var st LockStep
 	var cond []lockTok
 	switch {
 	case w(0) == "update":
@@ -950,7 +912,7 @@ func parseLockStep(sql *script.SQL, syms *script.Symbols) *lockStep {
 	if st.Table == "" {
 		return nil
 	}
-	st.Cols, st.Keys = equalityKeys(cond, params, syms)
+	st.Cols, st.keys = equalityKeys(cond, params, syms)
 	return &st
 }
 
@@ -1250,7 +1212,7 @@ func normalizeNumber(s string) string {
 
 // parseUpsert reads INSERT … (cols) VALUES (…) ON CONFLICT (target) DO
 // UPDATE: the conflicting row is locked, keyed by the conflict target.
-func parseUpsert(toks []lockTok, params func(int) (script.VarRef, bool), syms *script.Symbols) *lockStep {
+func parseUpsert(toks []lockTok, params func(int) (script.VarRef, bool), syms *script.Symbols) *LockStep {
 	i := 2
 	table := qualifiedTail(toks, &i)
 	if table == "" {
@@ -1275,7 +1237,7 @@ func parseUpsert(toks []lockTok, params func(int) (script.VarRef, bool), syms *s
 	if !doUpdate {
 		return nil
 	}
-	st := &lockStep{Table: table, How: "INSERT … ON CONFLICT DO UPDATE"}
+	st := &LockStep{Table: table, How: "INSERT … ON CONFLICT DO UPDATE"}
 	// Column list and a single VALUES row.
 	if i >= len(toks) || toks[i].text != "(" {
 		return st
@@ -1340,23 +1302,14 @@ func parseUpsert(toks []lockTok, params func(int) (script.VarRef, bool), syms *s
 			}
 		}
 		if idx < 0 {
-			return &lockStep{Table: table, How: st.How}
+			return &LockStep{Table: table, How: st.How}
 		}
 		op, ok := makeOperand(values[idx], params, syms)
 		if !ok {
-			return &lockStep{Table: table, How: st.How}
+			return &LockStep{Table: table, How: st.How}
 		}
 		st.Cols = append(st.Cols, c)
-		st.Keys = append(st.Keys, []keyOperand{op})
+		st.keys = append(st.keys, []keyOperand{op})
 	}
 	return st
-}
-
-func containsStep(steps []*lockStep, s *lockStep) bool {
-	for _, x := range steps {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -109,7 +109,9 @@ func (Backend) Grant(dsn, schema string) (string, error) {
 	fmt.Fprintf(&b, "CREATE ROLE %s LOGIN PASSWORD 'PASSWORD' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS IN ROLE %s;\n",
 		quoteIdent(login), quoteIdent(group))
 	fmt.Fprintf(&b, "ALTER ROLE %s SET role = %s;\n", quoteIdent(login), quoteLiteral(group))
-	fmt.Fprintf(&b, "-- then: firedrill run --dsn ADMIN-DSN --run-as 'postgres://%s:PASSWORD@%s:%d/%s'\n",
+	// The password is named beside the URL, not in it: what firedrill
+	// prints masks a URL's password slot, placeholder or not.
+	fmt.Fprintf(&b, "-- then: firedrill run --dsn ADMIN-DSN --run-as 'postgres://%s@%s:%d/%s' (with the PASSWORD above after the user name, as user:PASSWORD@)\n",
 		login, hostForURL(cfg.Host), cfg.Port, url.PathEscape(cfg.Database))
 	return b.String(), nil
 }

@@ -19,6 +19,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -97,7 +98,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.cfg.DBName = ""
 		tg.tls, tg.tlsOptional = given.tls, given.tlsOptional
 		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes, Product: "MariaDB/MySQL"}
-		if err := tg.restoreSettings(ctx, "before the run"); err != nil {
+		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
 			return nil, err
 		}
 		return tg, nil
@@ -163,6 +164,10 @@ type target struct {
 	dbOnce sync.Once
 	db     *sql.DB // setup and settings queries, in database
 	dbErr  error
+	// recorded is set once a settings event of this run records a
+	// variable to restore: the end of a run that changed none has
+	// nothing to restore (a killed run's leftovers are restored at Open).
+	recorded atomic.Bool
 }
 
 var (
@@ -269,6 +274,7 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 		mt.Keep = inst.Keep
 	} else {
 		mt.RestoreDatabase = tg.database
+		mt.OnRecord = func() { tg.recorded.Store(true) }
 	}
 	env.Backend = mt
 	return env
@@ -290,7 +296,10 @@ func (tg *target) Close(frozen bool) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeWait(frozen))
 	defer cancel()
-	err := tg.restoreSettings(ctx, "after the run")
+	var err error
+	if tg.recorded.Load() {
+		err = tg.restoreSettings(ctx, "after the run", closeWait(frozen))
+	}
 	if !frozen {
 		tg.checkOutsideAfter(ctx)
 	}

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
@@ -170,6 +171,10 @@ type target struct {
 	conn redisconn.Config        // how firedrill's own sessions reach the server
 	inst *redisinstance.Instance // the embedded server; nil for a given one
 	info timeline.Target
+	// recorded is set once a settings event of this run records a
+	// setting to restore: the end of a run that changed none has nothing
+	// to restore (a killed run's leftovers are restored at Open).
+	recorded atomic.Bool
 }
 
 var (
@@ -198,6 +203,9 @@ func (tg *target) Close(frozen bool) error {
 		if err := tg.inst.Stop(); err != nil {
 			return fmt.Errorf("stopping the embedded Redis: %w", err)
 		}
+		return nil
+	}
+	if !tg.recorded.Load() {
 		return nil
 	}
 	wait := restoreWait

@@ -83,7 +83,8 @@ func (tg *target) restoreSettings(ctx context.Context, when string, wait time.Du
 // Shell events get a redis:// URL of the server in FIREDRILL_CONNSTRING.
 func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
 	env := &event.Env{ConnString: tg.url(), AllowShell: allowShell, AppName: appName,
-		Backend: &redisevent.Target{Conn: tg.conn, Given: tg.given(), AllowOutside: tg.spec.AllowOutsideSchema}}
+		Backend: &redisevent.Target{Conn: tg.conn, Given: tg.given(), AllowOutside: tg.spec.AllowOutsideSchema,
+			OnRecord: func() { tg.recorded.Store(true) }}}
 	if tg.inst != nil {
 		inst := tg.inst
 		env.DataDir = inst.DataDir()

@@ -37,6 +37,11 @@ type Target struct {
 	// settings events record what they change so that it can be put back
 	// (RestoreSettings); "" on the embedded server, which is thrown away.
 	RestoreDatabase string
+	// OnRecord, if set, is called before a settings event records a
+	// variable to restore: the backend then knows this run has
+	// something to put back at its end (and nothing when it was never
+	// called).
+	OnRecord func()
 	// Restart restarts the embedded server with these options added to
 	// those it started with (for variables that cannot change while it
 	// runs); nil on a given server.

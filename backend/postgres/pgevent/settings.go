@@ -119,6 +119,9 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 		// (committed), so that the end of the run, or the next run after a
 		// kill, can put it back.
 		if schema != "" {
+			if t, ok := env.Backend.(*Target); ok && t.OnRecord != nil {
+				t.OnRecord()
+			}
 			if err := recordOriginal(ctx, s, schema, name); err != nil {
 				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 			}

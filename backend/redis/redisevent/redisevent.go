@@ -44,6 +44,10 @@ type Target struct {
 	// firedrill's keys is refused unless AllowOutside.
 	Given        bool
 	AllowOutside bool
+	// OnRecord, if set, is called before a settings event records a
+	// setting to restore: the backend then knows this run has something
+	// to put back at its end (and nothing when it was never called).
+	OnRecord func()
 }
 
 // targetOf is the Redis target in env.

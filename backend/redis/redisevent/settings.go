@@ -80,6 +80,9 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 	effective := map[string]string{}
 	for _, name := range names {
 		if t.Given {
+			if t.OnRecord != nil {
+				t.OnRecord()
+			}
 			if err := recordOriginal(ctx, c, name); err != nil {
 				return "", detail, event.Cancelled(ctx, errorf("settings", e.name, err))
 			}

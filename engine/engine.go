@@ -823,8 +823,12 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 			cancelRun() // wakes clients waiting on the schedule or in \sleep
 			endTimer = nil
 			// A transaction still running long after the end (a lock
-			// wait, a hung server) must not hang the run.
-			graceTimer = time.After(30 * time.Second)
+			// wait, a hung server) must not hang the run. A stop already
+			// under way (the context cancelled just before the end)
+			// keeps its shorter grace.
+			if graceTimer == nil {
+				graceTimer = time.After(30 * time.Second)
+			}
 		case <-ctxDone:
 			stopAt()
 			interrupted = true

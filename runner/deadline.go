@@ -28,6 +28,10 @@ const hardStopGrace = 5 * time.Second
 // return (Config.StopGrace's default, then 3 s of cancel requests).
 const engineStopTime = 4 * time.Second
 
+// closeTime is kept, before the deadline, for what follows the engines'
+// stop on a frozen server: the summary, the backend's Close.
+const closeTime = 500 * time.Millisecond
+
 // eventCleanupLimit is how long past the deadline events may take to undo
 // what they did on a server that still answers.
 const eventCleanupLimit = 10 * time.Second
@@ -52,6 +56,16 @@ type freezeWatch struct {
 	lastTick     float64         // t of the last tick judged
 	frozenSince  float64         // the window's start; < 0 while the server answers
 	windows      []timeline.FrozenWindow
+	// onEdge, if set, is told a window's start once it is judged frozen
+	// and then its end, for the window's outage marks; called under mu.
+	onEdge    func(frozenEdge)
+	announced bool // onEdge was told the open window's start
+}
+
+// frozenEdge is the start (Ended false) or the end of a frozen window.
+type frozenEdge struct {
+	Start, End       float64
+	Ended, Recovered bool
 }
 
 func newFreezeWatch(interval time.Duration, sources []backend.Source) *freezeWatch {
@@ -78,8 +92,10 @@ type serverProbe struct {
 }
 
 // note records one sampler's read; queries says whether it reads the
-// server.
-func (p *serverProbe) note(queries bool, err error) {
+// server, cut whether the tick's time ran out (or the run was stopped)
+// before the read returned: whatever its error says, the server did not
+// answer in time.
+func (p *serverProbe) note(queries bool, err error, cut bool) {
 	timeout := isTimeout
 	if p.judge != nil {
 		timeout = p.judge
@@ -88,7 +104,7 @@ func (p *serverProbe) note(queries bool, err error) {
 	case !queries:
 	case err == nil:
 		p.answered = true
-	case timeout(err):
+	case cut || timeout(err):
 		p.timedOut = true
 	}
 }
@@ -125,13 +141,37 @@ func (f *freezeWatch) tick(t float64, ivs []timeline.Interval, timedOut bool) {
 			f.frozenSince = f.lastAnswered
 		}
 	default:
-		if f.frozenSince >= 0 && t-f.frozenSince > f.minWindow {
-			f.windows = append(f.windows, timeline.FrozenWindow{Start: f.frozenSince, End: t, Recovered: true})
+		if f.frozenSince >= 0 && (f.announced || t-f.frozenSince > f.minWindow) {
+			f.close(timeline.FrozenWindow{Start: f.frozenSince, End: t, Recovered: true})
 		}
 		f.frozenSince = -1
 		if !timedOut {
 			f.lastAnswered = t
 		}
+	}
+	if f.frozenSince >= 0 && t-f.frozenSince > f.minWindow {
+		f.announce()
+	}
+}
+
+// announce tells onEdge that the open window is a frozen server, once.
+func (f *freezeWatch) announce() {
+	if f.announced {
+		return
+	}
+	f.announced = true
+	if f.onEdge != nil {
+		f.onEdge(frozenEdge{Start: f.frozenSince})
+	}
+}
+
+// close records the open window w as over and tells onEdge.
+func (f *freezeWatch) close(w timeline.FrozenWindow) {
+	f.announce()
+	f.windows = append(f.windows, w)
+	f.announced = false
+	if f.onEdge != nil {
+		f.onEdge(frozenEdge{Start: w.Start, End: w.End, Ended: true, Recovered: w.Recovered})
 	}
 }
 
@@ -158,8 +198,8 @@ func (f *freezeWatch) finish(t float64) []timeline.FrozenWindow {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.frozenSince >= 0 && t-f.frozenSince > f.minWindow {
-		f.windows = append(f.windows, timeline.FrozenWindow{Start: f.frozenSince, End: t})
+	if f.frozenSince >= 0 && (f.announced || t-f.frozenSince > f.minWindow) {
+		f.close(timeline.FrozenWindow{Start: f.frozenSince, End: t})
 		f.frozenSince = -1
 	}
 	return f.windows
@@ -331,14 +371,54 @@ func (r *run) holdToPlan(sum *timeline.Summary) {
 	}
 }
 
+// unreachable is an outage that had not ended when its workload did: the
+// server died, or was still down at the end.
+type unreachable struct {
+	workload string
+	start    float64
+	cause    string // the error that opened the outage
+}
+
+// markFrozen marks a frozen window on the timeline as an outage (kind
+// timeline.MarkOutage, named outage-N with the workloads' own), so that
+// reports list the time the server did not answer with the time it
+// refused: its start once the window is judged frozen, placed where the
+// server last answered, and its end.
+func (r *run) markFrozen(e frozenEdge) {
+	var workloads []string
+	for _, wr := range r.workloads {
+		workloads = append(workloads, wr.spec.Name)
+	}
+	detail := map[string]any{"workload": strings.Join(workloads, ", "), "code": frozenCode}
+	if !e.Ended {
+		r.frozenOutage = fmt.Sprintf("outage-%d", r.outages.Add(1))
+		detail["cause"] = frozenCause
+		r.mark(timeline.Mark{T: e.Start, Event: r.frozenOutage, Kind: timeline.MarkOutage, Phase: timeline.PhaseStart, Detail: detail})
+		r.logf("the server has not answered since %.1f s (frozen?)", e.Start)
+		return
+	}
+	took := e.End - e.Start
+	detail["duration_s"] = took
+	outcome := fmt.Sprintf("recovered after %.1f s: the server answers again", took)
+	if !e.Recovered {
+		outcome = fmt.Sprintf("not recovered by the end of the run, %.1f s later", took)
+	}
+	r.mark(timeline.Mark{T: e.End, Event: r.frozenOutage, Kind: timeline.MarkOutage, Phase: timeline.PhaseEnd, Outcome: outcome, Detail: detail})
+	r.logf("%s: the server did not answer: %s", r.frozenOutage, outcome)
+}
+
+// The code and cause of a frozen window's outage marks.
+const (
+	frozenCode  = "frozen"
+	frozenCause = "the server did not answer: no transaction completed and its samplers' queries timed out"
+)
+
 // degraded records the frozen windows in the manifest and returns
-// ErrDegraded, saying when, if there were any.
+// ErrDegraded, saying when, if the server stopped answering for a while
+// or could not be reached when the load ended (an outage not recovered).
 func (r *run) degraded(end float64) error {
 	windows := r.freeze.finish(end)
 	r.man.Frozen = windows
-	if len(windows) == 0 {
-		return nil
-	}
 	var spans []string
 	for _, w := range windows {
 		to := fmt.Sprintf("%.0f s", w.End)
@@ -346,6 +426,14 @@ func (r *run) degraded(end float64) error {
 			to = "the end of the run"
 		}
 		spans = append(spans, fmt.Sprintf("from %.0f s to %s", w.Start, to))
+	}
+	r.unreachable.Lock()
+	for _, o := range r.unreachable.outages {
+		spans = append(spans, fmt.Sprintf("from %.0f s to the end of workload %s (unreachable: %s)", o.start, o.workload, o.cause))
+	}
+	r.unreachable.Unlock()
+	if len(spans) == 0 {
+		return nil
 	}
 	return fmt.Errorf("%w %s", ErrDegraded, strings.Join(spans, ", "))
 }

@@ -51,6 +51,8 @@ func TestFreezeWatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFreezeWatch(time.Second, nil)
+			var edges []frozenEdge // what the outage marks are made of
+			f.onEdge = func(e frozenEdge) { edges = append(edges, e) }
 			for i, tk := range tt.ticks {
 				at := float64(i + 1)
 				iv := timeline.Interval{Start: at - 1, End: at, Count: tk.completed}
@@ -59,8 +61,18 @@ func TestFreezeWatch(t *testing.T) {
 				}
 				f.tick(at, []timeline.Interval{iv}, tk.unanswered)
 			}
-			if got := f.finish(tt.end); !reflect.DeepEqual(got, tt.want) {
+			got := f.finish(tt.end)
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("windows %+v, want %+v", got, tt.want)
+			}
+			// Each window is told twice, its start then its end, with
+			// the same span: its outage marks.
+			var want []frozenEdge
+			for _, w := range got {
+				want = append(want, frozenEdge{Start: w.Start}, frozenEdge{Start: w.Start, End: w.End, Ended: true, Recovered: w.Recovered})
+			}
+			if !reflect.DeepEqual(edges, want) {
+				t.Errorf("edges %+v, want %+v", edges, want)
 			}
 		})
 	}
@@ -68,6 +80,7 @@ func TestFreezeWatch(t *testing.T) {
 
 func TestServerProbe(t *testing.T) {
 	t.Parallel()
+	errCut := errors.New("driver: bad connection")
 	timeout := fmt.Errorf("read locks: %w", context.DeadlineExceeded)
 	refused := errors.New("connect to 127.0.0.1:1: connection refused")
 	answered := errors.New("ERROR: canceling statement due to statement timeout (SQLSTATE 57014)")
@@ -87,13 +100,16 @@ func TestServerProbe(t *testing.T) {
 		{"refused", []error{refused, refused}, nil, false},
 		{"the host sampler does not count", []error{timeout}, nil, true},
 		{"nor its timeouts", []error{nil}, timeout, false},
+		// Cut short by the tick's end or the run's stop: unanswered,
+		// whatever the error (a driver's "canceled", a closed socket).
+		{"cut short", []error{errCut}, nil, true},
 	}
 	for _, tt := range tests {
 		p := serverProbe{judge: func(err error) bool { return err != answered && isTimeout(err) }}
 		for _, err := range tt.reads {
-			p.note(true, err)
+			p.note(true, err, err == errCut)
 		}
-		p.note(false, tt.host)
+		p.note(false, tt.host, false)
 		if got := p.unanswered(); got != tt.unanswered {
 			t.Errorf("%s: unanswered = %v, want %v", tt.name, got, tt.unanswered)
 		}

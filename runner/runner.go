@@ -198,13 +198,12 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	r.tgt = tgt
 	man.Target = tgt.Info()
 	defer func() {
-		// A frozen server gets one short try, so that the run still ends
-		// near its deadline.
+		// A frozen or dead server gets one short try, so that the run
+		// still ends near its deadline; what it could not do (settings
+		// left changed) joins the run's error, whose status stays.
 		if cerr := tgt.Close(errors.Is(err, ErrDegraded)); cerr != nil {
 			logf("%v", cerr)
-			if err == nil {
-				err = cerr
-			}
+			err = errors.Join(err, cerr)
 		}
 	}()
 
@@ -336,6 +335,15 @@ type run struct {
 	freeze      *freezeWatch // when the server stopped answering
 	evMarks     eventMarks   // the events' marks, closed at the deadline
 	outages     atomic.Int32 // numbers the outage marks
+	// frozenOutage names the outage marks of the open frozen window
+	// (under freeze.mu).
+	frozenOutage string
+	// unreachable are the outages not recovered when their workload
+	// ended: a server that died (deadline.go, degraded).
+	unreachable struct {
+		sync.Mutex
+		outages []unreachable
+	}
 }
 
 // workloadRun is one workload ready to run.
@@ -517,9 +525,10 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	r.start = time.Now()
 	deadline := r.start.Add(r.sc.Duration + hardStopGrace) // see deadline.go
 	r.freeze = newFreezeWatch(r.sc.SampleInterval, r.samplers)
+	r.freeze.onEdge = r.markFrozen
 	// On a frozen server, cancelled in time for the engines to close what
 	// is stuck by the deadline, however late the clock notices the end.
-	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime, func() { r.stopIfFrozen(cancel) })
+	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime-closeTime, func() { r.stopIfFrozen(cancel) })
 	defer hardStop.Stop()
 	var tickMu sync.Mutex // guards pending, filled by the engines' callbacks
 	var pending []timeline.Interval
@@ -672,10 +681,12 @@ func (wr *workloadRun) location(script, command int) string {
 // outage's start and end on the timeline (kind timeline.MarkOutage),
 // named outage-N in the order they start.
 func (r *run) outageMarker(workload string) func(engine.Outage) {
-	var name string
+	var name, cause string
+	var began float64
 	return func(o engine.Outage) {
 		if o.End == 0 && !o.Recovered {
 			name = fmt.Sprintf("outage-%d", r.outages.Add(1))
+			began, cause = time.Since(r.start).Seconds(), firstLine(o.Message)
 			r.mark(timeline.Mark{Event: name, Kind: timeline.MarkOutage, Phase: timeline.PhaseStart,
 				Detail: map[string]any{"workload": workload, "code": o.Code, "cause": firstLine(o.Message)}})
 			r.logf("workload %s: connections failing: %s (%s)", workload, firstLine(o.Message), o.Code)
@@ -694,6 +705,9 @@ func (r *run) outageMarker(workload string) func(engine.Outage) {
 		outcome := fmt.Sprintf("recovered after %.1f s; %d tries failed (%s)", took, o.Failures, strings.Join(byCode, ", "))
 		if !o.Recovered {
 			outcome = fmt.Sprintf("not recovered when the workload ended, %.1f s later; %d tries failed (%s)", took, o.Failures, strings.Join(byCode, ", "))
+			r.unreachable.Lock()
+			r.unreachable.outages = append(r.unreachable.outages, unreachable{workload: workload, start: began, cause: cause})
+			r.unreachable.Unlock()
 		}
 		r.mark(timeline.Mark{Event: name, Kind: timeline.MarkOutage, Phase: timeline.PhaseEnd, Outcome: outcome,
 			Detail: map[string]any{"workload": workload, "code": o.Code, "failures": o.Failures, "codes": o.Codes, "duration_s": took}})
@@ -753,7 +767,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 		if err != nil {
 			smp.Error = err.Error()
 		}
-		probe.note(s.Server, err)
+		probe.note(s.Server, err, err != nil && ctx.Err() != nil)
 		if detail != nil {
 			if b, merr := json.Marshal(detail); merr == nil {
 				smp.Detail = b

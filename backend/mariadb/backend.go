@@ -20,6 +20,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -100,7 +101,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.tls, tg.tlsOptional = given.tls, given.tlsOptional
 		tg.info = timeline.Target{Kind: Kind, Address: address(given.cfg), Database: tg.database, ErrorCodes: errorCodes, Product: "MariaDB/MySQL"}
 		tg.user, tg.userTLS, tg.userTLSOptional = tg.cfg, tg.tls, tg.tlsOptional
-		if err := tg.restoreSettings(ctx, "before the run"); err != nil {
+		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {
 			return nil, err
 		}
 		if err := tg.confine(ctx); err != nil {
@@ -189,6 +190,10 @@ type target struct {
 	adminOnce sync.Once
 	adminDB   *sql.DB // the settings snapshot, as cfg
 	adminErr  error
+	// recorded is set once a settings event of this run records a
+	// variable to restore: the end of a run that changed none has
+	// nothing to restore (a killed run's leftovers are restored at Open).
+	recorded atomic.Bool
 }
 
 var (
@@ -318,6 +323,7 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 		mt.Admin = tg.config("")
 		mt.RestoreDatabase = mdbevent.RecordsDatabase
 		mt.Failed = tg.settingsFailure
+		mt.OnRecord = func() { tg.recorded.Store(true) }
 		if !tg.spec.AllowOutsideSchema {
 			mt.Account = tg.user.User
 		}
@@ -345,7 +351,10 @@ func (tg *target) Close(frozen bool) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeWait(frozen))
 	defer cancel()
-	err := tg.restoreSettings(ctx, "after the run")
+	var err error
+	if tg.recorded.Load() {
+		err = tg.restoreSettings(ctx, "after the run", closeWait(frozen))
+	}
 	if !frozen {
 		tg.checkOutsideAfter(ctx)
 	}

@@ -181,12 +181,13 @@ func closeWait(frozen bool) time.Duration {
 
 // restoreSettings puts back what settings events of this run, or of an
 // earlier one that was killed, changed on the given server. It runs with
-// its own deadline so that it also runs after Ctrl-C.
-func (tg *target) restoreSettings(parent context.Context, when string) error {
+// its own deadline, wait, so that it also runs after Ctrl-C and no longer
+// than a frozen server's one short try.
+func (tg *target) restoreSettings(parent context.Context, when string, wait time.Duration) error {
 	if !tg.confined() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), restoreWait)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), wait)
 	defer cancel()
 	restored, err := mdbevent.RestoreSettings(ctx, tg.cfg, mdbevent.RecordsDatabase)
 	for _, s := range restored {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -159,6 +160,10 @@ type target struct {
 	// called are the names the workloads' scripts may call as functions:
 	// the end-of-run evidence reads the bodies of those that are.
 	called map[string]bool
+	// recorded is set once a settings event of this run records a
+	// setting to restore: the end of a run that changed none has nothing
+	// to restore (a killed run's leftovers are restored at Open).
+	recorded atomic.Bool
 }
 
 var (
@@ -276,7 +281,8 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 	// the confined connection; settings and terminate events the admin's.
 	env := &event.Env{ConnString: tg.userConnString, AllowShell: allowShell, AppName: appName}
 	if tg.confined() {
-		env.Backend = &pgevent.Target{Schema: tg.schema, Admin: tg.connString, Sessions: tg.sessionsRole()}
+		env.Backend = &pgevent.Target{Schema: tg.schema, Admin: tg.connString, Sessions: tg.sessionsRole(),
+			OnRecord: func() { tg.recorded.Store(true) }}
 	}
 	if tg.inst != nil {
 		inst := tg.inst
@@ -300,7 +306,10 @@ func (tg *target) Close(frozen bool) error {
 	if frozen {
 		wait = frozenRestoreWait
 	}
-	err := tg.restoreSettings("after the run", wait)
+	var err error
+	if tg.recorded.Load() {
+		err = tg.restoreSettings("after the run", wait)
+	}
 	if !frozen {
 		tg.checkOutsideAfter()
 	}

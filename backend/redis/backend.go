@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
@@ -194,6 +195,10 @@ type target struct {
 	// settingsFailed holds the settings events that failed on a given
 	// server: they changed nothing, and the run ends failed.
 	settingsFailed failures
+	// recorded is set once a settings event of this run records a
+	// setting to restore: the end of a run that changed none has nothing
+	// to restore (a killed run's leftovers are restored at Open).
+	recorded atomic.Bool
 }
 
 var (
@@ -236,7 +241,13 @@ func (tg *target) Close(frozen bool) error {
 	if frozen {
 		wait = frozenRestoreWait
 	}
-	err := tg.restoreSettings(context.Background(), "after the run", wait)
+	// Only what this run recorded is put back: a run that changed no
+	// setting has nothing to restore (a killed run's leftovers were
+	// restored at Open), but its ACL user goes either way.
+	var err error
+	if tg.recorded.Load() {
+		err = tg.restoreSettings(context.Background(), "after the run", wait)
+	}
 	tg.dropRunUser(wait)
 	return errors.Join(err, tg.settingsFailed.err())
 }

@@ -104,7 +104,8 @@ func (tg *target) restoreSettings(ctx context.Context, when string, wait time.Du
 func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.Env {
 	env := &event.Env{ConnString: tg.url(), AllowShell: allowShell, AppName: appName,
 		Backend: &redisevent.Target{Conn: tg.conn, Work: tg.work, Given: tg.given(), AllowOutside: tg.spec.AllowOutsideSchema,
-			PrivilegesOnly: tg.spec.PrivilegesOnly, SettingsFailed: tg.settingsFailed.add}}
+			PrivilegesOnly: tg.spec.PrivilegesOnly, SettingsFailed: tg.settingsFailed.add,
+			OnRecord: func() { tg.recorded.Store(true) }}}
 	if tg.inst != nil {
 		inst := tg.inst
 		env.DataDir = inst.DataDir()

@@ -87,7 +87,11 @@ sessions and top wait event. Ctrl-C stops it cleanly: transactions are rolled
 back, the embedded server is removed, and the run directory keeps what was
 measured (status "interrupted", exit code 130). A server that stops
 answering cannot hold the run past its duration plus 5 s: it ends then,
-with status "degraded" and exit code 3.
+with status "degraded" and exit code 3, the frozen window marked as an
+outage; a server that dies (unreachable when the load ends) ends the run
+"degraded", exit code 3, too. Other errors: status "failed", exit code 1
+when transactions kept failing (abort_on_failure), 2 otherwise
+(docs/run-directory.md, "Status").
 
 --set KEY=VALUE changes a key of the scenario as it is loaded, as if
 written in the file (repeatable; lists' items by name or index):

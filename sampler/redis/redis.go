@@ -97,7 +97,8 @@ type session struct {
 
 	mu       sync.Mutex
 	conn     *redisconn.Conn
-	failedAt time.Time // last failed connection attempt
+	failedAt time.Time // last failed connection attempt, or command the server left unanswered
+	failed   error     // why, for the commands refused until reconnectPause is over
 }
 
 // do runs one command within the timeout. An error of the connection
@@ -109,11 +110,14 @@ func (s *session) do(ctx context.Context, args ...string) (redisconn.Reply, erro
 	defer cancel()
 	if s.conn == nil {
 		if time.Since(s.failedAt) < reconnectPause {
-			return redisconn.Reply{}, fmt.Errorf("redis at %s: not connected (the last attempt failed under %s ago)", s.config.Where(), reconnectPause)
+			// Wrapping the failure keeps its judgement: a server
+			// that does not answer stays Unanswered for the whole
+			// stall, not only at the reads that tried.
+			return redisconn.Reply{}, fmt.Errorf("redis at %s: not connected (the last attempt failed under %s ago): %w", s.config.Where(), reconnectPause, s.failed)
 		}
 		conn, err := redisconn.Dial(ctx, s.config)
 		if err != nil {
-			s.failedAt = time.Now()
+			s.failedAt, s.failed = time.Now(), err
 			return redisconn.Reply{}, err
 		}
 		s.conn = conn
@@ -123,6 +127,11 @@ func (s *session) do(ctx context.Context, args ...string) (redisconn.Reply, erro
 	if err != nil && !errors.As(err, &redisErr) {
 		_ = s.conn.Close()
 		s.conn = nil
+		if Unanswered(err) {
+			// A frozen server: the other samplers of this tick need
+			// not each wait their timeout on a new connection.
+			s.failedAt, s.failed = time.Now(), err
+		}
 	}
 	if err != nil {
 		return reply, fmt.Errorf("%s: %w", args[0], err)

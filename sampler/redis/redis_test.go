@@ -240,6 +240,17 @@ func TestUnansweredOnAFrozenServer(t *testing.T) {
 	if err == nil || !Unanswered(err) {
 		t.Errorf("frozen server: %v, Unanswered %v", err, Unanswered(err))
 	}
+	// Every read while it stays frozen, also those refused without a
+	// try until the next reconnect, says so: a frozen window is the
+	// whole stall.
+	for range 3 {
+		for _, smp := range set.Samplers() {
+			if _, _, err := smp.Sample(ctx); err == nil || !Unanswered(err) {
+				t.Errorf("frozen server, %s: %v, Unanswered %v", smp.Name(), err, Unanswered(err))
+			}
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"net"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -233,23 +234,61 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 		stmts: make(map[*script.SQL]*stmt),
 	}
 	deadline, _ := ctx.Deadline()
-	if err := c.handshake(deadline, tlsOn); err != nil {
+	// The handshake and the session settings wait in poll(2) without a
+	// limit: the context's end (ConnectTimeout, or the run stopping on
+	// a frozen server) shuts the socket down under them.
+	release := shutdownOnDone(ctx, fd)
+	err = c.handshake(deadline, tlsOn)
+	if err != nil {
+		release()
 		c.closeTLSless(tlsOn)
-		return nil, err
+		return nil, cutShort(ctx, t.addr, err)
 	}
 	if tlsOn != nil && c.tls == nil {
 		tlsOn.Close() // tls=preferred, and the server has none
 	}
 	if t.setup != "" {
 		if err := c.simpleQuery(t.setup); err != nil {
+			release()
 			c.closeFD()
-			return nil, fmt.Errorf("session settings on %s (%s): %w", t.addr, t.setup, err)
+			return nil, cutShort(ctx, t.addr, fmt.Errorf("session settings on %s (%s): %w", t.addr, t.setup, err))
 		}
 	}
+	release()
 	if c.tls != nil {
 		_ = c.tls.SetDeadline(time.Time{}) // only opening the session is bounded
 	}
 	return c, nil
+}
+
+// shutdownOnDone shuts the socket fd down when ctx ends, until release is
+// called; release waits for a shutdown under way, so that fd may be
+// closed (and its number reused) after it.
+func shutdownOnDone(ctx context.Context, fd int) (release func()) {
+	var mu sync.Mutex
+	released := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !released {
+			_ = syscall.Shutdown(fd, syscall.SHUT_RDWR)
+		}
+	})
+	return func() {
+		stop()
+		mu.Lock()
+		released = true
+		mu.Unlock()
+	}
+}
+
+// cutShort says why opening a session failed when its context ended
+// under it: the server did not answer in time, or the run stopped.
+func cutShort(ctx context.Context, addr string, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	return &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to %s: %w (%v)", addr, ctx.Err(), err)}
 }
 
 // closeTLSless closes a session that failed to open: its descriptor, and

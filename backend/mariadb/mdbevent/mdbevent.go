@@ -51,6 +51,11 @@ type Target struct {
 	// it put back what it had changed: such a run ends failed. nil: the
 	// failure is the event's alone.
 	Failed func(error)
+	// OnRecord, if set, is called before a settings event records a
+	// variable to restore: the backend then knows this run has
+	// something to put back at its end (and nothing when it was never
+	// called).
+	OnRecord func()
 	// Restart restarts the embedded server with these options added to
 	// those it started with (for variables that cannot change while it
 	// runs); nil on a given server.

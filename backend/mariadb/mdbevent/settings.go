@@ -197,6 +197,9 @@ func (e *settingsEvent) run(ctx context.Context, env *event.Env, started event.S
 	if !e.restart {
 		for _, name := range names {
 			if restoreDB != "" {
+				if t.OnRecord != nil {
+					t.OnRecord()
+				}
 				if err := recordOriginal(ctx, s, restoreDB, name); err != nil {
 					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 				}

@@ -41,6 +41,10 @@ type Target struct {
 	// end only those. "" ends any (the embedded server, or
 	// --allow-outside-schema).
 	Sessions string
+	// OnRecord, if set, is called before a settings event records a
+	// setting to restore: the backend then knows this run has something
+	// to put back at its end (and nothing when it was never called).
+	OnRecord func()
 }
 
 // schemaOf is the schema that confines env's events, "" when none does.

@@ -122,6 +122,9 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 		// (committed), so that the end of the run, or the next run after a
 		// kill, can put it back.
 		if given {
+			if t := targetOf(env); t != nil && t.OnRecord != nil {
+				t.OnRecord()
+			}
 			if err := recordOriginal(ctx, s, name); err != nil {
 				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
 			}

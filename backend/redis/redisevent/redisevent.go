@@ -56,6 +56,10 @@ type Target struct {
 	// on a given server (having changed nothing), so that the run ends
 	// failed.
 	SettingsFailed func(error)
+	// OnRecord, if set, is called before a settings event records a
+	// setting to restore: the backend then knows this run has something
+	// to put back at its end (and nothing when it was never called).
+	OnRecord func()
 }
 
 // targetOf is the Redis target in env.

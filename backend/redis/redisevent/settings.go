@@ -92,6 +92,9 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 	effective := map[string]string{}
 	var done []change
 	for _, name := range names {
+		if t.Given && t.OnRecord != nil {
+			t.OnRecord()
+		}
 		ch, err := setOne(ctx, c, t.Given, name, e.settings[name])
 		if err != nil {
 			if undoErr := undo(ctx, c, t.Given, done); undoErr != nil {

@@ -379,6 +379,20 @@ func (tg *target) dropAccount(ctx context.Context) error {
 	return nil
 }
 
+// leaveAccount gives up the run's account on a server that stopped
+// answering: it stays until the next run or 'firedrill restore' finds it
+// without a session or lock and drops it.
+func (tg *target) leaveAccount() error {
+	acct := tg.account
+	if acct == nil {
+		return nil
+	}
+	acct.lock.Close()
+	tg.account = nil
+	return fmt.Errorf("the run's account %s is left on %s, which did not answer at the end of the run; "+
+		"the next run, or 'firedrill restore --dsn …' once it answers, removes it", acct, tg.cfg.Addr)
+}
+
 // killSessions kills what sessions the account has left (an event's,
 // closing); best effort: DROP USER goes on without.
 func killSessions(ctx context.Context, admin *sql.DB, name string) {

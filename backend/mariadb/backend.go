@@ -358,6 +358,11 @@ func (tg *target) Close(frozen bool) error {
 	if !frozen {
 		tg.checkOutsideAfter(ctx)
 	}
+	if frozen {
+		// A server that does not answer cannot drop the account either:
+		// trying would only spend the little time left before the deadline.
+		return errors.Join(tg.failedSettings(), err, tg.leaveAccount())
+	}
 	return errors.Join(tg.failedSettings(), err, tg.dropAccount(ctx))
 }
 

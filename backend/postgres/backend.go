@@ -313,6 +313,14 @@ func (tg *target) Close(frozen bool) error {
 	if !frozen {
 		tg.checkOutsideAfter()
 	}
+	if tg.role != nil && frozen {
+		// A server that does not answer cannot drop the role either:
+		// trying would only spend the little time left before the deadline.
+		tg.role.leave()
+		err = errors.Join(err, fmt.Errorf("the run's role %s is left on the server, which did not answer at the end of the run; "+
+			"the next run, or 'firedrill restore' with the same --dsn once it answers, drops it", tg.role.name))
+		tg.role = nil
+	}
 	if tg.role != nil {
 		if derr := tg.role.close(tg.connString, wait); derr != nil {
 			err = errors.Join(err, fmt.Errorf("%w\nThe run's role is left on the server; the next run or 'firedrill restore' with the same --dsn drops it", derr))

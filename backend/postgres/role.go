@@ -443,6 +443,14 @@ func DropDeadRunRoles(ctx context.Context, dsn string) ([]string, error) {
 
 // close drops the run's role: the keeper session first, so that nothing
 // of this run stays logged in as it.
+// leave lets go of the role without dropping it (its server does not
+// answer): the next run or 'firedrill restore' finds it without a session.
+func (r *runRole) leave() {
+	if r.keeper != nil {
+		closeQuietly(r.keeper)
+	}
+}
+
 func (r *runRole) close(dsn string, wait time.Duration) error {
 	if r.keeper != nil {
 		closeQuietly(r.keeper)

@@ -250,6 +250,17 @@ func sweepRunUsers(ctx context.Context, c *redisconn.Conn, logf func(string, ...
 // its clients) and closes the connection that held it. A server that
 // does not answer keeps it: the next run or `firedrill restore` removes
 // it, which the log says; it can reach only firedrill's keys.
+// leaveRunUser lets go of the run's ACL user on a server that did not
+// answer at the end: the next run or 'firedrill restore' finds it without
+// a client and removes it.
+func (tg *target) leaveRunUser() {
+	if tg.runUser == "" {
+		return
+	}
+	tg.hold.Close()
+	tg.logf("the run's ACL user %s is left on the server, which did not answer at the end of the run (the next run, or `firedrill restore --dsn …`, removes it)", tg.runUser)
+}
+
 func (tg *target) dropRunUser(wait time.Duration) {
 	if tg.runUser == "" {
 		return

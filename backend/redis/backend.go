@@ -248,6 +248,10 @@ func (tg *target) Close(frozen bool) error {
 	if tg.recorded.Load() {
 		err = tg.restoreSettings(context.Background(), "after the run", wait)
 	}
-	tg.dropRunUser(wait)
+	if frozen {
+		tg.leaveRunUser()
+	} else {
+		tg.dropRunUser(wait)
+	}
 	return errors.Join(err, tg.settingsFailed.err())
 }

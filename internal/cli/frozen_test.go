@@ -236,7 +236,7 @@ func TestKilledGivenServer(t *testing.T) {
 			r := runSignalled(t, startGivenServer(t, kind), duration, 3*time.Second, 0, syscall.SIGKILL)
 			o := checkEnd(t, r, duration)
 			if !strings.HasPrefix(o.Outcome, "not recovered") || len(r.run.Manifest.Frozen) != 0 ||
-				!strings.Contains(r.run.Manifest.Error, "unreachable") || strings.Contains(r.run.Manifest.Error, "restore") {
+				!strings.Contains(r.run.Manifest.Error, "unreachable") || strings.Contains(r.run.Manifest.Error, "settings") {
 				t.Errorf("outage %+v, frozen %+v, error %q", o, r.run.Manifest.Frozen, r.run.Manifest.Error)
 			}
 		})

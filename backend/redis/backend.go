@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -120,11 +121,44 @@ func (Backend) Preflight(spec backend.Spec) error {
 			problems = append(problems, fmt.Sprintf("%s:%d:%d: event %s: %s", sc.File, ev.Pos.Line, ev.Pos.Col, event.Name(ev), what))
 		}
 	}
+	var eventsErr error
 	if len(problems) > 0 {
-		return fmt.Errorf("on a given server these events would reach past firedrill's keys (pass --allow-outside-schema to run them):\n  %s",
+		eventsErr = fmt.Errorf("on a given server these events would reach past firedrill's keys (pass --allow-outside-schema to run them):\n  %s",
 			strings.Join(problems, "\n  "))
 	}
-	return nil
+	if spec.PrivilegesOnly {
+		return eventsErr
+	}
+	return errors.Join(eventsErr, preflightScripts(sc))
+}
+
+// preflightScripts refuses, before anything runs (validate too), what the
+// workloads' scripts would reach past firedrill's keys: the same check
+// Workload makes, so that validate says it without a server. A script
+// that does not parse is left to the scenario's own errors.
+func preflightScripts(sc *scenario.Scenario) error {
+	var errs []error
+	for _, w := range sc.Workloads {
+		var scripts []*script.Script
+		for _, src := range w.Scripts {
+			name, text := fmt.Sprintf("%s:%d:%d", sc.File, src.Pos.Line, src.Pos.Col), []byte(src.Inline)
+			if src.File != "" {
+				name = sc.Resolve(src.File)
+				b, err := os.ReadFile(name)
+				if err != nil {
+					continue
+				}
+				text = b
+			}
+			if s, err := script.ParseDialect(name, text, script.NewSymbols(), script.Redis); err == nil {
+				scripts = append(scripts, s)
+			}
+		}
+		if err := checkScripts(scripts); err != nil {
+			errs = append(errs, fmt.Errorf("workload %s: %w", w.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Open starts the embedded server with the scenario's settings, or takes

@@ -129,6 +129,9 @@ func TestValidateParsesInTheTargetsDialect(t *testing.T) {
 		// FLUSHDB is a Redis command: the dialect reads it, and an
 		// embedded server's run may flush its own database.
 		{[]string{"validate", flush}, ""},
+		// On a given server it reaches past firedrill's keys: validate
+		// says so without the server, as run would before any load.
+		{[]string{"validate", "--dsn", redisURL, flush}, filepath.Join(dir, "flush.redis") + ":2:1: FLUSHDB"},
 	}
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -53,12 +54,12 @@ func ReadSQLSource(sc *scenario.Scenario, src scenario.SQLSource) (name, text st
 }
 
 // EachSQL calls visit with every piece of SQL a scenario runs, in order:
-// its setup SQL, its workloads' scripts, and what eventSQL finds in each
-// event (the statements of the backend's own kinds). at places a line:col
+// its setup SQL, its workloads' scripts, and its events' statements
+// (event.Statements: those of sql and hold_transaction events). at places a line:col
 // of the text in the scenario's files ("file:line:col", or for inline text
 // "scenario:line:col (what, its line L col C)"). A file that cannot be
 // read goes to unreadable as "scenario:line:col: error", in its place.
-func EachSQL(sc *scenario.Scenario, eventSQL func(scenario.Event) []string,
+func EachSQL(sc *scenario.Scenario,
 	visit func(at func(line, col int) string, text string), unreadable func(problem string)) {
 	inFile := func(path string) func(int, int) string {
 		return func(line, col int) string { return fmt.Sprintf("%s:%d:%d", path, line, col) }
@@ -94,7 +95,7 @@ func EachSQL(sc *scenario.Scenario, eventSQL func(scenario.Event) []string,
 		}
 	}
 	for _, ev := range sc.Events {
-		for i, sql := range eventSQL(ev) {
+		for i, sql := range event.Statements(ev) {
 			visit(inline(ev.Pos, fmt.Sprintf("event %s, statement %d", ev.Name, i+1)), sql)
 		}
 	}

@@ -19,7 +19,7 @@ func RestartKind(hint, notEmbedded string) Kind {
 			Name:    "restart",
 			Example: "{kind: restart, at: 30s}",
 			Decode: func(d *scenario.EventDecoder) (any, time.Duration) {
-				NeedEmbedded(d, d.Hintf, hint)
+				needEmbedded(d, d.Hintf, hint)
 				return RestartConfig{}, 0
 			},
 		},
@@ -64,4 +64,18 @@ func (e *restartEvent) Run(ctx context.Context, env *Env, started Started) (stri
 	}
 	took := time.Since(begin)
 	return "restarted in " + Took(took), map[string]any{"restart_seconds": took.Seconds()}, nil
+}
+
+// needEmbedded reports, once the whole scenario is read, an event that
+// restarts the server (a restart event, settings with restart: true) in a
+// scenario whose target is a given server (dsn set): firedrill restarts
+// only the server it started. hintf is where the problem is reported (the
+// event's decoder or one of its values), hint what to do.
+func needEmbedded(d *scenario.EventDecoder, hintf func(hint, format string, args ...any), hint string) {
+	what := d.What()
+	d.Later(func(s *scenario.Scenario) {
+		if !s.Target.Embedded() {
+			hintf(hint, "%s: restart needs the embedded target, and dsn is set", what)
+		}
+	})
 }

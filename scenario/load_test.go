@@ -126,8 +126,8 @@ func TestLoadFull(t *testing.T) {
 		`{"Duration":120000000000,"Isolation":"repeatable read","XID":true,"SQL":["SELECT txid_current()"]}`,
 		`{"SQL":["CREATE INDEX CONCURRENTLY ON accounts (id, balance)","ANALYZE accounts"]}`,
 		`{"Settings":{"idle_in_transaction_session_timeout":"10s"},"Restart":false}`,
-		`{"Workload":"oltp","PID":0}`,
-		`{"Workload":"","PID":1234}`,
+		`{"Workload":"oltp","By":0}`,
+		`{"Workload":"","By":1234}`,
 		`{"Size":512000000,"Duration":30000000000,"Rate":50000000,"Path":"/tmp","Mode":"","FsyncDelay":0}`,
 		`{"Command":"sync"}`,
 	}

@@ -97,7 +97,7 @@ func UnseenSQL(sc *scenario.Scenario) []string {
 			}
 		}
 	}
-	backend.EachSQL(sc, mdbevent.Statements, report, func(string) {})
+	backend.EachSQL(sc, report, func(string) {})
 	return notes
 }
 
@@ -114,7 +114,7 @@ func ConfinementProblems(sc *scenario.Scenario) []string {
 			}
 		}
 	}
-	backend.EachSQL(sc, mdbevent.Statements, report, func(problem string) { problems = append(problems, problem) })
+	backend.EachSQL(sc, report, func(problem string) { problems = append(problems, problem) })
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(firedrill keeps to the database %s on a given server; leave your tables unqualified, "+
 			"or run with --allow-outside-schema if you mean to change the rest of the server)", database))

@@ -59,7 +59,7 @@ func confinementCheck(sc *scenario.Scenario, others []string) (problems, unseen 
 			}
 		}
 	}
-	backend.EachSQL(sc, pgevent.Statements, report, func(problem string) { problems = append(problems, problem) })
+	backend.EachSQL(sc, report, func(problem string) { problems = append(problems, problem) })
 	if len(problems) > 0 {
 		problems = append(problems, fmt.Sprintf("(firedrill keeps to the schema %s on a given server; qualify your own objects with %s. "+
 			"or leave them unqualified, or run with --allow-outside-schema if you mean to change the rest of the database)", c.Schema, c.Schema))

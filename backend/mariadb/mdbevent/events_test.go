@@ -21,15 +21,15 @@ func TestDecode(t *testing.T) {
 		wantErr     string
 	}{
 		{"settings", "{kind: settings, at: 1s, settings: {innodb_lock_wait_timeout: 5}}",
-			settingsConfig{Settings: map[string]string{"innodb_lock_wait_timeout": "5"}}, ""},
+			event.SettingsConfig{Settings: map[string]string{"innodb_lock_wait_timeout": "5"}}, ""},
 		{"settings, bad name", "{kind: settings, at: 1s, settings: {\"a;b\": 5}}", nil, "is not a setting name"},
 		{"hold", "{kind: hold_transaction, at: 1s, duration: 2s, isolation: Read_Committed, sql: \"SELECT 1 FOR UPDATE\"}",
-			holdTransactionConfig{Duration: 2 * time.Second, Isolation: "read committed", SQL: []string{"SELECT 1 FOR UPDATE"}}, ""},
+			event.HoldTransactionConfig{Duration: 2 * time.Second, Isolation: "read committed", SQL: []string{"SELECT 1 FOR UPDATE"}}, ""},
 		{"hold, bad isolation", "{kind: hold_transaction, at: 1s, duration: 2s, isolation: snapshot}", nil, "unknown isolation level"},
-		{"terminate by id", "{kind: terminate, at: 1s, id: 42}", terminateConfig{ID: 42}, ""},
-		{"terminate by workload", "{kind: terminate, at: 1s, workload: oltp}", terminateConfig{Workload: "oltp"}, ""},
+		{"terminate by id", "{kind: terminate, at: 1s, id: 42}", event.TerminateConfig[int64]{By: 42}, ""},
+		{"terminate by workload", "{kind: terminate, at: 1s, workload: oltp}", event.TerminateConfig[int64]{Workload: "oltp"}, ""},
 		{"terminate, neither", "{kind: terminate, at: 1s}", nil, "workload"},
-		{"sql", "{kind: sql, at: 1s, sql: [\"ANALYZE TABLE t\", \"OPTIMIZE TABLE t\"]}", sqlConfig{SQL: []string{"ANALYZE TABLE t", "OPTIMIZE TABLE t"}}, ""},
+		{"sql", "{kind: sql, at: 1s, sql: [\"ANALYZE TABLE t\", \"OPTIMIZE TABLE t\"]}", event.SQLConfig{SQL: []string{"ANALYZE TABLE t", "OPTIMIZE TABLE t"}}, ""},
 		{"restart", "{kind: restart, at: 1s}", event.RestartConfig{}, ""},
 	}
 	for _, test := range tests {

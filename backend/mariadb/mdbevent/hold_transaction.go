@@ -4,50 +4,18 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
-// holdTransactionKind is how a scenario writes a hold_transaction event.
-var holdTransactionKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "hold_transaction",
-		Keys:    []string{"duration", "isolation", "sql"},
-		Example: "{kind: hold_transaction, at: 60s, duration: 2m}",
-		Decode:  decodeHoldTransaction,
-	},
-	Build: event.BuildWith(newHoldTransaction),
-}
-
-// isolationLevels are the levels a scenario may ask for; InnoDB's default
-// is repeatable read.
-var isolationLevels = []string{"read uncommitted", "read committed", "repeatable read", "serializable"}
-
-// holdTransactionConfig is what a hold_transaction event takes.
-type holdTransactionConfig struct {
-	Duration  time.Duration // how long the transaction stays open
-	Isolation string        // one of isolationLevels; "" is the session's
-	SQL       []string      // run inside the transaction first (the locks it holds)
-}
-
-func (c holdTransactionConfig) statements() []string { return c.SQL }
-
-func decodeHoldTransaction(d *scenario.EventDecoder) (any, time.Duration) {
-	var c holdTransactionConfig
-	d.Key("duration", func(v scenario.Value) { c.Duration = event.DecodePositiveDuration(d, v) })
-	d.Key("isolation", func(v scenario.Value) {
-		if level, ok := event.DecodeIsolation(v, isolationLevels); ok {
-			c.Isolation = level
-		}
-	})
-	d.Key("sql", func(v scenario.Value) { c.SQL = event.DecodeStatements(v) })
-	d.Need("duration")
-	return c, c.Duration
-}
+// holdTransactionKind is MariaDB's hold_transaction event; without
+// isolation the session's level holds (InnoDB's default is repeatable
+// read).
+var holdTransactionKind = event.HoldTransactionKind(event.HoldTransactionOptions{
+	Isolation: []string{"read uncommitted", "read committed", "repeatable read", "serializable"},
+}, newHoldTransaction)
 
 // holdTransaction opens a transaction and leaves it idle for a while: what
 // holds back InnoDB's purge (the history list grows) and, with its
@@ -62,12 +30,12 @@ type holdTransaction struct {
 
 var _ event.Event = (*holdTransaction)(nil)
 
-func newHoldTransaction(spec scenario.Event, c holdTransactionConfig) event.Event {
+func newHoldTransaction(name string, c event.HoldTransactionConfig) event.Event {
 	return &holdTransaction{
-		name:       event.Name(spec),
-		appName:    sessionAppName(event.Name(spec)),
+		name:       name,
+		appName:    sessionAppName(name),
 		isolation:  c.Isolation,
-		statements: slices.Clone(c.SQL),
+		statements: c.SQL,
 		duration:   c.Duration,
 	}
 }

@@ -3,7 +3,9 @@
 // restart of the embedded server for those that cannot change while it
 // runs), kill sessions, restart the embedded server. The MariaDB backend
 // offers them (backend.EventKinds) beside the neutral kinds of package
-// event; each kind is one file and one entry in kinds.
+// event; each kind is one file and one entry in kinds. Their keys decode
+// in package event (event.SQLKind, event.SettingsKind …), which these
+// files give only what MariaDB does.
 //
 // Every event works in its own session, tagged with the connection
 // attribute program_name "firedrill-event:<name>" (performance_schema's
@@ -83,21 +85,11 @@ func targetOf(env *event.Env) *Target {
 	return nil
 }
 
-// Statements lists the SQL an event runs as the scenario wrote it (the
-// statements of sql and hold_transaction events), so that the backend can
-// check, before the run, that it stays in its database; nil for the others.
-func Statements(spec scenario.Event) []string {
-	if s, ok := spec.Config.(interface{ statements() []string }); ok {
-		return s.statements()
-	}
-	return nil
-}
-
 // NeedsPerformanceSchema says whether an event finds sessions through
 // performance_schema (terminate of a workload's sessions, by the
 // program_name only it shows), so that the embedded server is started
 // with it: it costs the server about 100 MB, so it is off otherwise.
 func NeedsPerformanceSchema(spec scenario.Event) bool {
-	n, ok := spec.Config.(interface{ needsPerformanceSchema() bool })
-	return ok && n.needsPerformanceSchema()
+	c, ok := spec.Config.(event.TerminateConfig[int64])
+	return ok && c.Workload != ""
 }

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
 // Server error numbers the settings event tells apart.
@@ -21,92 +19,38 @@ const (
 	errSpecificAccess   = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR: SUPER needed
 )
 
-// settingsKind is how a scenario writes a settings event.
-var settingsKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "settings",
-		Keys:    []string{"settings", "restart"},
-		Example: "{kind: settings, at: 30s, settings: {innodb_lock_wait_timeout: 5}}",
-		Decode:  decodeSettings,
-	},
-	Build: event.BuildWith(newSettings),
-}
-
-// settingsConfig is what a settings event takes.
-type settingsConfig struct {
-	Settings map[string]string // SET GLOBAL each; those that cannot change while the server runs restart it
-	Restart  bool              // restart the embedded server with all of them, whatever their kind
-}
+// settingsKind is MariaDB's settings event: it changes global variables
+// with SET GLOBAL; those the server cannot change while it runs
+// (innodb_autoinc_lock_mode, innodb_buffer_pool_instances …) restart the
+// embedded server with them, and restart: true restarts it with all.
+var settingsKind = event.SettingsKind(event.SettingsOptions{
+	Example:    "settings: {innodb_lock_wait_timeout: 5}",
+	ValidName:  variableName.MatchString,
+	NotAName:   "a MariaDB variable name (letters, digits and _)",
+	Restart:    true,
+	CanRestart: func(env *event.Env) bool { t := targetOf(env); return t != nil && t.Restart != nil },
+}, applySettings)
 
 // variableName is what SET GLOBAL takes as a name: it is spliced into the
 // statement.
 var variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
-	var c settingsConfig
-	d.Key("settings", func(v scenario.Value) {
-		c.Settings = event.DecodeSettings(d, v, "settings: {innodb_lock_wait_timeout: 5}",
-			variableName.MatchString, "a MariaDB variable name (letters, digits and _)")
-	})
-	d.Key("restart", func(v scenario.Value) { c.Restart = event.DecodeRestart(d, v) })
-	d.Need("settings")
-	return c, 0
-}
-
-// settingsEvent changes global variables with SET GLOBAL; those the server
-// cannot change while it runs (innodb_autoinc_lock_mode,
-// innodb_buffer_pool_instances …) restart the embedded server with them.
-type settingsEvent struct {
-	name     string
-	appName  string
-	settings map[string]string
-	restart  bool
-}
-
-var (
-	_ event.Event           = (*settingsEvent)(nil)
-	_ event.Checker         = (*settingsEvent)(nil)
-	_ event.SettingsChanger = (*settingsEvent)(nil)
-)
-
-// ChangesSettings says yes: the server's settings differ after the event.
-func (e *settingsEvent) ChangesSettings() bool { return true }
-
-func newSettings(spec scenario.Event, c settingsConfig) event.Event {
-	return &settingsEvent{
-		name:     event.Name(spec),
-		appName:  sessionAppName(event.Name(spec)),
-		settings: maps.Clone(c.Settings),
-		restart:  c.Restart,
-	}
-}
-
-// Check refuses restart: true when the server is not firedrill's.
-func (e *settingsEvent) Check(env *event.Env) error {
-	if t := targetOf(env); e.restart && (t == nil || t.Restart == nil) {
-		return fmt.Errorf("settings %s: restart needs the embedded server", e.name)
-	}
-	return nil
-}
-
-// Run sets the variables in name order, as the account of --dsn. On a
-// given server each change is recorded first (in RecordsDatabase) and put back at the end of the
-// run; a variable that cannot change while the server runs is refused
-// there, since firedrill restarts only its own server. On the embedded
-// server such variables restart it with them, and the others are kept for
-// any later restart.
+// applySettings sets the variables in name order, as the account of
+// --dsn. On a given server each change is recorded first (in
+// RecordsDatabase) and put back at the end of the run; a variable that
+// cannot change while the server runs is refused there, since firedrill
+// restarts only its own server. On the embedded server such variables
+// restart it with them, and the others are kept for any later restart.
 //
 // On a given server an event that fails puts back, at once, what it had
 // changed, so that it leaves the server as it found it, and tells
 // Target.Failed, which ends the run failed with the reason.
-func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
-	if err := e.Check(env); err != nil {
-		return "", nil, err
-	}
+func applySettings(ctx context.Context, env *event.Env, run *event.SettingsRun) (string, map[string]any, error) {
 	t := targetOf(env)
-	s, err := connectAdmin(ctx, env, e.appName)
+	appName := sessionAppName(run.Name)
+	s, err := connectAdmin(ctx, env, appName)
 	if err != nil {
-		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 	}
 	defer func() {
 		if s != nil {
@@ -114,12 +58,12 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 		}
 	}() // s changes after a restart
 	var changed []setBefore
-	outcome, detail, err := e.run(ctx, env, started, t, &s, &changed)
+	outcome, detail, err := setVariables(ctx, env, run, t, &s, &changed)
 	if err == nil || t == nil || t.RestoreDatabase == "" {
 		return outcome, detail, err
 	}
 	if ctx.Err() == nil {
-		if undoErr := e.undo(ctx, env, changed); undoErr != nil {
+		if undoErr := undo(ctx, env, run.Name, changed); undoErr != nil {
 			err = fmt.Errorf("%w\n%v", err, undoErr)
 		} else if len(changed) > 0 {
 			err = fmt.Errorf("%w\n(put back what it had changed: %s)", err, namesOf(changed))
@@ -149,15 +93,15 @@ func namesOf(changed []setBefore) string {
 // undo sets back, newest first, what a failed settings event changed on
 // a given server, and updates the records so that the end of the run
 // knows the variables are as the event found them.
-func (e *settingsEvent) undo(ctx context.Context, env *event.Env, changed []setBefore) error {
+func undo(ctx context.Context, env *event.Env, eventName string, changed []setBefore) error {
 	if len(changed) == 0 {
 		return nil
 	}
 	ctx, cancel := event.CleanupContext(ctx)
 	defer cancel()
-	s, err := connectAdmin(ctx, env, e.appName)
+	s, err := connectAdmin(ctx, env, sessionAppName(eventName))
 	if err != nil {
-		return fmt.Errorf("settings %s: put back %s: %w (the end of the run tries again)", e.name, namesOf(changed), err)
+		return fmt.Errorf("settings %s: put back %s: %w (the end of the run tries again)", eventName, namesOf(changed), err)
 	}
 	defer s.close()
 	restoreDB := targetOf(env).RestoreDatabase
@@ -169,46 +113,44 @@ func (e *settingsEvent) undo(ctx context.Context, env *event.Env, changed []setB
 			value = sqlValue(c.before.String)
 		}
 		if _, err := s.conn.ExecContext(ctx, fmt.Sprintf("SET GLOBAL %s = %s", c.name, value)); err != nil {
-			errs = append(errs, fmt.Errorf("settings %s: put back %s: %w (the end of the run tries again)", e.name, c.name, err))
+			errs = append(errs, fmt.Errorf("settings %s: put back %s: %w (the end of the run tries again)", eventName, c.name, err))
 			continue
 		}
 		if err := recordApplied(ctx, s, restoreDB, c.name); err != nil {
-			errs = append(errs, fmt.Errorf("settings %s: %w", e.name, err))
+			errs = append(errs, fmt.Errorf("settings %s: %w", eventName, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// run is Run's work; it appends each variable it sets to changed, with
-// its value before, and keeps *sp the current session (a restart makes a
-// new one).
-func (e *settingsEvent) run(ctx context.Context, env *event.Env, started event.Started, t *Target, sp **session, changed *[]setBefore) (string, map[string]any, error) {
+// setVariables is applySettings's work; it appends each variable it sets
+// to changed, with its value before, and keeps *sp the current session (a
+// restart makes a new one).
+func setVariables(ctx context.Context, env *event.Env, run *event.SettingsRun, t *Target, sp **session, changed *[]setBefore) (string, map[string]any, error) {
 	s := *sp
-
-	names := slices.Sorted(maps.Keys(e.settings))
-	detail := map[string]any{"changed": maps.Clone(e.settings), "restart": e.restart}
-	event.Notify(started, maps.Clone(detail))
+	names, detail := run.Names, run.Detail
+	run.Begin()
 
 	restoreDB := ""
 	if t != nil {
 		restoreDB = t.RestoreDatabase
 	}
 	var static []string
-	if !e.restart {
+	if !run.Restart {
 		for _, name := range names {
 			if restoreDB != "" {
 				if t.OnRecord != nil {
 					t.OnRecord()
 				}
 				if err := recordOriginal(ctx, s, restoreDB, name); err != nil {
-					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 				}
 			}
 			var before sql.NullString
 			if err := s.conn.QueryRowContext(ctx, "SELECT @@GLOBAL."+name).Scan(&before); err != nil {
-				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: read %s: %w", e.name, name, err))
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: read %s: %w", run.Name, name, err))
 			}
-			stmt := setGlobal(name, e.settings[name])
+			stmt := setGlobal(name, run.Settings[name])
 			err := s.exec(ctx, env, stmt)
 			if err == nil {
 				*changed = append(*changed, setBefore{name, before})
@@ -218,33 +160,33 @@ func (e *settingsEvent) run(ctx context.Context, env *event.Env, started event.S
 				continue
 			}
 			if myErr, ok := serverError(err); ok && myErr.Number == errSpecificAccess {
-				return "", detail, fmt.Errorf("settings %s: %s: %w\nSET GLOBAL needs the SUPER (or SYSTEM_VARIABLES_ADMIN) privilege: connect as a user that has it, or drop the settings event", e.name, stmt, err)
+				return "", detail, fmt.Errorf("settings %s: %s: %w\nSET GLOBAL needs the SUPER (or SYSTEM_VARIABLES_ADMIN) privilege: connect as a user that has it, or drop the settings event", run.Name, stmt, err)
 			}
 			if err != nil {
-				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %s: %w", run.Name, stmt, err))
 			}
 			if restoreDB != "" {
 				if err := recordApplied(ctx, s, restoreDB, name); err != nil {
-					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+					return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 				}
 			}
 		}
 	}
 
 	how := "SET GLOBAL"
-	if len(static) > 0 || e.restart {
+	if len(static) > 0 || run.Restart {
 		if t == nil || t.Restart == nil {
 			detail["static"] = static
 			return "", detail, fmt.Errorf("settings %s: %s cannot change while the server runs (a read-only variable); "+
 				"firedrill restarts only the server it started: on a given server, set it in the server's configuration and restart it yourself, "+
-				"or run the scenario on the embedded server", e.name, strings.Join(static, ", "))
+				"or run the scenario on the embedded server", run.Name, strings.Join(static, ", "))
 		}
 		s.close()
 		*sp = nil
 		begin := time.Now()
 		// All of them, so that the dynamic ones set above survive the restart too.
-		if err := t.Restart(ctx, maps.Clone(e.settings)); err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: restart the server with %s: %w", e.name, strings.Join(names, ", "), err))
+		if err := t.Restart(ctx, maps.Clone(run.Settings)); err != nil {
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: restart the server with %s: %w", run.Name, strings.Join(names, ", "), err))
 		}
 		took := time.Since(begin)
 		detail["restart_seconds"] = took.Seconds()
@@ -252,30 +194,28 @@ func (e *settingsEvent) run(ctx context.Context, env *event.Env, started event.S
 			detail["static"] = static
 		}
 		how = "restarted in " + event.Took(took)
-		reconnected, err := connectAdmin(ctx, env, e.appName)
+		reconnected, err := connectAdmin(ctx, env, sessionAppName(run.Name))
 		if err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", run.Name, err))
 		}
 		s = reconnected
 		*sp = s
 	} else if t != nil && t.Keep != nil {
-		if err := t.Keep(maps.Clone(e.settings)); err != nil {
-			return "", detail, fmt.Errorf("settings %s: keep them for a later restart: %w", e.name, err)
+		if err := t.Keep(maps.Clone(run.Settings)); err != nil {
+			return "", detail, fmt.Errorf("settings %s: keep them for a later restart: %w", run.Name, err)
 		}
 	}
 
 	effective := map[string]string{}
-	parts := make([]string, 0, len(names))
 	for _, name := range names {
 		value, err := s.queryValue(ctx, "SELECT @@GLOBAL."+name)
 		if err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: read back %s: %w", e.name, name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: read back %s: %w", run.Name, name, err))
 		}
 		effective[name] = value
-		parts = append(parts, fmt.Sprintf("%s = %s", name, value))
 	}
 	detail["effective"] = effective
-	return strings.Join(parts, ", ") + "; " + how, detail, nil
+	return event.SettingsOutcome(names, effective, how), detail, nil
 }
 
 // numeric matches the values SET GLOBAL takes unquoted: a quoted number

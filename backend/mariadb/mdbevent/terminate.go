@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
 // errUnknownThread is KILL's error for a connection that is gone already.
@@ -20,39 +19,12 @@ const errUnknownThread = 1094
 // killWait bounds the wait for killed sessions to leave the processlist.
 const killWait = 5 * time.Second
 
-// terminateKind is how a scenario writes a terminate event.
-var terminateKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "terminate",
-		Keys:    []string{"workload", "id"},
-		Example: "{kind: terminate, at: 40s, workload: oltp}",
-		Decode:  decodeTerminate,
-	},
-	Build: event.BuildWith(newTerminate),
-}
+// terminateKind is MariaDB's terminate event: it kills sessions with
+// KILL CONNECTION, those of a workload (found by their program_name) or
+// one connection id (SHOW PROCESSLIST's Id).
+var terminateKind = event.TerminateKind(event.TerminateByNumber[int64]("id", math.MaxInt64), newTerminate)
 
-// terminateConfig is what a terminate event takes: one of Workload and ID.
-type terminateConfig struct {
-	Workload string // whose sessions (found by their program_name)
-	ID       int64  // one connection id (SHOW PROCESSLIST's Id)
-}
-
-func (c terminateConfig) needsPerformanceSchema() bool { return c.Workload != "" }
-
-func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
-	var c terminateConfig
-	d.Key("workload", func(v scenario.Value) { c.Workload = event.DecodeWorkload(d, v) })
-	d.Key("id", func(v scenario.Value) {
-		if id, ok := v.Int(1, math.MaxInt64); ok {
-			c.ID = id
-		}
-	})
-	d.NeedOne("workload", "id")
-	return c, 0
-}
-
-// terminateEvent kills sessions with KILL CONNECTION: those of a workload,
-// or one connection.
+// terminateEvent kills sessions with KILL CONNECTION.
 type terminateEvent struct {
 	name     string
 	appName  string
@@ -62,8 +34,8 @@ type terminateEvent struct {
 
 var _ event.Event = (*terminateEvent)(nil)
 
-func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
-	return &terminateEvent{name: event.Name(spec), appName: sessionAppName(event.Name(spec)), workload: c.Workload, id: c.ID}
+func newTerminate(name string, c event.TerminateConfig[int64]) event.Event {
+	return &terminateEvent{name: name, appName: sessionAppName(name), workload: c.Workload, id: c.By}
 }
 
 // workloadSessionsSQL finds a workload's sessions by the program_name

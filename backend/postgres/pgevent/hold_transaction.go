@@ -4,55 +4,21 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
-// holdTransactionKind is how a scenario writes a hold_transaction event.
-var holdTransactionKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "hold_transaction",
-		Keys:    []string{"duration", "isolation", "xid", "sql"},
-		Example: "{kind: hold_transaction, at: 60s, duration: 2m}",
-		Decode:  decodeHoldTransaction,
-	},
-	Build: event.BuildWith(newHoldTransaction),
-}
-
-// isolationLevels are the levels a scenario may ask for, the default
-// first.
-var isolationLevels = []string{"read committed", "repeatable read", "serializable"}
-
-// holdTransactionConfig is what a hold_transaction event takes.
-type holdTransactionConfig struct {
-	Duration time.Duration // how long the transaction stays open
-	// Isolation is one of isolationLevels ("repeatable read" takes a
-	// snapshot); empty means BEGIN's default.
-	Isolation string
-	XID       bool     // take a transaction id (SELECT txid_current())
-	SQL       []string // run inside the transaction first
-}
-
-func (c holdTransactionConfig) statements() []string { return c.SQL }
-
-func decodeHoldTransaction(d *scenario.EventDecoder) (any, time.Duration) {
-	c := holdTransactionConfig{Isolation: isolationLevels[0]}
-	d.Key("duration", func(v scenario.Value) { c.Duration = event.DecodePositiveDuration(d, v) })
-	d.Key("isolation", func(v scenario.Value) {
-		if level, ok := event.DecodeIsolation(v, isolationLevels); ok {
-			c.Isolation = level
-		}
-	})
-	d.Key("xid", func(v scenario.Value) { c.XID, _ = v.Bool() })
-	d.Key("sql", func(v scenario.Value) { c.SQL = event.DecodeStatements(v) })
-	d.Need("duration")
-	return c, c.Duration
-}
+// holdTransactionKind is PostgreSQL's hold_transaction event; the
+// default isolation is BEGIN's (read committed), and xid takes a
+// transaction id (SELECT txid_current()).
+var holdTransactionKind = event.HoldTransactionKind(event.HoldTransactionOptions{
+	Isolation:        []string{"read committed", "repeatable read", "serializable"},
+	DefaultIsolation: "read committed",
+	XID:              true,
+}, newHoldTransaction)
 
 // holdTransaction opens a transaction and leaves it idle for a while: the
 // classic cause of vacuum falling behind (an old xmin or xid holds back
@@ -68,16 +34,16 @@ type holdTransaction struct {
 
 var _ event.Event = (*holdTransaction)(nil)
 
-func newHoldTransaction(spec scenario.Event, c holdTransactionConfig) event.Event {
+func newHoldTransaction(name string, c event.HoldTransactionConfig) event.Event {
 	begin := "BEGIN"
 	if c.Isolation != "" {
 		begin += " ISOLATION LEVEL " + strings.ToUpper(c.Isolation)
 	}
 	return &holdTransaction{
-		name:       event.Name(spec),
-		appName:    sessionAppName(event.Name(spec)),
+		name:       name,
+		appName:    sessionAppName(name),
 		begin:      begin,
-		statements: slices.Clone(c.SQL),
+		statements: c.SQL,
 		takeXID:    c.XID,
 		duration:   c.Duration,
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -18,7 +19,7 @@ func TestHoldTransaction(t *testing.T) {
 	connString := inst.ConnString()
 
 	t.Run("held for the duration", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "hold", Kind: "hold_transaction", Config: holdTransactionConfig{Duration: 4 * time.Second,
+		ev := mustNew(t, scenario.Event{Name: "hold", Kind: "hold_transaction", Config: event.HoldTransactionConfig{Duration: 4 * time.Second,
 			XID: true, Isolation: "repeatable read", SQL: []string{"SELECT count(*) FROM pg_class"}}})
 		started, done := runAsync(t.Context(), ev, env)
 		detail := waitStarted(t, started, done)
@@ -47,7 +48,7 @@ func TestHoldTransaction(t *testing.T) {
 	})
 
 	t.Run("cancelled while idle", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "cancel-idle", Kind: "hold_transaction", Config: holdTransactionConfig{Duration: time.Hour, XID: true}})
+		ev := mustNew(t, scenario.Event{Name: "cancel-idle", Kind: "hold_transaction", Config: event.HoldTransactionConfig{Duration: time.Hour, XID: true}})
 		ctx, cancel := context.WithCancel(t.Context())
 		started, done := runAsync(ctx, ev, env)
 		waitStarted(t, started, done)
@@ -64,7 +65,7 @@ func TestHoldTransaction(t *testing.T) {
 	// A statement of the transaction still running gets a cancel request:
 	// closing the socket alone would leave it running on the server.
 	t.Run("cancelled during a statement", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "cancel-busy", Kind: "hold_transaction", Config: holdTransactionConfig{Duration: time.Hour,
+		ev := mustNew(t, scenario.Event{Name: "cancel-busy", Kind: "hold_transaction", Config: event.HoldTransactionConfig{Duration: time.Hour,
 			SQL: []string{"SELECT pg_sleep(600)"}}})
 		ctx, cancel := context.WithCancel(t.Context())
 		_, done := runAsync(ctx, ev, env)
@@ -83,7 +84,7 @@ func TestHoldTransaction(t *testing.T) {
 	})
 
 	t.Run("terminated by an administrator", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "victim", Kind: "hold_transaction", Config: holdTransactionConfig{Duration: time.Hour}})
+		ev := mustNew(t, scenario.Event{Name: "victim", Kind: "hold_transaction", Config: event.HoldTransactionConfig{Duration: time.Hour}})
 		started, done := runAsync(t.Context(), ev, env)
 		detail := waitStarted(t, started, done)
 		queryRows(t, connString, fmt.Sprintf("SELECT pg_terminate_backend(%d)", detail["pid"]))
@@ -100,7 +101,7 @@ func TestHoldTransaction(t *testing.T) {
 	})
 
 	t.Run("failing statement", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "broken", Kind: "hold_transaction", Config: holdTransactionConfig{Duration: time.Hour,
+		ev := mustNew(t, scenario.Event{Name: "broken", Kind: "hold_transaction", Config: event.HoldTransactionConfig{Duration: time.Hour,
 			SQL: []string{"SELECT * FROM no_such_table"}}})
 		_, done := runAsync(t.Context(), ev, env)
 		result := waitDone(t, done, 30*time.Second)
@@ -121,14 +122,14 @@ func TestHoldTransactionEndedByIdleTimeout(t *testing.T) {
 	inst := startServer(t)
 	env := envFor(inst)
 
-	settings := mustNew(t, scenario.Event{Name: "timeout", Kind: "settings", Config: settingsConfig{Settings: map[string]string{"idle_in_transaction_session_timeout": "1s"}}})
+	settings := mustNew(t, scenario.Event{Name: "timeout", Kind: "settings", Config: event.SettingsConfig{Settings: map[string]string{"idle_in_transaction_session_timeout": "1s"}}})
 	if outcome, _, err := settings.Run(t.Context(), env, nil); err != nil {
 		t.Fatalf("settings: %v", err)
 	} else {
 		mustContain(t, "settings outcome", outcome, "idle_in_transaction_session_timeout = 1s; reloaded")
 	}
 
-	hold := mustNew(t, scenario.Event{Name: "long", Kind: "hold_transaction", Config: holdTransactionConfig{Duration: time.Minute, XID: true}})
+	hold := mustNew(t, scenario.Event{Name: "long", Kind: "hold_transaction", Config: event.HoldTransactionConfig{Duration: time.Minute, XID: true}})
 	_, done := runAsync(t.Context(), hold, env)
 	result := waitDone(t, done, 50*time.Second) // well before the minute the hold asked for
 	if result.Err != nil {

@@ -1,7 +1,9 @@
 // Package pgevent holds PostgreSQL's kinds of event: hold a transaction
 // open, run SQL, change settings, terminate backends. The PostgreSQL
 // backend offers them (backend.EventKinds) beside the neutral kinds of
-// package event; each kind is one file and one entry in kinds.
+// package event; each kind is one file and one entry in kinds. Their keys
+// decode in package event (event.SQLKind, event.SettingsKind …), which
+// these files give only what PostgreSQL does.
 //
 // Every event works in its own session, tagged with the application_name
 // "firedrill-event:<name>" so that samplers and rules can tell it from the
@@ -13,7 +15,6 @@ import (
 	"slices"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
 // kinds are PostgreSQL's kinds of event, in the order messages list them:
@@ -72,14 +73,4 @@ func adminEnv(env *event.Env) *event.Env {
 		return &admin
 	}
 	return env
-}
-
-// Statements lists the SQL an event runs as the scenario wrote it (the
-// statements of sql and hold_transaction events), so that the backend can
-// check, before the run, that it stays in its schema; nil for the others.
-func Statements(spec scenario.Event) []string {
-	if s, ok := spec.Config.(interface{ statements() []string }); ok {
-		return s.statements()
-	}
-	return nil
 }

@@ -24,24 +24,24 @@ func TestDecode(t *testing.T) {
 		// Isolation is matched without regard to case, spacing or
 		// underscores, and defaults to read committed.
 		{"isolation spelled loosely", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: Repeatable  Read}",
-			holdTransactionConfig{Duration: time.Second, Isolation: "repeatable read"}, ""},
+			event.HoldTransactionConfig{Duration: time.Second, Isolation: "repeatable read"}, ""},
 		{"isolation with underscores", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: read_committed, xid: true, sql: SELECT 1}",
-			holdTransactionConfig{Duration: time.Second, Isolation: "read committed", XID: true, SQL: []string{"SELECT 1"}}, ""},
+			event.HoldTransactionConfig{Duration: time.Second, Isolation: "read committed", XID: true, SQL: []string{"SELECT 1"}}, ""},
 		{"default isolation", "{kind: hold_transaction, at: 1s, duration: 1s}",
-			holdTransactionConfig{Duration: time.Second, Isolation: "read committed"}, ""},
+			event.HoldTransactionConfig{Duration: time.Second, Isolation: "read committed"}, ""},
 		{"unknown isolation", "{kind: hold_transaction, at: 1s, duration: 1s, isolation: snapshot}", nil,
 			`:9:63: isolation: unknown isolation level "snapshot"`},
 		{"no duration", "{kind: hold_transaction, at: 1s}", nil, `needs duration`},
 		{"empty statement", `{kind: sql, at: 1s, sql: ["SELECT 1", " "]}`, nil, ":9:43: sql: empty statement"},
-		{"statements", `{kind: sql, at: 1s, sql: ["SELECT 1", "VACUUM"]}`, sqlConfig{SQL: []string{"SELECT 1", "VACUUM"}}, ""},
+		{"statements", `{kind: sql, at: 1s, sql: ["SELECT 1", "VACUUM"]}`, event.SQLConfig{SQL: []string{"SELECT 1", "VACUUM"}}, ""},
 		// A name that could smuggle SQL into ALTER SYSTEM.
 		{"bad setting name", `{kind: settings, at: 1s, settings: {"work_mem = 1; DROP": 1}}`, nil, "is not a setting name"},
 		{"setting value with NUL", `{kind: settings, at: 1s, settings: {work_mem: "1\0"}}`, nil, "NUL"},
 		{"setting ok", "{kind: settings, at: 1s, settings: {pg_stat_statements.track: all, work_mem: 64}, restart: true}",
-			settingsConfig{Settings: map[string]string{"pg_stat_statements.track": "all", "work_mem": "64"}, Restart: true}, ""},
+			event.SettingsConfig{Settings: map[string]string{"pg_stat_statements.track": "all", "work_mem": "64"}, Restart: true}, ""},
 		{"workload and pid", "{kind: terminate, at: 1s, workload: oltp, pid: 7}", nil, "needs exactly one of workload or pid"},
 		{"no such workload", "{kind: terminate, at: 1s, workload: olap}", nil, `no workload "olap"`},
-		{"pid", "{kind: terminate, at: 1s, pid: 7}", terminateConfig{PID: 7}, ""},
+		{"pid", "{kind: terminate, at: 1s, pid: 7}", event.TerminateConfig[int]{By: 7}, ""},
 	}
 	build := func(ev scenario.Event) error { _, err := event.New(kinds, ev); return err }
 	for _, c := range tests {
@@ -67,7 +67,7 @@ func TestStatements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := Statements(sc.Events[0]); !slices.Equal(got, test.want) {
+		if got := event.Statements(sc.Events[0]); !slices.Equal(got, test.want) {
 			t.Errorf("Statements(%s) = %q, want %q", test.event, got, test.want)
 		}
 	}
@@ -88,7 +88,7 @@ func TestHoldTransactionBegin(t *testing.T) {
 	if got, want := ev.(*holdTransaction).begin, "BEGIN ISOLATION LEVEL REPEATABLE READ"; got != want {
 		t.Errorf("begin = %q, want %q", got, want)
 	}
-	ev = mustNew(t, scenario.Event{Kind: "hold_transaction", Config: holdTransactionConfig{Duration: 1}})
+	ev = mustNew(t, scenario.Event{Kind: "hold_transaction", Config: event.HoldTransactionConfig{Duration: 1}})
 	if got, want := ev.(*holdTransaction).begin, "BEGIN"; got != want {
 		t.Errorf("begin = %q, want %q", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -42,17 +43,17 @@ func TestSettingsAreRestored(t *testing.T) {
 
 	env := envFor(inst)
 	env.Restart, env.Backend = nil, &Target{Schema: "firedrill"}
-	ev := mustNew(t, scenario.Event{Name: "knobs", Kind: "settings", Config: settingsConfig{Settings: map[string]string{
+	ev := mustNew(t, scenario.Event{Name: "knobs", Kind: "settings", Config: event.SettingsConfig{Settings: map[string]string{
 		"work_mem": "64MB", "log_min_duration_statement": "0", "maintenance_work_mem": "80MB"}}})
 	if _, _, err := ev.Run(ctx, env, nil); err != nil {
 		t.Fatalf("settings event: %v", err)
 	}
-	big := mustNew(t, scenario.Event{Name: "big", Kind: "settings", Config: settingsConfig{Settings: map[string]string{"shared_buffers": "256MB"}}})
+	big := mustNew(t, scenario.Event{Name: "big", Kind: "settings", Config: event.SettingsConfig{Settings: map[string]string{"shared_buffers": "256MB"}}})
 	if _, _, err := big.Run(ctx, env, nil); err == nil || !strings.Contains(err.Error(), "needs a restart") {
 		t.Fatalf("shared_buffers without restart: %v", err)
 	}
 	// A second change of work_mem must not take 64MB for the original.
-	again := mustNew(t, scenario.Event{Name: "again", Kind: "settings", Config: settingsConfig{Settings: map[string]string{"work_mem": "32MB"}}})
+	again := mustNew(t, scenario.Event{Name: "again", Kind: "settings", Config: event.SettingsConfig{Settings: map[string]string{"work_mem": "32MB"}}})
 	if _, _, err := again.Run(ctx, env, nil); err != nil {
 		t.Fatal(err)
 	}

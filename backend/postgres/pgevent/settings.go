@@ -3,13 +3,11 @@ package pgevent
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
 // reloadWait bounds how long a settings event waits for the server to
@@ -27,97 +25,41 @@ var listQuotedSettings = []string{
 	"shared_preload_libraries", "temp_tablespaces", "unix_socket_directories",
 }
 
-// settingsKind is how a scenario writes a settings event.
-var settingsKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "settings",
-		Keys:    []string{"settings", "restart"},
-		Example: "{kind: settings, at: 30s, settings: {work_mem: 64MB}}",
-		Decode:  decodeSettings,
-	},
-	Build: event.BuildWith(newSettings),
-}
+// settingsKind is PostgreSQL's settings event: ALTER SYSTEM SET each,
+// then reload the configuration or restart the server.
+var settingsKind = event.SettingsKind(event.SettingsOptions{
+	Example:   "settings: {work_mem: 64MB}",
+	ValidName: isSettingName,
+	NotAName:  "a parameter name",
+	Restart:   true,
+}, applySettings)
 
-// settingsConfig is what a settings event takes.
-type settingsConfig struct {
-	Settings map[string]string // ALTER SYSTEM SET each, then reload
-	Restart  bool              // restart instead of reloading (embedded server only)
-}
-
-func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
-	var c settingsConfig
-	d.Key("settings", func(v scenario.Value) {
-		c.Settings = event.DecodeSettings(d, v, "settings: {work_mem: 64MB}", isSettingName, "a parameter name")
-	})
-	d.Key("restart", func(v scenario.Value) { c.Restart = event.DecodeRestart(d, v) })
-	d.Need("settings")
-	return c, 0
-}
-
-// settingsEvent changes server settings with ALTER SYSTEM, then reloads
-// the configuration or restarts the server.
-type settingsEvent struct {
-	name     string
-	appName  string
-	settings map[string]string
-	restart  bool
-}
-
-var (
-	_ event.Event           = (*settingsEvent)(nil)
-	_ event.Checker         = (*settingsEvent)(nil)
-	_ event.SettingsChanger = (*settingsEvent)(nil)
-)
-
-// ChangesSettings says yes: the server's settings differ after the event.
-func (e *settingsEvent) ChangesSettings() bool { return true }
-
-func newSettings(spec scenario.Event, c settingsConfig) event.Event {
-	return &settingsEvent{
-		name:     event.Name(spec),
-		appName:  sessionAppName(event.Name(spec)),
-		settings: maps.Clone(c.Settings),
-		restart:  c.Restart,
-	}
-}
-
-// Check refuses restart: true when the runner cannot restart the server.
-func (e *settingsEvent) Check(env *event.Env) error {
-	if e.restart && env.Restart == nil {
-		return fmt.Errorf("settings %s: restart needs the embedded server", e.name)
-	}
-	return nil
-}
-
-// Run applies the settings in name order, then reloads or restarts, and
-// checks what the server made of them: a setting that needs a restart the
-// event was not allowed to do is an error. On a given server (a Target
-// with a Schema in env.Backend) each change is recorded first (in
-// RestoreSchema, as the admin), and RestoreSettings puts them all
-// back at the end of the run; on the embedded server they stay, as the
-// server is thrown away.
-func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
-	if err := e.Check(env); err != nil {
-		return "", nil, err
-	}
+// applySettings applies the settings in name order, then reloads or
+// restarts, and checks what the server made of them: a setting that needs
+// a restart the event was not allowed to do is an error. On a given
+// server (a Target with a Schema in env.Backend) each change is recorded
+// first (in RestoreSchema, as the admin), and RestoreSettings puts them
+// all back at the end of the run; on the embedded server they stay, as
+// the server is thrown away.
+func applySettings(ctx context.Context, env *event.Env, run *event.SettingsRun) (string, map[string]any, error) {
 	// Firedrill's own statements: as the admin, never as the confined role.
 	given := schemaOf(env) != ""
 	env = adminEnv(env)
-	s, err := connect(ctx, env, e.appName)
+	appName := sessionAppName(run.Name)
+	s, err := connect(ctx, env, appName)
 	if err != nil {
-		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		return "", nil, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 	}
 	defer func() { s.close(ctx) }() // s changes after a restart
 
-	names := slices.Sorted(maps.Keys(e.settings))
-	detail := map[string]any{"changed": maps.Clone(e.settings), "restart": e.restart}
-	event.Notify(started, maps.Clone(detail))
+	detail := run.Detail
+	run.Begin()
 
 	loadedBefore, err := s.queryValue(ctx, "SELECT pg_conf_load_time()")
 	if err != nil {
-		return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 	}
-	for _, name := range names {
+	for _, name := range run.Names {
 		// On a given server, what the change replaces is noted first
 		// (committed), so that the end of the run, or the next run after a
 		// kill, can put it back.
@@ -126,48 +68,48 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 				t.OnRecord()
 			}
 			if err := recordOriginal(ctx, s, name); err != nil {
-				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 			}
 		}
-		stmt := alterSystem(name, e.settings[name])
+		stmt := alterSystem(name, run.Settings[name])
 		if _, err := s.exec(ctx, stmt); err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %s: %w", e.name, stmt, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %s: %w", run.Name, stmt, err))
 		}
 		if given {
 			if err := recordApplied(ctx, s, name); err != nil {
-				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+				return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 			}
 		}
 	}
 
 	var how string
-	if e.restart {
+	if run.Restart {
 		s.close(ctx)
 		begin := time.Now()
 		if err := env.Restart(ctx); err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: restart the server: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: restart the server: %w", run.Name, err))
 		}
 		restartTook := time.Since(begin)
 		detail["restart_seconds"] = restartTook.Seconds()
 		how = "restarted in " + event.Took(restartTook)
-		reconnected, err := connect(ctx, env, e.appName)
+		reconnected, err := connect(ctx, env, appName)
 		if err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: after the restart: %w", run.Name, err))
 		}
 		s = reconnected
 	} else {
 		if _, err := s.exec(ctx, "SELECT pg_reload_conf()"); err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: reload: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: reload: %w", run.Name, err))
 		}
 		if err := waitReloaded(ctx, s, loadedBefore); err != nil {
-			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+			return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 		}
 		how = "reloaded"
 	}
 
-	effective, pending, err := readSettings(ctx, s, names)
+	effective, pending, err := readSettings(ctx, s, run.Names)
 	if err != nil {
-		return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", e.name, err))
+		return "", detail, event.Cancelled(ctx, fmt.Errorf("settings %s: %w", run.Name, err))
 	}
 	detail["effective"] = effective
 	if len(pending) > 0 {
@@ -176,17 +118,13 @@ func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.S
 			verb = "need"
 		}
 		outcome := fmt.Sprintf("%s %s a restart; set restart: true", strings.Join(pending, ", "), verb)
-		if e.restart {
+		if run.Restart {
 			outcome = fmt.Sprintf("%s still pending a restart after the restart", strings.Join(pending, ", "))
 		}
 		detail["pending_restart"] = pending
-		return outcome, detail, fmt.Errorf("settings %s: %s", e.name, outcome)
+		return outcome, detail, fmt.Errorf("settings %s: %s", run.Name, outcome)
 	}
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		parts = append(parts, fmt.Sprintf("%s = %s", name, effective[name]))
-	}
-	return strings.Join(parts, ", ") + "; " + how, detail, nil
+	return event.SettingsOutcome(run.Names, effective, how), detail, nil
 }
 
 // waitReloaded waits until this session has re-read the configuration

@@ -16,7 +16,7 @@ func TestSettings(t *testing.T) {
 
 	t.Run("reload", func(t *testing.T) {
 		changed := map[string]string{"work_mem": "64MB", "maintenance_work_mem": "128MB"}
-		ev := mustNew(t, scenario.Event{Name: "mem", Kind: "settings", Config: settingsConfig{Settings: changed}})
+		ev := mustNew(t, scenario.Event{Name: "mem", Kind: "settings", Config: event.SettingsConfig{Settings: changed}})
 		var startedWith map[string]any
 		outcome, detail, err := ev.Run(t.Context(), env, func(d map[string]any) { startedWith = d })
 		if err != nil {
@@ -42,7 +42,7 @@ func TestSettings(t *testing.T) {
 	t.Run("quoting", func(t *testing.T) {
 		prefix := `%m [%p] it's, a\b `
 		searchPath := `"$user", public, "Odd Schema"`
-		ev := mustNew(t, scenario.Event{Name: "quotes", Kind: "settings", Config: settingsConfig{Settings: map[string]string{"log_line_prefix": prefix, "search_path": searchPath}}})
+		ev := mustNew(t, scenario.Event{Name: "quotes", Kind: "settings", Config: event.SettingsConfig{Settings: map[string]string{"log_line_prefix": prefix, "search_path": searchPath}}})
 		if _, _, err := ev.Run(t.Context(), env, nil); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -55,7 +55,7 @@ func TestSettings(t *testing.T) {
 	})
 
 	t.Run("needs a restart it may not do", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "buffers", Kind: "settings", Config: settingsConfig{Settings: map[string]string{"shared_buffers": "256MB"}}})
+		ev := mustNew(t, scenario.Event{Name: "buffers", Kind: "settings", Config: event.SettingsConfig{Settings: map[string]string{"shared_buffers": "256MB"}}})
 		outcome, _, err := ev.Run(t.Context(), env, nil)
 		if err == nil {
 			t.Fatalf("Run succeeded: %s", outcome)
@@ -68,7 +68,7 @@ func TestSettings(t *testing.T) {
 	})
 
 	t.Run("restart", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "buffers", Kind: "settings", Config: settingsConfig{Restart: true,
+		ev := mustNew(t, scenario.Event{Name: "buffers", Kind: "settings", Config: event.SettingsConfig{Restart: true,
 			Settings: map[string]string{"shared_buffers": "256MB"}}})
 		outcome, detail, err := ev.Run(t.Context(), env, nil)
 		if err != nil {
@@ -85,7 +85,7 @@ func TestSettings(t *testing.T) {
 	})
 
 	t.Run("restart without an embedded server", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "buffers", Kind: "settings", Config: settingsConfig{Restart: true,
+		ev := mustNew(t, scenario.Event{Name: "buffers", Kind: "settings", Config: event.SettingsConfig{Restart: true,
 			Settings: map[string]string{"shared_buffers": "128MB"}}})
 		remote := *env
 		remote.Restart = nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -40,7 +41,7 @@ func TestSQL(t *testing.T) {
 		})
 		eventually(t, 30*time.Second, "the writer writes", func() bool { return writes.Load() > 0 })
 
-		ev := mustNew(t, scenario.Event{Name: "cic", Kind: "sql", Config: sqlConfig{SQL: []string{
+		ev := mustNew(t, scenario.Event{Name: "cic", Kind: "sql", Config: event.SQLConfig{SQL: []string{
 			"CREATE INDEX CONCURRENTLY accounts_balance ON accounts (balance)",
 			"ANALYZE accounts",
 		}}})
@@ -67,7 +68,7 @@ func TestSQL(t *testing.T) {
 	})
 
 	t.Run("failing statement", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "broken", Kind: "sql", Config: sqlConfig{SQL: []string{"SELECT 1", "SELECT * FROM no_such_table", "SELECT 3"}}})
+		ev := mustNew(t, scenario.Event{Name: "broken", Kind: "sql", Config: event.SQLConfig{SQL: []string{"SELECT 1", "SELECT * FROM no_such_table", "SELECT 3"}}})
 		outcome, detail, err := ev.Run(t.Context(), env, nil)
 		if err == nil {
 			t.Fatalf("Run succeeded: %s", outcome)
@@ -80,7 +81,7 @@ func TestSQL(t *testing.T) {
 	})
 
 	t.Run("cancel stops the statement on the server", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "sleeper", Kind: "sql", Config: sqlConfig{SQL: []string{"SELECT pg_sleep(600)"}}})
+		ev := mustNew(t, scenario.Event{Name: "sleeper", Kind: "sql", Config: event.SQLConfig{SQL: []string{"SELECT pg_sleep(600)"}}})
 		ctx, cancel := context.WithCancel(t.Context())
 		started, done := runAsync(ctx, ev, env)
 		waitStarted(t, started, done)

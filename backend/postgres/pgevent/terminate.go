@@ -7,10 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/firedrill/firedrill/event"
-	"github.com/firedrill/firedrill/scenario"
 )
 
 // terminateWaitMillis is how long pg_terminate_backend waits for each
@@ -18,38 +16,12 @@ import (
 // when the backends are really gone.
 const terminateWaitMillis = 5000
 
-// terminateKind is how a scenario writes a terminate event.
-var terminateKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "terminate",
-		Keys:    []string{"workload", "pid"},
-		Example: "{kind: terminate, at: 40s, workload: oltp}",
-		Decode:  decodeTerminate,
-	},
-	Build: event.BuildWith(newTerminate),
-}
+// terminateKind is PostgreSQL's terminate event: it ends backends with
+// pg_terminate_backend, those of a workload (found by application_name)
+// or one pid.
+var terminateKind = event.TerminateKind(event.TerminateByNumber[int]("pid", math.MaxInt32), newTerminate)
 
-// terminateConfig is what a terminate event takes: one of Workload and
-// PID.
-type terminateConfig struct {
-	Workload string // whose backends (found by application_name)
-	PID      int
-}
-
-func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
-	var c terminateConfig
-	d.Key("workload", func(v scenario.Value) { c.Workload = event.DecodeWorkload(d, v) })
-	d.Key("pid", func(v scenario.Value) {
-		if pid, ok := v.Int(1, math.MaxInt32); ok {
-			c.PID = int(pid)
-		}
-	})
-	d.NeedOne("workload", "pid")
-	return c, 0
-}
-
-// terminateEvent ends backends with pg_terminate_backend: those of a
-// workload (found by application_name), or one pid.
+// terminateEvent ends backends with pg_terminate_backend.
 type terminateEvent struct {
 	name     string
 	appName  string
@@ -59,13 +31,8 @@ type terminateEvent struct {
 
 var _ event.Event = (*terminateEvent)(nil)
 
-func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
-	return &terminateEvent{
-		name:     event.Name(spec),
-		appName:  sessionAppName(event.Name(spec)),
-		workload: c.Workload,
-		pid:      c.PID,
-	}
+func newTerminate(name string, c event.TerminateConfig[int]) event.Event {
+	return &terminateEvent{name: name, appName: sessionAppName(name), workload: c.Workload, pid: c.By}
 }
 
 // Run terminates the backends and waits (PostgreSQL 14+) until they have

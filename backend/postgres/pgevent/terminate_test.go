@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -22,7 +23,7 @@ func TestTerminate(t *testing.T) {
 		fake1 := connectAs(t, connString, "firedrill:fake")
 		fake2 := connectAs(t, connString, "firedrill:fake")
 		other := connectAs(t, connString, "firedrill:other")
-		ev := mustNew(t, scenario.Event{Name: "kill-fake", Kind: "terminate", Config: terminateConfig{Workload: "fake"}})
+		ev := mustNew(t, scenario.Event{Name: "kill-fake", Kind: "terminate", Config: event.TerminateConfig[int]{Workload: "fake"}})
 		outcome, detail, err := ev.Run(t.Context(), env, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -51,7 +52,7 @@ func TestTerminate(t *testing.T) {
 	})
 
 	t.Run("a workload without sessions", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "kill-none", Kind: "terminate", Config: terminateConfig{Workload: "idle"}})
+		ev := mustNew(t, scenario.Event{Name: "kill-none", Kind: "terminate", Config: event.TerminateConfig[int]{Workload: "idle"}})
 		outcome, _, err := ev.Run(t.Context(), env, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -63,7 +64,7 @@ func TestTerminate(t *testing.T) {
 
 	t.Run("a pid", func(t *testing.T) {
 		victim := connectAs(t, connString, "victim")
-		ev := mustNew(t, scenario.Event{Name: "kill-pid", Kind: "terminate", Config: terminateConfig{PID: int(victim.PID())}})
+		ev := mustNew(t, scenario.Event{Name: "kill-pid", Kind: "terminate", Config: event.TerminateConfig[int]{By: int(victim.PID())}})
 		outcome, _, err := ev.Run(t.Context(), env, nil)
 		if err != nil {
 			t.Fatalf("Run: %v", err)
@@ -77,7 +78,7 @@ func TestTerminate(t *testing.T) {
 	})
 
 	t.Run("a pid that is not a backend", func(t *testing.T) {
-		ev := mustNew(t, scenario.Event{Name: "kill-self", Kind: "terminate", Config: terminateConfig{PID: os.Getpid()}})
+		ev := mustNew(t, scenario.Event{Name: "kill-self", Kind: "terminate", Config: event.TerminateConfig[int]{By: os.Getpid()}})
 		outcome, _, err := ev.Run(t.Context(), env, nil)
 		if err == nil {
 			t.Fatalf("Run succeeded: %s", outcome)

@@ -47,9 +47,9 @@ func Outside(spec scenario.Event, lexical bool) []string {
 		for _, args := range c.Commands {
 			out = append(out, Reaches(Literal(args...))...)
 		}
-	case terminateConfig:
-		if c.Type != "" {
-			out = append(out, "terminate type: "+c.Type+" (the application's clients too)")
+	case event.TerminateConfig[string]:
+		if c.By != "" {
+			out = append(out, "terminate type: "+c.By+" (the application's clients too)")
 		}
 	}
 	return out
@@ -61,19 +61,14 @@ func Outside(spec scenario.Event, lexical bool) []string {
 func decodeCommand(d *scenario.EventDecoder) (any, time.Duration) {
 	var c commandConfig
 	d.Key("command", func(v scenario.Value) {
-		for _, item := range v.List(true) {
-			line, ok := item.Str()
-			if !ok {
-				continue
-			}
+		c.Commands = event.DecodeItems(v, func(item scenario.Value, line string) ([]string, bool) {
 			args, err := splitCommand(line)
 			if err != nil {
 				item.Hintf(`one Redis command per item, as redis-cli takes it: command: ["SET firedrill:k 1", "BGSAVE"]`,
 					"%s: command: %s", d.What(), err)
-				continue
 			}
-			c.Commands = append(c.Commands, args)
-		}
+			return args, err == nil
+		})
 	})
 	d.Need("command")
 	return c, 0

@@ -2,7 +2,9 @@
 // (CONFIG SET), run commands, restart the embedded server, kill clients
 // (CLIENT KILL). The Redis backend offers them (backend.EventKinds) beside
 // the neutral kinds of package event (disk_pressure, shell); each kind is
-// one file and one entry in kinds.
+// one file and one entry in kinds. The keys of settings, terminate and
+// restart decode in package event, which these files give only what
+// Redis does.
 //
 // Every event works in its own connection, named "firedrill-event:<name>"
 // (CLIENT SETNAME) so that samplers, CLIENT LIST and terminate events can

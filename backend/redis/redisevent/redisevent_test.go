@@ -23,14 +23,14 @@ func TestDecode(t *testing.T) {
 		wantErr string
 	}{
 		{"settings", `{kind: settings, at: 1s, settings: {appendfsync: "no", maxmemory-policy: allkeys-lru}}`,
-			settingsConfig{Settings: map[string]string{"appendfsync": "no", "maxmemory-policy": "allkeys-lru"}}, ""},
+			event.SettingsConfig{Settings: map[string]string{"appendfsync": "no", "maxmemory-policy": "allkeys-lru"}}, ""},
 		{"settings empty", "{kind: settings, at: 1s, settings: {}}", nil, "settings: empty"},
 		{"settings missing", "{kind: settings, at: 1s}", nil, "needs settings"},
 		{"setting name with a space", `{kind: settings, at: 1s, settings: {"append fsync": "no"}}`, nil, "is not a setting name"},
 		{"restart", "{kind: restart, at: 1s}", event.RestartConfig{}, ""},
 		{"restart takes no keys", "{kind: restart, at: 1s, settings: {a: b}}", nil, "settings"},
-		{"terminate a workload", "{kind: terminate, at: 1s, workload: oltp}", terminateConfig{Workload: "oltp"}, ""},
-		{"terminate by type", "{kind: terminate, at: 1s, type: normal}", terminateConfig{Type: "normal"}, ""},
+		{"terminate a workload", "{kind: terminate, at: 1s, workload: oltp}", event.TerminateConfig[string]{Workload: "oltp"}, ""},
+		{"terminate by type", "{kind: terminate, at: 1s, type: normal}", event.TerminateConfig[string]{By: "normal"}, ""},
 		{"terminate replicas", "{kind: terminate, at: 1s, type: replica}", nil, "unknown client type"},
 		{"terminate both", "{kind: terminate, at: 1s, type: normal, workload: oltp}", nil, "exactly one of workload or type"},
 		{"terminate no such workload", "{kind: terminate, at: 1s, workload: olap}", nil, `no workload "olap"`},

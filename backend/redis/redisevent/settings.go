@@ -4,121 +4,74 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
 
-// settingsKind is how a scenario writes a settings event.
-var settingsKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "settings",
-		Keys:    []string{"settings"},
-		Example: "{kind: settings, at: 30s, settings: {appendfsync: \"no\"}}",
-		Decode:  decodeSettings,
-	},
-	Build: event.BuildWith(newSettings),
-}
+// settingsKind is Redis's settings event: CONFIG SET each, which takes
+// effect at once and lasts until the server restarts (firedrill never
+// runs CONFIG REWRITE). CONFIG SET gets the names as arguments, never
+// spliced into text: the server judges them.
+var settingsKind = event.SettingsKind(event.SettingsOptions{Example: `settings: {appendfsync: "no"}`}, applySettings)
 
-// settingsConfig is what a settings event takes.
-type settingsConfig struct {
-	Settings map[string]string // CONFIG SET each
-}
-
-func decodeSettings(d *scenario.EventDecoder) (any, time.Duration) {
-	var c settingsConfig
-	d.Key("settings", func(v scenario.Value) {
-		// CONFIG SET gets the names as arguments, never spliced into text:
-		// the server judges them.
-		c.Settings = event.DecodeSettings(d, v, `settings: {appendfsync: "no"}`, nil, "")
-	})
-	d.Need("settings")
-	return c, 0
-}
-
-// settingsEvent changes the server's settings with CONFIG SET, which
-// takes effect at once and lasts until the server restarts (firedrill
-// never runs CONFIG REWRITE).
-type settingsEvent struct {
-	name     string
-	settings map[string]string
-}
-
-var (
-	_ event.Event           = (*settingsEvent)(nil)
-	_ event.SettingsChanger = (*settingsEvent)(nil)
-)
-
-// ChangesSettings says yes: the server's settings differ after the event.
-func (e *settingsEvent) ChangesSettings() bool { return true }
-
-func newSettings(spec scenario.Event, c settingsConfig) event.Event {
-	return &settingsEvent{name: event.Name(spec), settings: maps.Clone(c.Settings)}
-}
-
-// Run sets each setting in name order and reads back what the server made
-// of it (CONFIG GET gives its own spelling: maxmemory 1gb is 1073741824).
-// On a given server each setting's value is recorded before it changes,
-// so that RestoreSettings puts it back at the end of the run or after a
-// kill; on the embedded server the changes go with the server. A change
-// that would make the given server evict keys that are not firedrill's
-// is refused before any (Evicts). An event that fails midway sets back
-// what it had set, so it changed nothing, and on a given server tells
-// Target.SettingsFailed: the run ends failed.
-func (e *settingsEvent) Run(ctx context.Context, env *event.Env, started event.Started) (string, map[string]any, error) {
+// applySettings sets each setting in name order and reads back what the
+// server made of it (CONFIG GET gives its own spelling: maxmemory 1gb is
+// 1073741824). On a given server each setting's value is recorded before
+// it changes, so that RestoreSettings puts it back at the end of the run
+// or after a kill; on the embedded server the changes go with the
+// server. A change that would make the given server evict keys that are
+// not firedrill's is refused before any (Evicts). An event that fails
+// midway sets back what it had set, so it changed nothing, and on a given
+// server tells Target.SettingsFailed: the run ends failed.
+func applySettings(ctx context.Context, env *event.Env, run *event.SettingsRun) (string, map[string]any, error) {
 	t, err := targetOf(env)
 	if err != nil {
-		return "", nil, errorf("settings", e.name, err)
+		return "", nil, errorf("settings", run.Name, err)
 	}
-	c, err := connect(ctx, env, e.name)
+	c, err := connect(ctx, env, run.Name)
 	if err != nil {
-		return "", nil, e.fail(ctx, t, err)
+		return "", nil, settingsFailed(ctx, t, run.Name, err)
 	}
 	defer c.Close()
-	names := slices.Sorted(maps.Keys(e.settings))
-	detail := map[string]any{"changed": maps.Clone(e.settings)}
-	event.Notify(started, maps.Clone(detail))
+	detail := run.Detail
+	run.Begin()
 	if t.Given && !t.AllowOutside {
-		if err := Evicts(ctx, c, e.settings); err != nil {
-			return "", detail, e.fail(ctx, t, err)
+		if err := Evicts(ctx, c, run.Settings); err != nil {
+			return "", detail, settingsFailed(ctx, t, run.Name, err)
 		}
 	}
 	effective := map[string]string{}
 	var done []change
-	for _, name := range names {
+	for _, name := range run.Names {
 		if t.Given && t.OnRecord != nil {
 			t.OnRecord()
 		}
-		ch, err := setOne(ctx, c, t.Given, name, e.settings[name])
+		ch, err := setOne(ctx, c, t.Given, name, run.Settings[name])
 		if err != nil {
 			if undoErr := undo(ctx, c, t.Given, done); undoErr != nil {
 				err = errors.Join(err, undoErr)
 			} else if len(done) > 0 {
 				err = fmt.Errorf("%w; what the event had set before is set back", err)
 			}
-			return "", detail, e.fail(ctx, t, err)
+			return "", detail, settingsFailed(ctx, t, run.Name, err)
 		}
 		done = append(done, ch)
 		effective[name] = ch.after
 	}
 	detail["effective"] = effective
-	parts := make([]string, 0, len(names))
-	for _, name := range names {
-		parts = append(parts, fmt.Sprintf("%s = %s", name, effective[name]))
-	}
-	return strings.Join(parts, ", "), detail, nil
+	return event.SettingsOutcome(run.Names, effective, ""), detail, nil
 }
 
-// fail is the event's error; on a given server, Target.SettingsFailed
-// hears of it (unless the run was stopped) so that the run ends failed.
-func (e *settingsEvent) fail(ctx context.Context, t *Target, err error) error {
-	err = errorf("settings", e.name, err)
+// settingsFailed is a settings event's error; on a given server,
+// Target.SettingsFailed hears of it (unless the run was stopped) so that
+// the run ends failed.
+func settingsFailed(ctx context.Context, t *Target, eventName string, err error) error {
+	err = errorf("settings", eventName, err)
 	if ctx.Err() == nil && t.Given && t.SettingsFailed != nil {
 		t.SettingsFailed(err)
 	}
@@ -192,7 +145,7 @@ func undo(ctx context.Context, c *redisconn.Conn, given bool, done []change) err
 
 // SettingsOf is what a settings event sets; false for another kind.
 func SettingsOf(spec scenario.Event) (map[string]string, bool) {
-	c, ok := spec.Config.(settingsConfig)
+	c, ok := spec.Config.(event.SettingsConfig)
 	return c.Settings, ok
 }
 

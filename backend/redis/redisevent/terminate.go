@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/firedrill/firedrill/backend/redis/redisconn"
 	"github.com/firedrill/firedrill/event"
@@ -17,43 +16,23 @@ import (
 // (replicas and masters are not firedrill's to cut).
 var clientTypes = []string{"normal", "pubsub"}
 
-// terminateKind is how a scenario writes a terminate event.
-var terminateKind = event.Kind{
-	EventKind: scenario.EventKind{
-		Name:    "terminate",
-		Keys:    []string{"workload", "type"},
-		Example: "{kind: terminate, at: 40s, workload: oltp}",
-		Decode:  decodeTerminate,
-	},
-	Build: event.BuildWith(newTerminate),
+// terminateKind is Redis's terminate event: it kills clients with CLIENT
+// KILL ID, a workload's (by the name its connections set) or every
+// client of a type except firedrill's own samplers and events.
+var terminateKind = event.TerminateKind(event.TerminateBy[string]{Key: "type", Decode: decodeClientType}, newTerminate)
+
+// decodeClientType decodes the type of client a terminate event kills.
+func decodeClientType(d *scenario.EventDecoder, v scenario.Value) (string, bool) {
+	typ, ok := v.Str()
+	if ok && !slices.Contains(clientTypes, typ) {
+		v.Hintf("type: normal (every client but firedrill's samplers and events) or pubsub",
+			"%s: type: unknown client type %s", d.What(), v.Quote())
+		return "", false
+	}
+	return typ, ok
 }
 
-// terminateConfig is what a terminate event takes: one of Workload and Type.
-type terminateConfig struct {
-	Workload string // whose connections (found by their CLIENT SETNAME)
-	Type     string // every client of this type but firedrill's own sessions
-}
-
-func decodeTerminate(d *scenario.EventDecoder) (any, time.Duration) {
-	var c terminateConfig
-	d.Key("workload", func(v scenario.Value) { c.Workload = event.DecodeWorkload(d, v) })
-	d.Key("type", func(v scenario.Value) {
-		if typ, ok := v.Str(); ok {
-			if !slices.Contains(clientTypes, typ) {
-				v.Hintf("type: normal (every client but firedrill's samplers and events) or pubsub",
-					"%s: type: unknown client type %s", d.What(), v.Quote())
-				return
-			}
-			c.Type = typ
-		}
-	})
-	d.NeedOne("workload", "type")
-	return c, 0
-}
-
-// terminateEvent kills clients with CLIENT KILL ID: a workload's (by the
-// name its connections set), or every client of a type except
-// firedrill's own samplers and events.
+// terminateEvent kills clients with CLIENT KILL ID.
 type terminateEvent struct {
 	name     string
 	workload string
@@ -65,8 +44,8 @@ var (
 	_ event.Checker = (*terminateEvent)(nil)
 )
 
-func newTerminate(spec scenario.Event, c terminateConfig) event.Event {
-	return &terminateEvent{name: event.Name(spec), workload: c.Workload, typ: c.Type}
+func newTerminate(name string, c event.TerminateConfig[string]) event.Event {
+	return &terminateEvent{name: name, workload: c.Workload, typ: c.By}
 }
 
 // Check refuses killing clients by type on a given server: they would be

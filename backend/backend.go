@@ -140,7 +140,7 @@ type Eventful interface {
 }
 
 // EventKinds is a backend with kinds of event of its own (PostgreSQL's
-// hold_transaction, sql, settings, terminate, in backend/postgres/pgevent),
+// hold_transaction, sql, settings, terminate, in db/postgres/pgevent),
 // which its targets have beside the neutral kinds of package event.
 type EventKinds interface {
 	EventKinds() []event.Kind

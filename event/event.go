@@ -3,7 +3,7 @@
 // shares (Event, Env, Kind) and the kinds any target can have, whatever its
 // database (create disk pressure, run a shell command); a backend offers
 // its own kinds from its own package (PostgreSQL's hold_transaction, sql,
-// settings and terminate are in backend/postgres/pgevent) through
+// settings and terminate are in db/postgres/pgevent) through
 // backend.EventKinds. Each kind is one file (its keys, how they decode from
 // a scenario, and how it runs) and one entry in its package's list.
 //

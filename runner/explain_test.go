@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
-	pgbackend "github.com/firedrill/firedrill/backend/postgres"
+	pgbackend "github.com/firedrill/firedrill/db/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )

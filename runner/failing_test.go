@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
-	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )

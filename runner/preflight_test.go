@@ -8,7 +8,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/all"
-	pgbackend "github.com/firedrill/firedrill/backend/postgres"
+	pgbackend "github.com/firedrill/firedrill/db/postgres"
 	"github.com/firedrill/firedrill/scenario"
 )
 

@@ -15,17 +15,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
-	"github.com/firedrill/firedrill/backend/redis/redisconn"
-	"github.com/firedrill/firedrill/backend/redis/redismetric"
-	pginstance "github.com/firedrill/firedrill/instance/postgres"
-	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	pginstance "github.com/firedrill/firedrill/db/postgres/instance"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/postgres/sampler"
+	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
+	"github.com/firedrill/firedrill/db/redis/redisconn"
+	"github.com/firedrill/firedrill/db/redis/redismetric"
+	redissampler "github.com/firedrill/firedrill/db/redis/sampler"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
-	"github.com/firedrill/firedrill/sampler/postgres"
-	redissampler "github.com/firedrill/firedrill/sampler/redis"
 )
 
 // documentedKey is a row of README.md's value key table.
@@ -244,7 +244,7 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	for source := range sources {
-		if !names[source] && !slices.Contains(mariadbmetric.Sources, source) { // sampler/mariadb's own test runs those
+		if !names[source] && !slices.Contains(mariadbmetric.Sources, source) { // db/mariadb/sampler's own test runs those
 			t.Errorf("README.md documents %q, which no sampler is", source)
 		}
 	}

@@ -5,9 +5,9 @@ package all
 
 import (
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/mariadb"
-	"github.com/firedrill/firedrill/backend/postgres"
-	"github.com/firedrill/firedrill/backend/redis"
+	"github.com/firedrill/firedrill/db/mariadb"
+	"github.com/firedrill/firedrill/db/postgres"
+	"github.com/firedrill/firedrill/db/redis"
 )
 
 // Registry returns every backend firedrill is built with.

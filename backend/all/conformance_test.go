@@ -22,7 +22,7 @@ func TestEveryBackendRunsAScenario(t *testing.T) {
 	}
 	for _, b := range all.Registry().Backends() {
 		t.Run(b.Kind(), func(t *testing.T) {
-			path := filepath.Join("..", b.Kind(), "testdata", "conformance.yaml")
+			path := filepath.Join("..", "..", "db", b.Kind(), "testdata", "conformance.yaml")
 			if _, err := os.Stat(path); err != nil {
 				t.Fatalf("backend %s has no conformance scenario: %v", b.Kind(), err)
 			}

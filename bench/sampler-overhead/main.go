@@ -18,7 +18,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 )

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
-	"github.com/firedrill/firedrill/instance/postgres"
-	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
+	"github.com/firedrill/firedrill/db/postgres/instance"
+	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )

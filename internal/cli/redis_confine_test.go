@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
-	"github.com/firedrill/firedrill/backend/redis/redisconn"
-	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
+	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"

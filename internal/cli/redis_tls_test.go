@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/firedrill/firedrill/instance/redis/tlstest"
+	"github.com/firedrill/firedrill/db/redis/instance/tlstest"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )

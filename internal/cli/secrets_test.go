@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/secret"
 	"github.com/firedrill/firedrill/timeline"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )

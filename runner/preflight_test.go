@@ -122,3 +122,19 @@ events:
 		t.Errorf("Validate: %v, want the kinds it takes as the hint", err)
 	}
 }
+
+// The runner links no kind of database of its own: a caller that hands
+// it no registry is told so, rather than given every kind by default.
+func TestRunAndValidateNeedTheRegistry(t *testing.T) {
+	t.Parallel()
+	sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), all.Registry().ScenarioOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(sc, Options{}); !errors.Is(err, errNoBackends) {
+		t.Errorf("Validate without Backends: %v, want %v", err, errNoBackends)
+	}
+	if _, err := Run(t.Context(), Options{Scenario: sc, RunDir: t.TempDir()}); !errors.Is(err, errNoBackends) {
+		t.Errorf("Run without Backends: %v, want %v", err, errNoBackends)
+	}
+}

@@ -18,7 +18,7 @@ import (
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	pginstance "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
-	"github.com/firedrill/firedrill/db/postgres/sampler"
+	postgres "github.com/firedrill/firedrill/db/postgres/sampler"
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/db/redis/redismetric"

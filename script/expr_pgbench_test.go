@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/db/postgres/instance"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 )
 
 // The differential tests run the real pgbench on the same expressions and

@@ -30,7 +30,7 @@ func TestEveryBackendRunsAScenario(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, RunDir: t.TempDir()})
+			res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir()})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

@@ -31,7 +31,7 @@ import (
 
 	"github.com/firedrill/firedrill/bench/internal/benchkit"
 	redistarget "github.com/firedrill/firedrill/db/redis/client"
-	"github.com/firedrill/firedrill/db/redis/instance"
+	redis "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )

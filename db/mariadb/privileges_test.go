@@ -263,7 +263,7 @@ func runPrivilegesOnly(t *testing.T, dsn, src string, during ...func()) (*runner
 		t.Fatalf("%v\n%s", err, src)
 	}
 	var log syncLog
-	opts := runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true}
+	opts := runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true}
 	if len(during) > 0 {
 		opts.OnStart = func(string) {
 			time.AfterFunc(time.Second, during[0])
@@ -504,7 +504,7 @@ workloads:
 		t.Fatal(err)
 	}
 	var runLog syncLog
-	res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, DSN: limited, RunAs: runAs, RunDir: t.TempDir(), Log: &runLog})
+	res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: limited, RunAs: runAs, RunDir: t.TempDir(), Log: &runLog})
 	if err != nil || res.Manifest.Status != timeline.StatusCompleted {
 		t.Fatalf("run with --run-as: %v\n%s", err, runLog.String())
 	}
@@ -521,7 +521,7 @@ workloads:
 	if _, err := root.ExecContext(t.Context(), "GRANT SELECT ON mysql.* TO 'firedrill_confined'@'127.0.0.1'"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = runner.Run(t.Context(), runner.Options{Scenario: sc, DSN: limited, RunAs: runAs, RunDir: t.TempDir()})
+	_, err = runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: limited, RunAs: runAs, RunDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "GRANT SELECT ON `mysql`.*") {
 		t.Errorf("run with an over-privileged --run-as: %v", err)
 	}
@@ -555,7 +555,7 @@ workloads:
 			done <- err
 			return
 		}
-		res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &longLog})
+		res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &longLog})
 		if err == nil && res.Manifest.Status != timeline.StatusCompleted {
 			err = fmt.Errorf("status %s", res.Manifest.Status)
 		}

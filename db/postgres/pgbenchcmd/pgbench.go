@@ -24,7 +24,7 @@ import (
 
 	pgtarget "github.com/firedrill/firedrill/db/postgres/client"
 	"github.com/firedrill/firedrill/db/postgres/client/tpcb"
-	"github.com/firedrill/firedrill/db/postgres/instance"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/promexport"

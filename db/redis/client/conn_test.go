@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/db/redis/instance"
+	redis "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )

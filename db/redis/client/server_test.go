@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/db/redis/instance"
+	redis "github.com/firedrill/firedrill/db/redis/instance"
 )
 
 // testServer is a throwaway redis-server (db/redis/instance) for one test,

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/db/postgres/instance"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 

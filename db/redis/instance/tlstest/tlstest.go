@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/firedrill/firedrill/db/redis/instance"
+	redis "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/internal/testcert"
 )
 

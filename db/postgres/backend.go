@@ -3,8 +3,8 @@
 // engine's targets (db/postgres/client), setup (pgbench tables, SQL), the
 // samplers (db/postgres/sampler, sampler/host) with their cadence, the
 // events' environment, the settings snapshot, and the end-of-run plans of
-// the top statements. Everything PostgreSQL-specific that the runner used
-// to wire itself lives here.
+// the top statements. Its folder, db/postgres, holds everything firedrill
+// knows of PostgreSQL (docs/architecture.md).
 package postgres
 
 import (

@@ -1,7 +1,9 @@
 // Package cli builds firedrill's command line: one file per command, plus
 // the commands each backend offers of its own (backend.Commander). All
 // process globals (streams, environment, signals) come in through
-// clikit.Env so that commands can be tested in memory.
+// clikit.Env so that commands can be tested in memory; the kinds of
+// database come in as the registry that main builds (cmd/firedrill), and
+// the commands hand it down rather than reach for a kind.
 package cli
 
 import (

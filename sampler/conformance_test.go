@@ -86,10 +86,11 @@ func docCommentKeys(t *testing.T) []documentedKey {
 	t.Helper()
 	source := regexp.MustCompile(`^// Source "([^"]+)"`)
 	var keys []documentedKey
-	for _, dir := range []string{"postgres", "host", "redis", "mariadb"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
+	// The host's samplers here, and every kind's in its folder.
+	for _, pattern := range []string{filepath.Join("host", "*.go"), filepath.Join("..", "db", "*", "sampler", "*.go")} {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("sources' files %s: %v, %v", pattern, files, err)
 		}
 		for _, path := range files {
 			if strings.HasSuffix(path, "_test.go") {

@@ -34,21 +34,21 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	@for f in FuzzParse FuzzParseExpr FuzzEvalExpr; do \
 		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$${FUZZTIME:-60s} ./script/ || exit 1; done
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$${FUZZTIME:-60s} ./scenario/
-	$(GO) test -run='^$$' -fuzz='^FuzzBackendMessages$$' -fuzztime=$${FUZZTIME:-60s} ./target/postgres/
-	$(GO) test -run='^$$' -fuzz='^FuzzConfinementEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./target/postgres/
+	$(GO) test -run='^$$' -fuzz='^FuzzBackendMessages$$' -fuzztime=$${FUZZTIME:-60s} ./db/postgres/client/
+	$(GO) test -run='^$$' -fuzz='^FuzzConfinementEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./db/postgres/client/
 	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$${FUZZTIME:-60s} ./internal/secret/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRedis$$' -fuzztime=$${FUZZTIME:-60s} ./script/
-	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=$${FUZZTIME:-60s} ./target/redis/
-	$(GO) test -run='^$$' -fuzz='^FuzzReadReply$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisconn/
-	$(GO) test -run='^$$' -fuzz='^FuzzParseURL$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisconn/
-	$(GO) test -run='^$$' -fuzz='^FuzzParseClientList$$' -fuzztime=$${FUZZTIME:-60s} ./backend/redis/redisevent/
+	$(GO) test -run='^$$' -fuzz='^FuzzReply$$' -fuzztime=$${FUZZTIME:-60s} ./db/redis/client/
+	$(GO) test -run='^$$' -fuzz='^FuzzReadReply$$' -fuzztime=$${FUZZTIME:-60s} ./db/redis/redisconn/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseURL$$' -fuzztime=$${FUZZTIME:-60s} ./db/redis/redisconn/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseClientList$$' -fuzztime=$${FUZZTIME:-60s} ./db/redis/redisevent/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseMySQL$$' -fuzztime=$${FUZZTIME:-60s} ./script/
-	$(GO) test -run='^$$' -fuzz='^FuzzDecodeResponse$$' -fuzztime=$${FUZZTIME:-60s} ./target/mariadb/
-	$(GO) test -run='^$$' -fuzz='^FuzzInfo$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/redis/
-	$(GO) test -run='^$$' -fuzz='^FuzzReplies$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/redis/
-	$(GO) test -run='^$$' -fuzz='^FuzzSplitStatements$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
-	$(GO) test -run='^$$' -fuzz='^FuzzEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./backend/mariadb/
-	$(GO) test -run='^$$' -fuzz='^FuzzParseInnoDBStatus$$' -fuzztime=$${FUZZTIME:-60s} ./sampler/mariadb/
+	$(GO) test -run='^$$' -fuzz='^FuzzDecodeResponse$$' -fuzztime=$${FUZZTIME:-60s} ./db/mariadb/client/
+	$(GO) test -run='^$$' -fuzz='^FuzzInfo$$' -fuzztime=$${FUZZTIME:-60s} ./db/redis/sampler/
+	$(GO) test -run='^$$' -fuzz='^FuzzReplies$$' -fuzztime=$${FUZZTIME:-60s} ./db/redis/sampler/
+	$(GO) test -run='^$$' -fuzz='^FuzzSplitStatements$$' -fuzztime=$${FUZZTIME:-60s} ./db/mariadb/
+	$(GO) test -run='^$$' -fuzz='^FuzzEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./db/mariadb/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseInnoDBStatus$$' -fuzztime=$${FUZZTIME:-60s} ./db/mariadb/sampler/
 	$(GO) test -run='^$$' -fuzz='^FuzzParsePLpgSQL$$' -fuzztime=$${FUZZTIME:-60s} ./sqlcheck/
 
 bench: build ## ratios vs the real pgbench and redis-benchmark, and sampler overhead (sampled/unsampled TPS), on embedded servers

@@ -1,7 +1,7 @@
 // Package backend is the seam between firedrill's database-neutral layers
 // (runner, diagnose, report, drills, the command line) and each kind of
-// database. A kind (postgres; mariadb and redis to come) is one Backend
-// value in its own folder, registered by one line in backend/all: it starts
+// database. A kind (postgres, mariadb, redis) is one Backend value in its
+// own folder, db/<kind>, registered by one line in cmd/firedrill: it starts
 // a throwaway server or opens a given one, makes the engine's targets, runs
 // setup, and offers what else it can as small optional interfaces found by
 // type assertion (Sampled, Configured, Eventful, Evidenced, EventKinds,
@@ -140,7 +140,7 @@ type Eventful interface {
 }
 
 // EventKinds is a backend with kinds of event of its own (PostgreSQL's
-// hold_transaction, sql, settings, terminate, in backend/postgres/pgevent),
+// hold_transaction, sql, settings, terminate, in db/postgres/pgevent),
 // which its targets have beside the neutral kinds of package event.
 type EventKinds interface {
 	EventKinds() []event.Kind
@@ -242,8 +242,9 @@ type Passworder interface {
 	Password(connString string) string
 }
 
-// Registry holds the backends firedrill was built with. Build it with
-// NewRegistry (backend/all.Registry has every backend).
+// Registry holds the backends firedrill was built with. cmd/firedrill
+// builds it with NewRegistry and hands it down; tests take every kind
+// from backend/all.Registry.
 type Registry struct {
 	byKind map[string]Backend
 }

@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"maps"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +69,7 @@ func listDeps(t *testing.T, patterns ...string) map[string][]string {
 const driverPrefix = "driver:"
 
 // isDriver says whether an import path outside the module is a database
-// driver's (pgx today; the MySQL and Redis drivers when they come).
+// driver's (pgx's, and the MySQL and Redis drivers should they come).
 func isDriver(path string) bool {
 	for _, d := range []string{"github.com/jackc/", "github.com/go-sql-driver/", "github.com/redis/"} {
 		if strings.HasPrefix(path, d) {
@@ -77,39 +82,44 @@ func isDriver(path string) bool {
 // under says whether pkg is dir or inside it.
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
-// databaseSpecific says whether pkg belongs to one kind of database: a
-// throwaway server, a target, a database's or the host's sampler, or a
-// backend's own folder (backend/<kind>/…), or a database driver. The neutral sampler and
-// backend packages are not; backend/all is the registration itself.
-func databaseSpecific(pkg string) bool {
-	if pkg == "instance/serverproc" {
-		// Processes and temp directories with owners, reaped after a kill:
-		// no database in it, and the drill command's folder needs it too.
-		return false
+// kindOf is the kind whose folder pkg is in (db/<kind>/…), or "".
+func kindOf(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, "db/")
+	if !ok {
+		return ""
 	}
-	if strings.HasPrefix(pkg, driverPrefix) || under(pkg, "instance") || under(pkg, "target") {
-		return true
-	}
-	for _, neutral := range []string{"sampler", "backend"} {
-		if strings.HasPrefix(pkg, neutral+"/") {
-			return true
-		}
-	}
-	return false
+	kind, _, _ := strings.Cut(rest, "/")
+	return kind
 }
 
-// metricLeaf says whether pkg is a metric-name leaf (pgmetric,
-// hostmetric): the one owner of a backend's source and key names, which
-// rules, thresholds, drills and reports import by design (issue 8). It is
-// a leaf: it imports nothing else of firedrill.
+// registration is the one file that names every kind: it builds the
+// registry the binary hands down.
+const registration = "cmd/firedrill/kinds.go"
+
+// testSupport are the packages that register or drive every kind for
+// tests; only test code imports them.
+var testSupport = []string{"backend/all", "backend/backendtest"}
+
+// pending are the neutral packages that still import a kind's metric-name
+// leaf (pgmetric, mariadbmetric, redismetric), each with the step of
+// issue 21 that moves that use into the kind's folder. When that step
+// lands, its line goes: the test fails on a line no longer needed.
+var pending = map[string]string{
+	"diagnose":                 "the rules step moves each kind's rules into db/<kind>/rules",
+	"drills":                   "the present step moves drills/expect.go's kind metrics into each kind's folder",
+	"internal/promexport":      "the present step moves internal/promexport/names.go into each kind's folder",
+	"report":                   "the present step moves report/compare_kinds.go into each kind's folder",
+	"report/internal/htmlpage": "the present step moves report/internal/htmlpage/kindcharts.go into each kind's folder",
+	"scenario":                 "scenario/thresholds.go's slru_hit_rate threshold names PostgreSQL's caches from pgmetric",
+}
+
+// metricLeaf says whether pkg is a kind's metric-name leaf (pgmetric,
+// redismetric): the one owner of its source and key names, importing
+// nothing else of firedrill.
 func metricLeaf(graph map[string][]string, pkg string) bool {
 	name := pkg[strings.LastIndex(pkg, "/")+1:]
-	return strings.HasSuffix(name, "metric") && len(graph[pkg]) == 0
+	return kindOf(pkg) != "" && strings.HasSuffix(name, "metric") && len(graph[pkg]) == 0
 }
-
-// registration is the one file through which the neutral layers reach
-// every backend.
-const registration = "backend/all"
 
 // reach walks the imports from root and returns, for every package it
 // reaches, the chain of imports that got there first; it does not walk
@@ -134,39 +144,124 @@ func reach(graph map[string][]string, root string, stop func(string) bool) map[s
 	return chains
 }
 
-// The database-neutral layers reach a database's packages only through
-// the registration in backend/all (or a metric-name leaf), so that a new
-// kind of database is one folder plus one line there (issue 8).
-func TestNeutralLayersReachDatabasesOnlyThroughTheRegistry(t *testing.T) {
-	roots := []string{"runner", "diagnose", "report", "drills", "internal/cli"}
-	var patterns []string
-	for _, r := range roots {
-		patterns = append(patterns, module+r)
+// A kind's folder db/<kind>/ is everything that kind knows: no package
+// outside it imports a package inside it, nor a database driver, but the
+// registration (cmd/firedrill/kinds.go), the test-support packages, and
+// the benchmarks (programs outside the binary, each measuring one kind
+// against its peer: pgbench, sysbench, redis-benchmark). Test files may
+// import what they test. One kind's folder imports nothing of another's.
+// A new kind of database is then one folder plus one line in the
+// registration (issue 21).
+func TestKindFoldersAreImportedOnlyByTheRegistration(t *testing.T) {
+	checkKindFolders(t, listDeps(t, module+"..."), pending)
+}
+
+// checkKindFolders is TestKindFoldersAreImportedOnlyByTheRegistration on
+// one import graph and list of pending packages (deliberately broken ones
+// in TestKindFolderCheckRefusesViolations).
+func checkKindFolders(t testing.TB, graph map[string][]string, pending map[string]string) {
+	needed := map[string]bool{}
+	for _, pkg := range slices.Sorted(maps.Keys(graph)) {
+		for _, imp := range graph[pkg] {
+			inKind := kindOf(imp) != "" || strings.HasPrefix(imp, driverPrefix)
+			switch {
+			case !inKind:
+			case kindOf(pkg) != "":
+				if kindOf(imp) != "" && kindOf(imp) != kindOf(pkg) {
+					t.Errorf("%s imports %s: one kind's folder reaches into another's", pkg, imp)
+				}
+			case pkg == "cmd/firedrill" || slices.Contains(testSupport, pkg) || under(pkg, "bench"):
+				// The registration (its one file is checked below),
+				// the tests' registry, the benchmarks.
+			case pending[pkg] != "" && metricLeaf(graph, imp):
+				needed[pkg] = true
+			default:
+				t.Errorf("%s imports %s, a package of one kind of database: a neutral package receives the registry (or data registered in it) instead", pkg, imp)
+			}
+		}
 	}
-	graph := listDeps(t, patterns...)
-	for _, root := range roots {
-		chains := reach(graph, root, func(pkg string) bool { return pkg == registration })
-		for _, pkg := range slices.Sorted(maps.Keys(chains)) {
-			if databaseSpecific(pkg) && pkg != registration && !metricLeaf(graph, pkg) {
-				t.Errorf("%s reaches %s, a database's own package, not through %s: %s",
-					root, pkg, registration, strings.Join(chains[pkg], " → "))
+	for _, pkg := range slices.Sorted(maps.Keys(pending)) {
+		if _, listed := graph[pkg]; listed && !needed[pkg] {
+			t.Errorf("%s no longer imports a kind's metric leaf: remove its line from pending (%s)", pkg, pending[pkg])
+		}
+	}
+	// The test-support packages are for tests: no package of the
+	// binary imports them (test files are not in this graph).
+	for _, pkg := range slices.Sorted(maps.Keys(graph)) {
+		for _, imp := range graph[pkg] {
+			if slices.Contains(testSupport, imp) && !slices.Contains(testSupport, pkg) {
+				t.Errorf("%s imports %s, which registers every kind for tests only: take the registry from the caller (cmd/firedrill builds it)", pkg, imp)
 			}
 		}
 	}
 }
 
-// The engine knows nothing of targets, servers, samplers, rules or
-// backends (DESIGN.md: data flows one way).
+// Within cmd/firedrill only the registration names a kind, and it names
+// each kind's Backend package alone: the rest of a kind is reached through
+// its Backend.
+func TestOnlyTheRegistrationFileNamesAKind(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "cmd", "firedrill", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/firedrill's files: %v, %v", files, err)
+	}
+	named := 0
+	for _, file := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := path.Join("cmd/firedrill", filepath.Base(file))
+		for _, spec := range f.Imports {
+			imp := strings.TrimPrefix(strings.Trim(spec.Path.Value, `"`), module)
+			if kindOf(imp) == "" {
+				continue
+			}
+			named++
+			switch {
+			case strings.HasSuffix(rel, "_test.go"):
+			case rel != registration:
+				t.Errorf("%s imports %s: only %s names a kind", rel, imp, registration)
+			case imp != "db/"+kindOf(imp):
+				t.Errorf("%s imports %s: the registration names a kind's Backend package (db/%s) only", rel, imp, kindOf(imp))
+			}
+		}
+	}
+	if named == 0 {
+		t.Errorf("%s names no kind: is the registration still there?", registration)
+	}
+}
+
+// The runner runs any kind it is handed: it reaches neither a kind's
+// folder nor the tests' registry, and so links no driver. (A metric leaf
+// reached through a pending package is that package's line in pending.)
+func TestRunnerLinksNoKind(t *testing.T) {
+	graph := listDeps(t, module+"runner")
+	chains := reach(graph, "runner", func(string) bool { return false })
+	for _, pkg := range slices.Sorted(maps.Keys(chains)) {
+		if kindOf(pkg) != "" && !metricLeaf(graph, pkg) || strings.HasPrefix(pkg, driverPrefix) || slices.Contains(testSupport, pkg) || under(pkg, "cmd") {
+			t.Errorf("runner reaches %s: %s", pkg, strings.Join(chains[pkg], " → "))
+		}
+	}
+}
+
+// belowEngine are the packages of firedrill the engine builds on: the
+// script language it runs, the timeline it records into, and the
+// password masking of its errors. Everything else of firedrill is above
+// it (DESIGN.md: data flows one way).
+var belowEngine = []string{"script", "timeline", "internal/secret"}
+
+// The engine knows nothing of kinds, targets, samplers, rules, the
+// registry or the runner: it imports only the packages below it.
 func TestEngineImportsNoLayerAboveIt(t *testing.T) {
 	graph := listDeps(t, module+"engine/...")
-	above := []string{"target", "instance", "sampler", "diagnose", "backend", "runner", "report"}
 	for _, root := range slices.Sorted(maps.Keys(graph)) {
 		if !under(root, "engine") {
 			continue
 		}
 		chains := reach(graph, root, func(string) bool { return false })
 		for _, pkg := range slices.Sorted(maps.Keys(chains)) {
-			if slices.ContainsFunc(above, func(dir string) bool { return under(pkg, dir) }) {
+			below := under(pkg, "engine") || slices.ContainsFunc(belowEngine, func(dir string) bool { return under(pkg, dir) })
+			if !below {
 				t.Errorf("%s reaches %s: %s", root, pkg, strings.Join(chains[pkg], " → "))
 			}
 		}
@@ -187,6 +282,57 @@ func TestSQLCheckImportsOnlyTheScriptLanguage(t *testing.T) {
 			if !under(pkg, "sqlcheck") && !under(pkg, "script") {
 				t.Errorf("%s reaches %s: %s", root, pkg, strings.Join(chains[pkg], " → "))
 			}
+		}
+	}
+}
+
+// errorRecorder is a testing.TB that keeps what a check reports, so the
+// check itself can be tested on a graph made to break it.
+type errorRecorder struct {
+	testing.TB
+	errors []string
+}
+
+func (r *errorRecorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+// The kind-folder check refuses each way of breaking it: a neutral package
+// importing a kind's package or a driver, a kind reaching into another,
+// the binary importing the tests' registry, and a pending line no longer
+// needed; and it lets the registration, the tests' registry, the
+// benchmarks and a pending metric leaf through.
+func TestKindFolderCheckRefusesViolations(t *testing.T) {
+	t.Parallel()
+	graph := map[string][]string{
+		"cmd/firedrill":        {"db/postgres", "internal/cli"},
+		"backend/all":          {"db/postgres"},
+		"bench/vs-pgbench":     {"db/postgres/instance"},
+		"diagnose":             {"db/postgres/pgmetric"},
+		"db/postgres":          {"db/postgres/instance", "driver:github.com/jackc/pgx/v5"},
+		"db/postgres/instance": nil,
+		"db/postgres/pgmetric": nil,
+		"db/redis":             {"db/postgres/pgmetric"},
+		"report":               {"db/postgres/instance"},
+		"timeline":             {"driver:github.com/jackc/pgx/v5"},
+		"runner":               {"backend/all"},
+		"drills":               nil,
+	}
+	r := &errorRecorder{TB: t}
+	checkKindFolders(r, graph, map[string]string{"diagnose": "its rules move", "drills": "its metrics move"})
+	want := []string{
+		"db/redis imports db/postgres/pgmetric",
+		"report imports db/postgres/instance",
+		"timeline imports driver:github.com/jackc/pgx/v5",
+		"drills no longer imports a kind's metric leaf",
+		"runner imports backend/all",
+	}
+	if len(r.errors) != len(want) {
+		t.Errorf("%d errors, want %d:\n%s", len(r.errors), len(want), strings.Join(r.errors, "\n"))
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(r.errors, func(e string) bool { return strings.HasPrefix(e, w) }) {
+			t.Errorf("no error starting %q in:\n%s", w, strings.Join(r.errors, "\n"))
 		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	rm "github.com/firedrill/firedrill/backend/redis/redismetric"
+	rm "github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

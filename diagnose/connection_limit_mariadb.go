@@ -5,7 +5,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

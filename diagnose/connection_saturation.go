@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )

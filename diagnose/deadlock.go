@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )

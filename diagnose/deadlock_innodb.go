@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -17,7 +17,7 @@ import (
 // statements under REPEATABLE READ, is named as such: it is not a lock
 // order the application can fix by sorting.
 
-// Client error codes of InnoDB's deadlocks as target/mariadb records them
+// Client error codes of InnoDB's deadlocks as db/mariadb/client records them
 // ("SQLSTATE/number").
 const (
 	innodbDeadlockCode = "40001/1213" // ER_LOCK_DEADLOCK

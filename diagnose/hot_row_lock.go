@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

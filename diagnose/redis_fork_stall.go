@@ -3,7 +3,7 @@ package diagnose
 import (
 	"fmt"
 
-	rm "github.com/firedrill/firedrill/backend/redis/redismetric"
+	rm "github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

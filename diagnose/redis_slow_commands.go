@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	rm "github.com/firedrill/firedrill/backend/redis/redismetric"
+	rm "github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

@@ -3,7 +3,7 @@ package diagnose
 import (
 	"math"
 
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

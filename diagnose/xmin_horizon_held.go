@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

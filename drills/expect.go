@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
-	"github.com/firedrill/firedrill/backend/redis/redismetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"

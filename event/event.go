@@ -2,10 +2,10 @@
 // a moment of the run, while the workloads go on. It holds what every kind
 // shares (Event, Env, Kind) and the kinds any target can have, whatever its
 // database (create disk pressure, run a shell command); a backend offers
-// its own kinds from its own package (PostgreSQL's in
-// backend/postgres/pgevent) through backend.EventKinds. Each kind is one
-// file (its keys, how they decode from a scenario, and how it runs) and
-// one entry in its package's list.
+// its own kinds from its own package (PostgreSQL's in db/postgres/pgevent)
+// through backend.EventKinds. Each kind is one file (its keys, how they
+// decode from a scenario, and how it runs) and one entry in its package's
+// list.
 //
 // The kinds several backends have by the same name (sql, settings,
 // hold_transaction, terminate, restart) are made here (SQLKind,

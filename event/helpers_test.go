@@ -5,7 +5,7 @@ import (
 	"github.com/firedrill/firedrill/event/eventtest"
 	"testing"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/scenario"
 )
 

@@ -8,7 +8,7 @@ import (
 
 // The neutral package serves every kind of database: it must not speak a
 // database's protocol itself, nor reach firedrill's PostgreSQL packages
-// (their kinds live in their backend, backend/postgres/pgevent). The
+// (their kinds live in their kind's folder, db/postgres/pgevent). The
 // metric-name leaf pgmetric is allowed (scenario's thresholds name
 // metrics), and so is pgconn through internal/secret, which reads DSNs to
 // mask their passwords.
@@ -29,7 +29,7 @@ func TestNeutralImports(t *testing.T) {
 	}
 	for _, line := range list("true") {
 		dep, _, _ := strings.Cut(line, ":")
-		for _, banned := range []string{"/backend/postgres/pgevent", "/instance/", "/target/", "/sampler/postgres"} {
+		for _, banned := range []string{"/db/postgres/pgevent", "/db/postgres/instance", "/db/postgres/client", "/db/postgres/sampler"} {
 			if strings.Contains(dep, banned) {
 				t.Errorf("package event depends on %s", dep)
 			}

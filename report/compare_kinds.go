@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	mm "github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
-	rm "github.com/firedrill/firedrill/backend/redis/redismetric"
+	mm "github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	rm "github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

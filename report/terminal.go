@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/timeline"
 )

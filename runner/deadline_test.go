@@ -94,7 +94,7 @@ func TestServerProbe(t *testing.T) {
 		{"all timed out", []error{timeout, timeout}, nil, true},
 		{"one slow view", []error{timeout, nil}, nil, false},
 		// The server said no in time: an answer (how a backend tells is
-		// its own: backend/postgres's unanswered).
+		// its own: db/postgres's unanswered).
 		{"an answer, if an error", []error{answered, answered}, nil, false},
 		// Refused is an outage, not a frozen server.
 		{"refused", []error{refused, refused}, nil, false},

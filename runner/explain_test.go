@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
-	pgbackend "github.com/firedrill/firedrill/backend/postgres"
+	pgbackend "github.com/firedrill/firedrill/db/postgres"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -43,7 +43,7 @@ func TestRecordWithExplains(t *testing.T) {
 		capture error
 	)
 	end := sc.Duration.Seconds() - 2*sc.SampleInterval.Seconds()
-	res, err := Run(context.Background(), Options{Scenario: sc, RunDir: dir, Log: os.Stderr,
+	res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: dir, Log: os.Stderr,
 		OnTick: func(now float64, _ []timeline.Interval, _ []timeline.Sample) {
 			if now < end {
 				return

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
-	"github.com/firedrill/firedrill/instance/postgres"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -55,7 +55,7 @@ workloads:
 `, tc.sql))
 			var log strings.Builder
 			started := time.Now()
-			res, err := Run(context.Background(), Options{Scenario: sc, RunDir: t.TempDir() + "/run", Log: &log})
+			res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
 			took := time.Since(started)
 			if !errors.Is(err, ErrFailing) {
 				t.Fatalf("Run: %v, want ErrFailing\nlog:\n%s", err, log.String())
@@ -135,7 +135,7 @@ workloads:
 		outageDone <- inst.Restart(ctx, nil)
 	}()
 	var log strings.Builder
-	res, err := Run(ctx, Options{Scenario: sc, RunDir: t.TempDir() + "/run", DSN: dsn, Log: &log,
+	res, err := Run(ctx, Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", DSN: dsn, Log: &log,
 		OnStart: func(string) { close(startedLoad) }})
 	if oerr := <-outageDone; oerr != nil {
 		t.Fatalf("making the outage: %v", oerr)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
-	"github.com/firedrill/firedrill/instance/postgres"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -46,7 +46,7 @@ func TestFrozenServerStopsAtDeadline(t *testing.T) {
 	var begin time.Time
 	log := &timedLog{start: time.Now()}
 	stopped := make(chan []int, 1)
-	opts := Options{Scenario: sc, RunDir: filepath.Join(t.TempDir(), "run"), Log: log,
+	opts := Options{Scenario: sc, Backends: all.Registry(), RunDir: filepath.Join(t.TempDir(), "run"), Log: log,
 		OnStart: func(dir string) {
 			begin = time.Now()
 			man := readManifest(t, dir)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 )
@@ -68,7 +67,7 @@ func Preflight(be backend.Backend, sc *scenario.Scenario, dsn string, allowShell
 // and run both call it; it never connects.
 func Validate(sc *scenario.Scenario, opts Options) error {
 	if opts.Backends == nil {
-		opts.Backends = all.Registry()
+		return errNoBackends
 	}
 	be, err := opts.Backends.Resolve(sc, opts.DSN)
 	if err != nil {

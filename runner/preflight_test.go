@@ -8,7 +8,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/backend/all"
-	pgbackend "github.com/firedrill/firedrill/backend/postgres"
+	pgbackend "github.com/firedrill/firedrill/db/postgres"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -120,5 +120,21 @@ events:
 	}
 	if !strings.Contains(err.Error(), "takes events of kind disk_pressure, shell") {
 		t.Errorf("Validate: %v, want the kinds it takes as the hint", err)
+	}
+}
+
+// The runner links no kind of database of its own: a caller that hands
+// it no registry is told so, rather than given every kind by default.
+func TestRunAndValidateNeedTheRegistry(t *testing.T) {
+	t.Parallel()
+	sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), all.Registry().ScenarioOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate(sc, Options{}); !errors.Is(err, errNoBackends) {
+		t.Errorf("Validate without Backends: %v, want %v", err, errNoBackends)
+	}
+	if _, err := Run(t.Context(), Options{Scenario: sc, RunDir: t.TempDir()}); !errors.Is(err, errNoBackends) {
+		t.Errorf("Run without Backends: %v, want %v", err, errNoBackends)
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/secret"
@@ -69,8 +68,9 @@ type Options struct {
 	// OnStart is called with the run directory once the load is about to
 	// start (the manifest with the plan is written).
 	OnStart func(dir string)
-	// Backends are the kinds of database the run may target; nil is
-	// every backend firedrill is built with (backend/all).
+	// Backends are the kinds of database the run may target, handed
+	// down from the one place that builds the registry (cmd/firedrill);
+	// it is required: the runner links no kind of its own.
 	Backends *backend.Registry
 	// Shard is the part of a split run this process runs (shard.go);
 	// the zero value runs the whole scenario.
@@ -99,6 +99,10 @@ var ErrFailing = errors.New("transactions kept failing")
 // failingError is a run's ErrFailing, with what failed and where.
 type failingError struct{ error }
 
+// errNoBackends is what Run and Validate say when their caller handed
+// them no registry of kinds.
+var errNoBackends = errors.New("runner: Options.Backends is nil: the caller must hand down the registry of kinds (cmd/firedrill builds it)")
+
 func (failingError) Is(target error) bool { return target == ErrFailing }
 
 // Run executes the scenario and returns when it is over. On any outcome
@@ -118,7 +122,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 	}
 	if opts.Backends == nil {
-		opts.Backends = all.Registry()
+		return nil, errNoBackends
 	}
 	be, err := opts.Backends.Resolve(sc, opts.DSN)
 	if err != nil {

@@ -29,7 +29,7 @@ func runScenario(t *testing.T, path string) *timeline.Run {
 func runLoaded(t *testing.T, sc *scenario.Scenario) *timeline.Run {
 	t.Helper()
 	var log strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: sc, RunDir: t.TempDir() + "/run", Log: &log})
+	res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
 	if err != nil {
 		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
 	}

@@ -15,17 +15,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
-	"github.com/firedrill/firedrill/backend/redis/redisconn"
-	"github.com/firedrill/firedrill/backend/redis/redismetric"
-	pginstance "github.com/firedrill/firedrill/instance/postgres"
-	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	pginstance "github.com/firedrill/firedrill/db/postgres/instance"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	postgres "github.com/firedrill/firedrill/db/postgres/sampler"
+	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
+	"github.com/firedrill/firedrill/db/redis/redisconn"
+	"github.com/firedrill/firedrill/db/redis/redismetric"
+	redissampler "github.com/firedrill/firedrill/db/redis/sampler"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
-	"github.com/firedrill/firedrill/sampler/postgres"
-	redissampler "github.com/firedrill/firedrill/sampler/redis"
 )
 
 // documentedKey is a row of README.md's value key table.
@@ -86,10 +86,11 @@ func docCommentKeys(t *testing.T) []documentedKey {
 	t.Helper()
 	source := regexp.MustCompile(`^// Source "([^"]+)"`)
 	var keys []documentedKey
-	for _, dir := range []string{"postgres", "host", "redis", "mariadb"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
+	// The host's samplers here, and every kind's in its folder.
+	for _, pattern := range []string{filepath.Join("host", "*.go"), filepath.Join("..", "db", "*", "sampler", "*.go")} {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("sources' files %s: %v, %v", pattern, files, err)
 		}
 		for _, path := range files {
 			if strings.HasSuffix(path, "_test.go") {
@@ -244,7 +245,7 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	for source := range sources {
-		if !names[source] && !slices.Contains(mariadbmetric.Sources, source) { // sampler/mariadb's own test runs those
+		if !names[source] && !slices.Contains(mariadbmetric.Sources, source) { // db/mariadb/sampler's own test runs those
 			t.Errorf("README.md documents %q, which no sampler is", source)
 		}
 	}

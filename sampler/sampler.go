@@ -1,6 +1,6 @@
 // Package sampler defines what reads one source of database or host
 // internals on each tick of a run. Implementations live in subpackages, one
-// per kind of target (sampler/postgres, sampler/host), one file per source;
+// per kind of target (db/postgres/sampler, sampler/host), one file per source;
 // every value key they emit is listed in README.md, the contract the
 // diagnosis rules are written against.
 package sampler

@@ -68,7 +68,7 @@ func (o Options) kindOptions(t Target) KindOptions {
 
 // EventKind is one kind of event as a scenario writes it: a new kind is a
 // value of this type (one file each, in package event or in a backend's
-// event package such as backend/postgres/pgevent), not a change to this
+// event package such as db/postgres/pgevent), not a change to this
 // package.
 type EventKind struct {
 	Name string

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 )
 
 // The differential tests run the real pgbench on the same expressions and
@@ -24,7 +24,7 @@ import (
 // what ParseExpr and Eval do.
 // The random functions, whose values depend on pgbench's seeding of each
 // client, are compared per client and transaction by
-// TestPgbenchSameRandomValues in backend/postgres/pgbenchcmd.
+// TestPgbenchSameRandomValues in db/postgres/pgbenchcmd.
 
 // exprPgbenchDefines are the -D variables of every differential run. As in
 // pgbench, they reach expressions as text and are converted on use;

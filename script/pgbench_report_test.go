@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/script"
 )
 

@@ -7,7 +7,7 @@ import (
 
 // TestPgbenchSeedsOrder checks the order in which pgbench 15 draws from its
 // base sequence: every client, then :default_seed, then three per thread.
-// TestPgbenchSameRandomValues (backend/postgres/pgbenchcmd) checks the
+// TestPgbenchSameRandomValues (db/postgres/pgbenchcmd) checks the
 // result against the real pgbench.
 func TestPgbenchSeedsOrder(t *testing.T) {
 	t.Parallel()

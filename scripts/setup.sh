@@ -14,11 +14,11 @@ command -v useradd >/dev/null 2>&1 || need+=(passwd)
 # The slow disk of disk_pressure (mode: slow) is a small C library
 # firedrill compiles at run time (internal/slowdisk).
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
-# Redis: firedrill starts its own throwaway redis-server (instance/redis);
+# Redis: firedrill starts its own throwaway redis-server (db/redis/instance);
 # redis-tools brings redis-cli and redis-benchmark (bench/vs-redis-benchmark).
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
-# MariaDB: firedrill starts its own throwaway mariadbd (instance/mariadb),
+# MariaDB: firedrill starts its own throwaway mariadbd (db/mariadb/instance),
 # which Debian keeps in /usr/sbin; mariadb-client brings the mariadb tool.
 # Debian's own MariaDB service is not started (policy-rc.d below), and one
 # already running on 3306 is left alone.

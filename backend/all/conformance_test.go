@@ -22,7 +22,7 @@ func TestEveryBackendRunsAScenario(t *testing.T) {
 	}
 	for _, b := range all.Registry().Backends() {
 		t.Run(b.Kind(), func(t *testing.T) {
-			path := filepath.Join("..", b.Kind(), "testdata", "conformance.yaml")
+			path := filepath.Join("..", "..", "db", b.Kind(), "testdata", "conformance.yaml")
 			if _, err := os.Stat(path); err != nil {
 				t.Fatalf("backend %s has no conformance scenario: %v", b.Kind(), err)
 			}
@@ -30,7 +30,7 @@ func TestEveryBackendRunsAScenario(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, RunDir: t.TempDir()})
+			res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir()})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

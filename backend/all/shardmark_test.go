@@ -20,7 +20,7 @@ func TestEveryBackendMarksSetupDone(t *testing.T) {
 	}
 	for _, b := range all.Registry().Backends() {
 		t.Run(b.Kind(), func(t *testing.T) {
-			sc, err := scenario.Load(filepath.Join("..", b.Kind(), "testdata", "conformance.yaml"), all.Registry().ScenarioOptions())
+			sc, err := scenario.Load(filepath.Join("..", "..", "db", b.Kind(), "testdata", "conformance.yaml"), all.Registry().ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,7 +34,7 @@ func RunOnGivenServer(t *testing.T, src, dsn string, cancelAt time.Duration) (*r
 	}
 	var log strings.Builder
 	begin := time.Now()
-	res, err := runner.Run(ctx, runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &log})
+	res, err := runner.Run(ctx, runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log})
 	t.Logf("run took %v:\n%s", time.Since(begin), log.String())
 	switch {
 	case cancelAt > 0:

@@ -18,7 +18,9 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/backend"
+	pgbackend "github.com/firedrill/firedrill/db/postgres"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 )
@@ -79,7 +81,7 @@ workloads:
 				return err
 			}
 			dir := filepath.Join(out, fmt.Sprintf("%d-%s", round, v.name))
-			res, err := runner.Run(ctx, runner.Options{Scenario: sc, RunDir: dir, DSN: inst.ConnString(), NoSamplers: v.interval == ""})
+			res, err := runner.Run(ctx, runner.Options{Scenario: sc, Backends: backend.NewRegistry(pgbackend.New()), RunDir: dir, DSN: inst.ConnString(), NoSamplers: v.interval == ""})
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}

@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/bench/internal/benchkit"
-	"github.com/firedrill/firedrill/instance/postgres"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 )
 
 type benchCase struct {

@@ -6,7 +6,7 @@
 // time per command (from the child process's rusage).
 //
 // The firedrill side is this program run again as a child (-child): the
-// engine with target/redis on its event loops, exactly what a workload
+// engine with db/redis/client on its event loops, exactly what a workload
 // of `firedrill run` executes, without the samplers, so that its CPU is
 // the client's alone. A pipelined transaction is \startpipeline, 16 SETs
 // (or GETs) and \endpipeline, counted as 16 commands, as redis-benchmark
@@ -30,10 +30,10 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/bench/internal/benchkit"
+	redistarget "github.com/firedrill/firedrill/db/redis/client"
+	redis "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/engine"
-	"github.com/firedrill/firedrill/instance/redis"
 	"github.com/firedrill/firedrill/script"
-	redistarget "github.com/firedrill/firedrill/target/redis"
 )
 
 // benchCase is one command, with or without pipelining.

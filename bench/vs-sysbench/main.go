@@ -1,5 +1,5 @@
 // Command vs-sysbench measures firedrill's MariaDB client (the engine with
-// target/mariadb) against sysbench on one throwaway MariaDB: sysbench's
+// db/mariadb/client) against sysbench on one throwaway MariaDB: sysbench's
 // oltp_point_select and oltp_read_write, and firedrill scripts of the same
 // statements, 8 clients, same duration, run alternately (pairs), printing
 // each side's TPS, the median ratio firedrill/sysbench and each client
@@ -29,10 +29,10 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/bench/internal/benchkit"
+	mdbtarget "github.com/firedrill/firedrill/db/mariadb/client"
+	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
 	"github.com/firedrill/firedrill/engine"
-	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
 	"github.com/firedrill/firedrill/script"
-	mdbtarget "github.com/firedrill/firedrill/target/mariadb"
 )
 
 const tableSize = 10000
@@ -128,7 +128,7 @@ func mustThreads(list string) []int {
 	return threads
 }
 
-// runClient is the firedrill side: the engine with target/mariadb, as a
+// runClient is the firedrill side: the engine with db/mariadb/client, as a
 // workload runs it, printing what measure reads.
 func runClient(addr, user, password, db, caseName, mode string, clients, seconds, threads int, goroutines bool) error {
 	c, ok := cases[caseName]

@@ -1,6 +1,7 @@
 // Command firedrill rehearses database incidents: it drives load against a
 // real database, watches its insides on the same timeline, and explains
-// what went wrong.
+// what went wrong. It is the composition root: kinds.go registers the
+// kinds of database, and everything below receives that registry.
 package main
 
 import (
@@ -11,5 +12,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(clikit.OSEnv(), os.Args[1:]))
+	os.Exit(cli.Main(clikit.OSEnv(), kinds(), os.Args[1:]))
 }

@@ -6,8 +6,8 @@
 // killed run left behind, a free loopback port, and the tail of the
 // server's log for error messages.
 //
-// The instance packages (instance/postgres, instance/mariadb,
-// instance/redis) build on it; it knows no database.
+// The instance packages (db/postgres/instance, db/mariadb/instance,
+// db/redis/instance) build on it; it knows no database.
 //
 // # Running as root
 //

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/instance/serverproc"
@@ -56,6 +56,7 @@ what running one does.`,
 }
 
 type drillOpts struct {
+	backends *backend.Registry // the kinds of database the drills may target
 	quick    bool
 	out      string
 	variants []string
@@ -76,8 +77,8 @@ type drillManifest struct {
 
 const drillManifestFile = "drill.json"
 
-func newDrillCmd(env *clikit.Env) *cobra.Command {
-	o := &drillOpts{}
+func newDrillCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
+	o := &drillOpts{backends: backends}
 	cmd := &cobra.Command{
 		Use:   "drill NAME",
 		Short: "Run a built-in incident's variants back to back, compare them, and check what each must show",
@@ -187,7 +188,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		if err := os.Mkdir(dir, timeline.DirMode); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
-		sc, err := d.Load(v.Name, dir, o.quick, all.Registry().ScenarioOptions())
+		sc, err := d.Load(v.Name, dir, o.quick, o.backends.ScenarioOptions())
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, v.Name, err))
 		}
@@ -224,6 +225,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 		t0 := time.Now()
 		res, runErr := runner.Run(ctx, metrics.with(sc, "", filepath.Base(drillDir)+"/", runner.Options{
+			Backends: o.backends,
 			Scenario: sc, RunDir: filepath.Join(drillDir, p.variant.Name), Version: clikit.Version,
 			Command: env.CommandLine(), // as typed; the variant is the run directory's name
 			Log:     clikit.PrefixWriter(env.Stderr, "firedrill: "), OnTick: prog.Tick,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
@@ -61,7 +62,7 @@ func TestDrillOutputRecorded(t *testing.T) {
 	t.Parallel()
 	dir := recordedStockDrill(t)
 	env, out, errb := clikit.MemoryEnv("")
-	code := Main(env, []string{"drill", "stock", "--check", dir})
+	code := Main(env, all.Registry(), []string{"drill", "stock", "--check", dir})
 	// The sorted recording predates the commit-bound rule's calibration:
 	// fixed's "finding commit-bound reported" fails, and only that.
 	if code != ExitExpectationFailed {

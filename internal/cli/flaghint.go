@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -43,7 +43,7 @@ var loadShapeFlags = map[string]string{
 // that sets a load shape elsewhere gets a hint to the --set that does it
 // here; every flag error says where the command's flags are listed.
 // args is the command line, for the value given after the flag.
-func flagError(cmd *cobra.Command, err error, args []string) error {
+func flagError(cmd *cobra.Command, err error, args []string, backends *backend.Registry) error {
 	msg := err.Error()
 	name, value, ok := unknownFlag(msg)
 	if ok && value == "" {
@@ -63,7 +63,7 @@ func flagError(cmd *cobra.Command, err error, args []string) error {
 			}
 			set := "--set " + key + "=" + value
 			if strings.Contains(key, "<name>") {
-				names := workloadNames(args)
+				names := workloadNames(args, backends)
 				if len(names) == 0 {
 					names = []string{"oltp"}
 				}
@@ -99,12 +99,12 @@ func unknownFlag(msg string) (name, value string, ok bool) {
 // workloadNames are the workloads of the first scenario file named on the
 // command line, for the hint's example; none when there is no such file
 // or it does not load.
-func workloadNames(args []string) []string {
+func workloadNames(args []string, backends *backend.Registry) []string {
 	for _, a := range args {
 		if !strings.HasSuffix(a, ".yaml") && !strings.HasSuffix(a, ".yml") {
 			continue
 		}
-		sc, err := scenario.Load(a, all.Registry().ScenarioOptions())
+		sc, err := scenario.Load(a, backends.ScenarioOptions())
 		if err != nil {
 			return nil
 		}

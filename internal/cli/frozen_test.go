@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	mdbinstance "github.com/firedrill/firedrill/instance/mariadb"
-	"github.com/firedrill/firedrill/instance/postgres"
-	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	"github.com/firedrill/firedrill/backend/all"
+	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
+	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -81,7 +82,9 @@ func runSignalled(t *testing.T, srv givenServer, duration, at, thaw time.Duratio
 	out := filepath.Join(tmp, "runs")
 	env, stdout, stderr := clikit.MemoryEnv("")
 	done := make(chan int, 1)
-	go func() { done <- Main(env, []string{"run", path, "--dsn", srv.dsn, "--out", out, "--quiet"}) }()
+	go func() {
+		done <- Main(env, all.Registry(), []string{"run", path, "--dsn", srv.dsn, "--out", out, "--quiet"})
+	}()
 	// The manifest lists the samplers just before the load starts.
 	var runDir string
 	if !waitUntil(60*time.Second, func() bool {

@@ -8,12 +8,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/scenario"
 )
 
-func newGrantCmd(env *clikit.Env) *cobra.Command {
+func newGrantCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
 	var dsn, schema string
 	cmd := &cobra.Command{
 		Use:   "grant --dsn URL [--schema S]",
@@ -41,7 +40,7 @@ printed. docs/given-server.md says, per kind, what the account may do.`,
 			if dsn == "" {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("grant needs --dsn: the server runs will be given, as given to 'firedrill run --dsn'"))
 			}
-			if err := writeGrant(env.Stdout, all.Registry(), dsn, schema); err != nil {
+			if err := writeGrant(env.Stdout, backends, dsn, schema); err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
 			return nil

@@ -30,7 +30,7 @@ func TestGrantEveryKind(t *testing.T) {
 		// A database path every kind's URL takes (Redis's is a number).
 		dsn := schemed.Schemes()[0] + "://admin:" + grantPassword + "@127.0.0.1:1/0"
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, []string{"grant", "--dsn", dsn, "--schema", "drills"})
+		code := Main(env, all.Registry(), []string{"grant", "--dsn", dsn, "--schema", "drills"})
 		out := stdout.String() + stderr.String()
 		if strings.Contains(out, grantPassword) {
 			t.Errorf("%s: the --dsn's password was printed:\n%s", be.Kind(), out)
@@ -73,7 +73,7 @@ func TestGrantRefusals(t *testing.T) {
 		{[]string{"grant", "--dsn", "postgres://db/x", "extra"}, "firedrill grant takes no arguments, got \"extra\""},
 	} {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		if code := Main(env, tt.args); code != clikit.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
+		if code := Main(env, all.Registry(), tt.args); code != clikit.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", tt.args, code, stderr, tt.want)
 		}
 		if strings.Contains(stdout.String()+stderr.String(), grantPassword) {

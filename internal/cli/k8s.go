@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/kube"
 	"github.com/firedrill/firedrill/internal/secret"
@@ -21,6 +20,7 @@ import (
 
 type k8sOpts struct {
 	kube.Options
+	backends    *backend.Registry // the kinds of database a run may target
 	dsnSecret   string
 	runAsSecret string
 	kind        string
@@ -29,8 +29,8 @@ type k8sOpts struct {
 	out         string
 }
 
-func newK8sCmd(env *clikit.Env) *cobra.Command {
-	o := &k8sOpts{}
+func newK8sCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
+	o := &k8sOpts{backends: backends}
 	cmd := &cobra.Command{
 		Use:   "k8s SCENARIO.yaml --shards N [-- RUN_FLAGS...]",
 		Short: "Print a Kubernetes Indexed Job that runs a scenario as N shards",
@@ -129,7 +129,7 @@ func (o *k8sOpts) run(env *clikit.Env, file string, now time.Time) error {
 		return usage("--run-as after -- holds a password, which would land in the Job's manifest; move the URL to a Secret and give --run-as-secret NAME[:KEY]")
 	}
 
-	reg := all.Registry()
+	reg := o.backends
 	opts := reg.ScenarioOptions()
 	if o.kind != "" {
 		if _, ok := reg.Lookup(o.kind); !ok {
@@ -163,7 +163,7 @@ func (o *k8sOpts) run(env *clikit.Env, file string, now time.Time) error {
 			}
 		}
 	}
-	if err := runner.Validate(sc, runner.Options{DSN: dsn, RunAs: runAs, AllowShell: hasArg(o.RunArgs, "--allow-shell"), AllowOutsideSchema: hasArg(o.RunArgs, "--allow-outside-schema")}); err != nil {
+	if err := runner.Validate(sc, runner.Options{Backends: reg, DSN: dsn, RunAs: runAs, AllowShell: hasArg(o.RunArgs, "--allow-shell"), AllowOutsideSchema: hasArg(o.RunArgs, "--allow-outside-schema")}); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	if o.Name == "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 )
 
@@ -52,7 +53,7 @@ func TestK8sManifestsAndRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, tt.args)
+		code := Main(env, all.Registry(), tt.args)
 		if code != tt.code {
 			t.Errorf("%v: exit %d, want %d; stderr %q", tt.args[1:], code, tt.code, stderr)
 			continue
@@ -74,7 +75,7 @@ func TestK8sManifestsAndRefusals(t *testing.T) {
 	// -o writes the file and says so on stderr.
 	file := filepath.Join(dir, "job.yaml")
 	env, _, stderr := clikit.MemoryEnv("")
-	if code := Main(env, []string{"k8s", inside, "--shards", "2", "--dsn-secret", "db:url", "-o", file, "--", "--allow-outside-schema"}); code != 0 {
+	if code := Main(env, all.Registry(), []string{"k8s", inside, "--shards", "2", "--dsn-secret", "db:url", "-o", file, "--", "--allow-outside-schema"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	data, err := os.ReadFile(file)
@@ -119,7 +120,7 @@ func TestK8sRunAs(t *testing.T) {
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
 		args := append(append([]string(nil), base...), tt.args...)
-		code := Main(env, args)
+		code := Main(env, all.Registry(), args)
 		if code != tt.code {
 			t.Errorf("%v: exit %d, want %d; stderr %q", tt.args, code, tt.code, stderr)
 			continue

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/firedrill/firedrill/instance/mariadb"
+	mariadb "github.com/firedrill/firedrill/db/mariadb/instance"
 )
 
 // On a given MariaDB the confined account a run makes exists only while

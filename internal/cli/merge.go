@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
@@ -16,7 +16,7 @@ import (
 	"github.com/firedrill/firedrill/timeline"
 )
 
-func newMergeCmd(env *clikit.Env) *cobra.Command {
+func newMergeCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
 	var out, scenarioPath, jsonOut string
 	cmd := &cobra.Command{
 		Use:   "merge SHARD_RUN_DIR... --out RUN_DIR",
@@ -70,7 +70,7 @@ directory. More in docs/sharding.md.`,
 			if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 				return err
 			}
-			thresholds, err := judgeMergedThresholds(env, run, findings, scenarioPath)
+			thresholds, err := judgeMergedThresholds(env, backends, run, findings, scenarioPath)
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
@@ -124,7 +124,7 @@ func onlyRunIn(dir string) string {
 // and prints them. The scenario is the file
 // given, else the copy the shards kept; a copy that does not read (its
 // script files are elsewhere) is said and skipped.
-func judgeMergedThresholds(env *clikit.Env, run *timeline.Run, findings []diagnose.Finding, path string) ([]report.ThresholdResult, error) {
+func judgeMergedThresholds(env *clikit.Env, backends *backend.Registry, run *timeline.Run, findings []diagnose.Finding, path string) ([]report.ThresholdResult, error) {
 	given := path != ""
 	if !given {
 		path = filepath.Join(run.Dir, timeline.ScenarioFile)
@@ -132,7 +132,7 @@ func judgeMergedThresholds(env *clikit.Env, run *timeline.Run, findings []diagno
 			return nil, nil
 		}
 	}
-	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+	sc, err := scenario.Load(path, backends.ScenarioOptions())
 	if err == nil {
 		err = report.CheckThresholdMetrics(sc)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/runner"
@@ -49,7 +48,7 @@ func (lm *liveMetrics) with(sc *scenario.Scenario, dsn, runIDPrefix string, ropt
 		return ropts
 	}
 	kind := sc.Target.Kind
-	if be, err := all.Registry().Resolve(sc, dsn); err == nil {
+	if be, err := ropts.Backends.Resolve(sc, dsn); err == nil {
 		kind = be.Kind()
 	}
 	var shard string

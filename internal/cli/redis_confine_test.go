@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
-	"github.com/firedrill/firedrill/backend/redis/redisconn"
-	redisinstance "github.com/firedrill/firedrill/instance/redis"
+	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
+	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
@@ -278,12 +278,12 @@ func TestRedisEscapesAreRefusedByPrivilegesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The lexical check alone refuses the escapes of command events.
-	if err := runner.Validate(sc, runner.Options{DSN: dsn}); err == nil || !strings.Contains(err.Error(), "redis.call(FLUSHDB)") {
+	if err := runner.Validate(sc, runner.Options{Backends: all.Registry(), DSN: dsn}); err == nil || !strings.Contains(err.Error(), "redis.call(FLUSHDB)") {
 		t.Errorf("validate: %v", err)
 	}
 	var duringRun []string
 	var log strings.Builder
-	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true,
+	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true,
 		OnStart: func(string) { duringRun = runUsers(t, admin) }})
 	t.Logf("log:\n%s", log.String())
 	if err != nil {
@@ -358,7 +358,7 @@ func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		var log strings.Builder
-		res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true})
+		res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true})
 		return res, log.String(), err
 	}
 
@@ -395,7 +395,7 @@ func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runner.Run(context.Background(), runner.Options{Scenario: sc, DSN: dsn, RunDir: t.TempDir(), PrivilegesOnly: true}); err != nil {
+	if _, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), PrivilegesOnly: true}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := admin.Do(context.Background(), "HLEN", "firedrill:settings_restore"); n.Int != 1 {
@@ -406,7 +406,7 @@ func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
 		t.Errorf("the next run: %v, log:\n%s", err, log)
 	}
 	env, stdout, stderr := clikit.MemoryEnv("")
-	if code := Main(env, []string{"restore", "--dsn", dsn}); code != 0 {
+	if code := Main(env, all.Registry(), []string{"restore", "--dsn", dsn}); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout.String(), `maxmemory was "1048576"`) || !strings.Contains(stdout.String(), "no longer trusts that key") {
@@ -476,7 +476,7 @@ func TestRedisRunUserLivesOnlyWithItsRun(t *testing.T) {
 	if err := os.WriteFile(short, []byte("name: short\nduration: 1s\nworkloads: [{name: w, clients: 1, rate: 10, scripts: [{inline: \"INCR firedrill:n\"}]}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code := Main(env, []string{"run", short, "--dsn", dsn, "--out", runs}); code != 0 {
+	if code := Main(env, all.Registry(), []string{"run", short, "--dsn", dsn, "--out", runs}); code != 0 {
 		t.Fatalf("next run: exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stderr.String(), "removed the ACL user "+killedUser) {
@@ -493,7 +493,7 @@ func TestRedisRunUserLivesOnlyWithItsRun(t *testing.T) {
 	_ = killed.cmd.Wait()
 	waitUntil(10*time.Second, func() bool { return !clientOf(t, admin, killedUser) })
 	env, stdout, stderr := clikit.MemoryEnv("")
-	if code := Main(env, []string{"restore", "--dsn", dsn}); code != 0 {
+	if code := Main(env, all.Registry(), []string{"restore", "--dsn", dsn}); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
 	left = runUsers(t, admin)
@@ -556,7 +556,7 @@ workloads:
 	}
 	ops := fmt.Sprintf("redis://ops:ops-pw-8@%s/0", inst.Addr())
 	env, _, stderr := clikit.MemoryEnv("")
-	if code := Main(env, []string{"run", sc, "--dsn", ops, "--out", filepath.Join(dir, "runs"), "-q"}); code == 0 {
+	if code := Main(env, all.Registry(), []string{"run", sc, "--dsn", ops, "--out", filepath.Join(dir, "runs"), "-q"}); code == 0 {
 		t.Fatalf("a run whose admin may not ACL SETUSER exited 0")
 	}
 	msg := stderr.String()
@@ -576,7 +576,7 @@ workloads:
 	}
 	runAs := fmt.Sprintf("redis://firedrill:made-by-hand-9@%s/0", inst.Addr())
 	env, _, stderr = clikit.MemoryEnv("")
-	if code := Main(env, []string{"run", sc, "--dsn", ops, "--run-as", runAs, "--out", filepath.Join(dir, "runs"), "--json", filepath.Join(dir, "r.json")}); code != 0 {
+	if code := Main(env, all.Registry(), []string{"run", sc, "--dsn", ops, "--run-as", runAs, "--out", filepath.Join(dir, "runs"), "--json", filepath.Join(dir, "r.json")}); code != 0 {
 		t.Fatalf("run --run-as: exit %d: %s", code, stderr)
 	}
 	if strings.Contains(stderr.String(), "made-by-hand-9") {

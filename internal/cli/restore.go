@@ -6,12 +6,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/scenario"
 )
 
-func newRestoreCmd(env *clikit.Env) *cobra.Command {
+func newRestoreCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
 	var dsn, schema string
 	cmd := &cobra.Command{
 		Use:   "restore --dsn URL",
@@ -52,7 +51,7 @@ A setting changed since by someone else is left alone and said so. Exit code
 			if dsn == "" {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("restore needs --dsn: the server the run changed, as given to 'firedrill run --dsn'"))
 			}
-			be, err := all.Registry().ForDSN(dsn)
+			be, err := backends.ForDSN(dsn)
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("restore: %w", err))
 			}

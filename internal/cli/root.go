@@ -1,7 +1,9 @@
 // Package cli builds firedrill's command line: one file per command, plus
 // the commands each backend offers of its own (backend.Commander). All
 // process globals (streams, environment, signals) come in through
-// clikit.Env so that commands can be tested in memory.
+// clikit.Env so that commands can be tested in memory; the kinds of
+// database come in as the registry that main builds (cmd/firedrill), and
+// the commands hand it down rather than reach for a kind.
 package cli
 
 import (
@@ -12,14 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 )
 
-// Main runs firedrill with args and returns the exit code.
-func Main(env *clikit.Env, args []string) int {
+// Main runs firedrill with args and returns the exit code. backends are
+// the kinds of database the binary is built with, registered by its main
+// package: the commands receive them and never reach for a kind.
+func Main(env *clikit.Env, backends *backend.Registry, args []string) int {
 	env = env.Private(args)
-	backends := all.Registry()
 	for _, b := range backends.Backends() {
 		if p, ok := b.(backend.Passworder); ok {
 			env.Resolve(p.Password) // a passfile's password is masked too
@@ -45,12 +47,12 @@ instead, its kind read from the URL's scheme.`,
 	defer flushStreams(env)
 	root.PersistentFlags().BoolVar(&env.NoColor, "no-color", false, "no colour in the terminal output (also when NO_COLOR is set, or the output is not a terminal)")
 	root.SetVersionTemplate(versionTemplate())
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err, args) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err, args, backends) })
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.AddCommand(newRunCmd(env), newValidateCmd(env), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env),
-		newRestoreCmd(env), newGrantCmd(env), newK8sCmd(env), newMergeCmd(env), newVersionCmd(env))
+	root.AddCommand(newRunCmd(env, backends), newValidateCmd(env, backends), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env, backends),
+		newRestoreCmd(env, backends), newGrantCmd(env, backends), newK8sCmd(env, backends), newMergeCmd(env, backends), newVersionCmd(env))
 	for _, b := range backends.Backends() {
 		if c, ok := b.(backend.Commander); ok {
 			addCommands(root, b.Kind(), c.Commands(env))

@@ -15,7 +15,7 @@ import (
 func TestBackendCommandsAreOnTheCommandLine(t *testing.T) {
 	t.Parallel()
 	env, top, _ := clikit.MemoryEnv("")
-	if code := Main(env, []string{"--help"}); code != clikit.ExitOK {
+	if code := Main(env, all.Registry(), []string{"--help"}); code != clikit.ExitOK {
 		t.Fatalf("firedrill --help: exit %d", code)
 	}
 	offered := 0
@@ -34,7 +34,7 @@ func TestBackendCommandsAreOnTheCommandLine(t *testing.T) {
 				t.Errorf("firedrill --help does not list %s (backend %s):\n%s", cmd.Name(), b.Kind(), top)
 			}
 			env, out, errb := clikit.MemoryEnv("")
-			if code := Main(env, []string{cmd.Name(), "--help"}); code != clikit.ExitOK || !strings.Contains(out.String(), "Usage:\n  firedrill "+cmd.Use) {
+			if code := Main(env, all.Registry(), []string{cmd.Name(), "--help"}); code != clikit.ExitOK || !strings.Contains(out.String(), "Usage:\n  firedrill "+cmd.Use) {
 				t.Errorf("firedrill %s --help: exit %d\nstdout:\n%s\nstderr:\n%s", cmd.Name(), code, out, errb)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
@@ -21,6 +21,7 @@ import (
 )
 
 type runOpts struct {
+	backends   *backend.Registry // the kinds of database the run may target
 	dsn        string
 	runAs      string // --run-as: a confined account made by hand
 	out        string
@@ -38,8 +39,8 @@ type runOpts struct {
 	shard        shardFlags   // --shard, --start-at (shard.go)
 }
 
-func newRunCmd(env *clikit.Env) *cobra.Command {
-	o := &runOpts{}
+func newRunCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
+	o := &runOpts{backends: backends}
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a scenario: workloads, events and samplers on one timeline, into a run directory",
@@ -133,7 +134,7 @@ directories into one.`,
 
 func (o *runOpts) run(env *clikit.Env, path string) error {
 	env, writeJSON := env.ForJSON(o.jsonOut)
-	sopts, err := o.scen.options(env, all.Registry().ScenarioOptionsFor(o.dsn))
+	sopts, err := o.scen.options(env, o.backends.ScenarioOptionsFor(o.dsn))
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -159,7 +160,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
 	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds()}
 	ropts := runner.Options{
-		Scenario: sc, OutDir: o.out, DSN: o.dsn, RunAs: o.runAs, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
+		Scenario: sc, Backends: o.backends, OutDir: o.out, DSN: o.dsn, RunAs: o.runAs, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
 		Command: env.CommandLine(),
 		Log:     logw,
 		Secret:  env.LearnSecret,
@@ -267,7 +268,7 @@ func writeRunJSON(write func([]byte) error, run *timeline.Run, findings []diagno
 	return write(buf.Bytes())
 }
 
-func newValidateCmd(env *clikit.Env) *cobra.Command {
+func newValidateCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
 	var dsn, runAs string
 	var allowShell, allowOutside bool
 	var scen scenarioFlags
@@ -301,7 +302,7 @@ for run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
-			sopts, err := scen.options(env, all.Registry().ScenarioOptionsFor(dsn))
+			sopts, err := scen.options(env, backends.ScenarioOptionsFor(dsn))
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
@@ -311,7 +312,7 @@ for run.`,
 					err = report.CheckThresholdMetrics(sc)
 				}
 				if err == nil {
-					err = runner.Validate(sc, runner.Options{DSN: dsn, RunAs: runAs, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
+					err = runner.Validate(sc, runner.Options{Backends: backends, DSN: dsn, RunAs: runAs, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
 				}
 				if err != nil {
 					fmt.Fprintln(env.Stderr, err)

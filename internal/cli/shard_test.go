@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/instance/postgres"
+	"github.com/firedrill/firedrill/backend/all"
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -258,7 +259,7 @@ func runCLICode(tmp string, args ...string) (int, string) {
 		}
 		return ""
 	}, Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
-	code := Main(env, args)
+	code := Main(env, all.Registry(), args)
 	return code, out.String()
 }
 

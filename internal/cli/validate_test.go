@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 )
 
@@ -50,7 +51,7 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, tt.args)
+		code := Main(env, all.Registry(), tt.args)
 		if len(tt.want) == 0 {
 			if code != 0 || !strings.Contains(stdout.String(), path+": ok") {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, stdout, stderr)
@@ -135,7 +136,7 @@ func TestValidateParsesInTheTargetsDialect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, tt.args)
+		code := Main(env, all.Registry(), tt.args)
 		if tt.want == "" {
 			if code != 0 || !strings.Contains(stdout.String(), ": ok") {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, stdout, stderr)

@@ -80,7 +80,7 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 	var log strings.Builder
 	var logMu sync.Mutex
 	ropts := runner.Options{
-		Scenario: sc, OutDir: t.TempDir(), Version: "test",
+		Scenario: sc, Backends: all.Registry(), OutDir: t.TempDir(), Version: "test",
 		Log: writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) }),
 		OnStart: func(dir string) {
 			exp.Start(promexport.Labels{Scenario: sc.Name, RunID: filepath.Base(dir), Backend: be.Kind()}, sc.Duration)

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
-	"github.com/firedrill/firedrill/backend/redis/redismetric"
+	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 

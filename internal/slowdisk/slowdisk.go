@@ -95,7 +95,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("slow disk: compile its library with %s: %w\n%s", compiler, err, bytes.TrimSpace(output.Bytes()))
 	}
-	// The server may run as another user (instance/redis drops root).
+	// The server may run as another user (db/redis/instance drops root).
 	if err := os.Chmod(lib, 0o755); err != nil {
 		return "", fmt.Errorf("slow disk: %w", err)
 	}

@@ -50,7 +50,7 @@ func holdWrite(t *testing.T, lib string, control slowdisk.Control) (syncMS, writ
 // A sync takes the delay, a write to its file waits for it, a write to a
 // pipe does not; with the disk switched off nothing waits.
 // The proof on a real server, redis-server's own AOF stall, is in
-// instance/redis (TestSlowDiskStallsTheAOF).
+// db/redis/instance (TestSlowDiskStallsTheAOF).
 func TestHoldsWritesBehindSync(t *testing.T) {
 	t.Parallel()
 	lib, dir := buildLibrary(t)

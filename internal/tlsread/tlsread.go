@@ -1,5 +1,5 @@
 // Package tlsread is the read of the load targets' encrypted sessions
-// (target/mariadb, target/redis): one read through crypto/tls, its
+// (db/mariadb/client, db/redis/client): one read through crypto/tls, its
 // outcome sorted into the errors their sessions report.
 package tlsread
 

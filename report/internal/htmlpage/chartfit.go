@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 )
 
 // This file fits the charts to a reader at 3 am: every axis says its unit,

@@ -1,7 +1,7 @@
 package htmlpage
 
 import (
-	mm "github.com/firedrill/firedrill/backend/mariadb/mariadbmetric"
+	mm "github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 )
 
 // mariadbCharts are a MariaDB (or MySQL) run's database charts: what the

@@ -1,7 +1,7 @@
 package htmlpage
 
 import (
-	rm "github.com/firedrill/firedrill/backend/redis/redismetric"
+	rm "github.com/firedrill/firedrill/db/redis/redismetric"
 )
 
 // redisCharts are a Redis run's database charts: what the server did, the

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"math"
 
-	"github.com/firedrill/firedrill/backend/postgres/pgmetric"
+	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 

@@ -78,8 +78,9 @@ func isDriver(path string) bool {
 func under(pkg, dir string) bool { return pkg == dir || strings.HasPrefix(pkg, dir+"/") }
 
 // databaseSpecific says whether pkg belongs to one kind of database: a
-// throwaway server, a target, a database's or the host's sampler, or a
-// backend's own folder (backend/<kind>/…), or a database driver. The neutral sampler and
+// throwaway server, a target, a database's or the host's sampler, a
+// backend's own folder (backend/<kind>/…), a kind's folder (db/<kind>/…:
+// its rules), or a database driver. The neutral sampler and
 // backend packages are not; backend/all is the registration itself.
 func databaseSpecific(pkg string) bool {
 	if pkg == "instance/serverproc" {
@@ -87,7 +88,7 @@ func databaseSpecific(pkg string) bool {
 		// no database in it, and the drill command's folder needs it too.
 		return false
 	}
-	if strings.HasPrefix(pkg, driverPrefix) || under(pkg, "instance") || under(pkg, "target") {
+	if strings.HasPrefix(pkg, driverPrefix) || under(pkg, "instance") || under(pkg, "target") || under(pkg, "db") {
 		return true
 	}
 	for _, neutral := range []string{"sampler", "backend"} {
@@ -138,7 +139,7 @@ func reach(graph map[string][]string, root string, stop func(string) bool) map[s
 // the registration in backend/all (or a metric-name leaf), so that a new
 // kind of database is one folder plus one line there (issue 8).
 func TestNeutralLayersReachDatabasesOnlyThroughTheRegistry(t *testing.T) {
-	roots := []string{"runner", "diagnose", "report", "drills", "internal/cli"}
+	roots := []string{"runner", "diagnose", "diagnose/diagnosetest", "report", "drills", "internal/cli"}
 	var patterns []string
 	for _, r := range roots {
 		patterns = append(patterns, module+r)

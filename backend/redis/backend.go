@@ -28,6 +28,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/firedrill/firedrill/db/redis/rules"
+	"github.com/firedrill/firedrill/diagnose"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -59,6 +61,7 @@ type Backend struct{}
 
 var (
 	_ backend.Backend     = Backend{}
+	_ backend.Ruled       = Backend{}
 	_ backend.Schemed     = Backend{}
 	_ backend.Keyed       = Backend{}
 	_ backend.Dialected   = Backend{}
@@ -71,6 +74,9 @@ func New() Backend { return Backend{} }
 
 // Kind is "redis".
 func (Backend) Kind() string { return Kind }
+
+// Rules are the diagnosis rules of redis runs (db/redis/rules).
+func (Backend) Rules() []diagnose.Rule { return redisrules.Rules() }
 
 // Schemes are Redis's URL schemes: redis, and rediss for TLS.
 func (Backend) Schemes() []string { return []string{"redis", "rediss"} }

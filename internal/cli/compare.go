@@ -179,7 +179,7 @@ func openCompared(dir string) (*timeline.Run, []diagnose.Finding, error) {
 		return nil, nil, fmt.Errorf("compare: read findings of %s: %w", filepath.Clean(dir), err)
 	}
 	if !ok {
-		fs = diagnose.Diagnose(run)
+		fs = diagnoseRun(run)
 	}
 	return run, fs, nil
 }

@@ -238,7 +238,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 		}
-		findings := diagnose.Diagnose(run)
+		findings := diagnoseRun(run)
 		if err := diagnose.Write(res.Dir, findings); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -322,7 +322,7 @@ func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check: %w", err))
 		}
-		runs = append(runs, variantRun{variant: v, run: run, findings: diagnose.Diagnose(run)})
+		runs = append(runs, variantRun{variant: v, run: run, findings: diagnoseRun(run)})
 	}
 	return o.junit.concluded(env, d, runs, man.Quick, conclude(env, d, runs, man.Quick, o.check, false))
 }
@@ -485,7 +485,7 @@ func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick, color bo
 	}
 	skipped := 0
 	for _, r := range runs {
-		for _, c := range d.Check(r.variant, r.run, r.findings, quick, others) {
+		for _, c := range d.Check(r.variant, r.run, r.findings, everyRule(), quick, others) {
 			verdict := clikit.Paint(color, clikit.Green, "PASS")
 			switch {
 			case c.Skipped:

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
@@ -121,7 +120,7 @@ func TestDrillWritesReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		findings := diagnose.Diagnose(run)
+		findings := diagnoseRun(run)
 		rep, err := writeVariantReport(run, findings)
 		if err != nil {
 			t.Fatal(err)

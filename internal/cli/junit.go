@@ -91,7 +91,7 @@ func drillSuites(d drills.Drill, runs []variantRun, quick bool) []report.JUnitSu
 		if s.Duration == 0 && !m.Ended.IsZero() {
 			s.Duration = m.Ended.Sub(m.Started)
 		}
-		for _, c := range d.Check(r.variant, r.run, r.findings, quick, others) {
+		for _, c := range d.Check(r.variant, r.run, r.findings, everyRule(), quick, others) {
 			jc := report.JUnitCase{Class: "firedrill.drill." + d.Name + "." + r.variant.Name, Name: c.Expectation, Output: c.Got}
 			switch {
 			case c.Skipped:

@@ -63,7 +63,7 @@ func (l *liveDiagnosis) tick(elapsed float64) {
 		if err != nil {
 			return // the next pass tries again
 		}
-		l.pass(elapsed, diagnose.Diagnose(run))
+		l.pass(elapsed, diagnoseRun(run))
 	}()
 }
 

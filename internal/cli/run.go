@@ -143,7 +143,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	env.Learn(sc.Target.DSN)
 	env.Learn(o.runAs)
-	if err := report.CheckThresholdMetrics(sc); err != nil {
+	if err := report.CheckThresholdMetrics(sc, everyRule()); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	for _, w := range sc.Warnings {
@@ -198,7 +198,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 	}
-	findings := diagnose.Diagnose(run)
+	findings := diagnoseRun(run)
 	if err := diagnose.Write(dir, findings); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -210,7 +210,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
-	thresholds := report.EvaluateThresholds(o.shard.thresholds(sc, env.Stderr), run, findings)
+	thresholds := report.EvaluateThresholds(o.shard.thresholds(sc, env.Stderr), run, findings, everyRule())
 	if len(thresholds) > 0 {
 		fmt.Fprintln(env.Stdout)
 		if err := report.WriteThresholds(env.Stdout, thresholds); err != nil {
@@ -308,7 +308,7 @@ for run.`,
 			for _, path := range args {
 				sc, err := scenario.Load(path, sopts)
 				if err == nil {
-					err = report.CheckThresholdMetrics(sc)
+					err = report.CheckThresholdMetrics(sc, everyRule())
 				}
 				if err == nil {
 					err = runner.Validate(sc, runner.Options{DSN: dsn, RunAs: runAs, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
@@ -358,7 +358,7 @@ the directory are rewritten too.`,
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
-			findings := diagnose.Diagnose(run)
+			findings := diagnoseRun(run)
 			if write {
 				if err := diagnose.Write(run.Dir, findings); err != nil {
 					return clikit.WithCode(clikit.ExitUsage, err)

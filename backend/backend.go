@@ -5,7 +5,7 @@
 // a throwaway server or opens a given one, makes the engine's targets, runs
 // setup, and offers what else it can as small optional interfaces found by
 // type assertion (Sampled, Configured, Eventful, Evidenced, EventKinds,
-// Restorer, Commander).
+// Restorer, Commander, Ruled).
 package backend
 
 import (
@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/clikit"
@@ -233,6 +234,14 @@ func DialectOf(b Backend) script.Dialect {
 	return script.PostgreSQL
 }
 
+// Ruled is a backend with diagnosis rules of its own (db/<kind>/rules):
+// they run on its runs only, beside diagnose's neutral rules. Several
+// kinds may each have a rule of one id (commit-bound): each is that
+// kind's variant of it.
+type Ruled interface {
+	Rules() []diagnose.Rule
+}
+
 // Passworder is a backend whose driver may send a password that is not
 // written in the connection string (a passfile, a service file, its
 // environment), so that firedrill can mask it in everything it writes.
@@ -363,6 +372,33 @@ func (r *Registry) ForDSN(dsn string) (Backend, error) {
 		return nil, fmt.Errorf("no backend of kind %s is built (built: %s)", kind, strings.Join(r.Kinds(), ", "))
 	}
 	return b, nil
+}
+
+// Rules are the rules to diagnose a run of kind with: diagnose's neutral
+// rules and that kind's own (a run from before kinds, "", is the default
+// kind's). An unknown kind gets the neutral ones.
+func (r *Registry) Rules(kind string) []diagnose.Rule {
+	if kind == "" {
+		kind = scenario.DefaultKind
+	}
+	var out []diagnose.Rule
+	if ru, ok := r.byKind[kind].(Ruled); ok {
+		out = append(out, ru.Rules()...)
+	}
+	return append(out, diagnose.Neutral()...)
+}
+
+// AllRules lists every rule of every kind, then the neutral ones: what a
+// threshold or a drill's expectation may name. An id several kinds have
+// appears once per kind.
+func (r *Registry) AllRules() []diagnose.Rule {
+	var out []diagnose.Rule
+	for _, b := range r.Backends() {
+		if ru, ok := b.(Ruled); ok {
+			out = append(out, ru.Rules()...)
+		}
+	}
+	return append(out, diagnose.Neutral()...)
 }
 
 // Kinds lists the registered kinds, sorted.

@@ -105,7 +105,6 @@ var testSupport = []string{"backend/all", "backend/backendtest"}
 // issue 21 that moves that use into the kind's folder. When that step
 // lands, its line goes: the test fails on a line no longer needed.
 var pending = map[string]string{
-	"diagnose":                 "the rules step moves each kind's rules into db/<kind>/rules",
 	"drills":                   "the present step moves drills/expect.go's kind metrics into each kind's folder",
 	"internal/promexport":      "the present step moves internal/promexport/names.go into each kind's folder",
 	"report":                   "the present step moves report/compare_kinds.go into each kind's folder",

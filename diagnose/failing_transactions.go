@@ -88,11 +88,11 @@ func (failingTransactions) check(run *timeline.Run, w timeline.WorkloadInfo) (Fi
 			code = c
 		}
 	}
-	es := workloadError(run, w.Name, code)
+	es := WorkloadError(run, w.Name, code)
 	message := code
 	where, text := "", ""
 	if es != nil {
-		message = firstLineOf(es.Message)
+		message = FirstLine(es.Message)
 		where, text = scriptLine(run, w, es.Script, es.Line)
 	}
 	if !strings.Contains(message, code) {
@@ -141,8 +141,8 @@ func (failingTransactions) check(run *timeline.Run, w timeline.WorkloadInfo) (Fi
 // not open a connection.
 func connectionFailures(iv timeline.Interval) int64 { return iv.ConnectionFailures() }
 
-// workloadError finds a workload's summary of one error code.
-func workloadError(run *timeline.Run, workload, code string) *timeline.ErrorSummary {
+// WorkloadError finds a workload's summary of one error code.
+func WorkloadError(run *timeline.Run, workload, code string) *timeline.ErrorSummary {
 	if run.Summary == nil {
 		return nil
 	}
@@ -203,7 +203,8 @@ func commandText(run *timeline.Run, workload, script string, line int) string {
 	return ""
 }
 
-func firstLineOf(s string) string {
+// FirstLine is the first line of a message (a server error's, before its DETAIL).
+func FirstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}

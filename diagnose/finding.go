@@ -1,6 +1,9 @@
 // Package diagnose reads a run's timeline and says what went wrong: rules
 // (one file each, registered) turn the timeline into findings with
-// evidence, mechanism and remedy.
+// evidence, mechanism and remedy. It is the neutral part: the Rule
+// interface, Diagnose, findings, the helpers rules share and the rules
+// that hold for every kind (Neutral); each kind's own rules live in
+// db/<kind>/rules and reach Diagnose through the registry of kinds.
 package diagnose
 
 // Severities of a finding, least to most severe.

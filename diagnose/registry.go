@@ -1,29 +1,11 @@
 package diagnose
 
-// Rules lists every rule, one line each: adding a rule is one file and
-// one line here. The conformance test runs each of them.
-func Rules() []Rule {
+// Neutral lists the rules that hold for every kind of database: they read
+// only client metrics, host series and the manifest. A kind's own rules
+// live in its folder (db/<kind>/rules) and come with it from the registry
+// of kinds; a new neutral rule is one file here and one line below.
+func Neutral() []Rule {
 	return []Rule{
-		multixactSLRUThrash{},
-		xminHorizonHeld{},
-		subtransactionOverflow{},
-		generatorLimited{},
-		transactionGuards{},
-		deadlock{},
-		lockContention{},
-		missingIndex{},
-		connectionSaturation{},
-		commitBound{},
 		failingTransactions{},
-		autoIncLock{},
-		queryCacheLock{},
-		hotRowLock{},
-		checkpointPressure{},
-		tempSpill{},
-		idleBlocker{},
-		aofFsyncStall{},
-		redisForkStall{},
-		redisSlowCommands{},
-		redisClientSaturation{},
 	}
 }

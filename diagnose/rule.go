@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -30,7 +31,7 @@ type Rule interface {
 }
 
 // Inputs are the sampled sources (timeline.Sample.Source, named by a
-// metrics package: pgmetric, hostmetric) a rule reads. Client metrics,
+// metrics package: a kind's, or hostmetric) a rule reads. Client metrics,
 // marks, the manifest and the recorded scripts are every run's and are
 // not listed.
 type Inputs struct {
@@ -72,13 +73,15 @@ func Recorded(run *timeline.Run) map[string]bool {
 	return out
 }
 
-// Diagnose runs the registered rules whose inputs the run recorded and
-// returns their findings, most severe first, then by time.
-func Diagnose(run *timeline.Run) []Finding {
+// Diagnose runs the rules whose inputs the run recorded and returns their
+// findings, most severe first, then by time. rules are the neutral ones
+// and those of the run's kind, as the caller's registry of kinds gives
+// them (backend.Registry.Rules); their order breaks ties.
+func Diagnose(run *timeline.Run, rules []Rule) []Finding {
 	var out []Finding
 	recorded := Recorded(run)
-	defer cacheScripts(run)() // the rules reading classified scripts share them
-	for _, r := range Rules() {
+	defer beginPass(run)() // the rules share what Shared computes
+	for _, r := range rules {
 		if !r.Inputs().Applies(recorded) {
 			continue
 		}
@@ -89,6 +92,65 @@ func Diagnose(run *timeline.Run) []Finding {
 	}
 	Sort(out)
 	return out
+}
+
+// passes holds, per run being diagnosed, what its rules computed once for
+// all of them (Shared); Diagnose empties it when done, so that nothing of
+// a run stays once it is diagnosed.
+var passes struct {
+	sync.Mutex
+	byRun map[*timeline.Run]*pass
+}
+
+// pass is one run's shared answers, for the Diagnose calls running on it.
+type pass struct {
+	diagnosing int
+	answers    map[any]any
+}
+
+// beginPass opens run's shared answers until the returned function is called.
+func beginPass(run *timeline.Run) (end func()) {
+	passes.Lock()
+	defer passes.Unlock()
+	if passes.byRun == nil {
+		passes.byRun = map[*timeline.Run]*pass{}
+	}
+	p := passes.byRun[run]
+	if p == nil {
+		p = &pass{answers: map[any]any{}}
+		passes.byRun[run] = p
+	}
+	p.diagnosing++
+	return func() {
+		passes.Lock()
+		defer passes.Unlock()
+		if p.diagnosing--; p.diagnosing == 0 {
+			delete(passes.byRun, run)
+		}
+	}
+}
+
+// Shared is compute's answer for run, computed once for all the rules of
+// a Diagnose pass over it (several rules reading the same costly thing,
+// such as classified scripts); outside a pass it is computed each time.
+// key names the answer; use an unexported type of the caller's package.
+func Shared[T any](run *timeline.Run, key any, compute func() T) T {
+	passes.Lock()
+	p := passes.byRun[run]
+	if p != nil {
+		if v, ok := p.answers[key]; ok {
+			passes.Unlock()
+			return v.(T)
+		}
+	}
+	passes.Unlock()
+	v := compute()
+	if p != nil {
+		passes.Lock()
+		p.answers[key] = v
+		passes.Unlock()
+	}
+	return v
 }
 
 // SeverityRank orders severities, critical first; an unknown one sorts last.
@@ -114,14 +176,10 @@ func Sort(fs []Finding) {
 	})
 }
 
-// Known reports whether id names a registered rule (for thresholds).
-func Known(id string) bool {
-	for _, r := range Rules() {
-		if r.ID() == id {
-			return true
-		}
-	}
-	return false
+// Known reports whether id names one of rules (for thresholds and
+// drills' expectations).
+func Known(rules []Rule, id string) bool {
+	return slices.ContainsFunc(rules, func(r Rule) bool { return r.ID() == id })
 }
 
 // Write stores findings in the run directory's findings.json.

@@ -2,12 +2,10 @@ package diagnose
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
-
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -149,21 +147,21 @@ func Events(run *timeline.Run) []EventSpan {
 	return out
 }
 
-// RunEnd is the time of the run's last record; end-of-run evidence
-// (plans, function bodies), gathered after the load, is not part of the
-// timeline.
+// RunEnd is the time of the run's last record. End-of-run evidence
+// (plans, function bodies: a source read once, after the load) is not
+// part of the timeline and does not count.
 func RunEnd(run *timeline.Run) float64 {
-	end := 0.0
-	if run.Summary != nil {
-		end = run.Summary.Duration
+	end := LoadEnd(run)
+	readOnce := map[string]int{}
+	for i := range run.Samples {
+		readOnce[run.Samples[i].Source]++
 	}
-	for _, iv := range run.Intervals {
-		end = max(end, iv.End)
-	}
+	load := end
 	for _, s := range run.Samples {
-		if !slices.Contains(pgmetric.Evidence, s.Source) {
-			end = max(end, s.T)
+		if readOnce[s.Source] == 1 && s.T > load {
+			continue // evidence gathered after the load
 		}
+		end = max(end, s.T)
 	}
 	return end
 }
@@ -217,3 +215,62 @@ func Tick(run *timeline.Run) float64 {
 // WorkloadApp is the application_name of a workload's sessions, as the
 // runner sets it: the key of its pg_stat_activity app.<name>.* series.
 func WorkloadApp(workload string) string { return "firedrill:" + workload }
+
+// TotalTPS is all workloads' successful transactions per second in the window.
+func TotalTPS(run *timeline.Run, from, to float64) float64 {
+	sum := 0.0
+	for _, w := range run.Manifest.Workloads {
+		sum += Throughput(run, w.Name, from, to)
+	}
+	if sum == 0 { // intervals not aligned with the window: all of them
+		var n int64
+		span := map[string]float64{}
+		for _, iv := range run.Intervals {
+			if iv.End > from && iv.Start < to {
+				n += iv.Count
+				span[iv.Workload] += iv.End - iv.Start
+			}
+		}
+		longest := 0.0
+		for _, s := range span {
+			longest = max(longest, s)
+		}
+		if longest > 0 {
+			sum = float64(n) / longest
+		}
+	}
+	return sum
+}
+
+// EventsOfKind are the run's events of a kind overlapping [from, to].
+func EventsOfKind(run *timeline.Run, kind string, from, to float64) []EventSpan {
+	var out []EventSpan
+	for _, e := range Events(run) {
+		if e.Kind == kind && e.End >= from && e.Start <= to {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// PointNear is the point of pts closest to t within tol.
+func PointNear(pts []timeline.Point, t, tol float64) (timeline.Point, bool) {
+	best, ok := timeline.Point{}, false
+	for _, p := range pts {
+		if math.Abs(p.T-t) <= tol && (!ok || math.Abs(p.T-t) < math.Abs(best.T-t)) {
+			best, ok = p, true
+		}
+	}
+	return best, ok
+}
+
+// EventNear names an event that ended shortly before t: "create-index
+// (sql) at 25 s".
+func EventNear(run *timeline.Run, t float64) string {
+	for _, e := range Events(run) {
+		if e.End <= t+Tick(run) && e.End >= t-10 {
+			return fmt.Sprintf("%s (%s) at %.0f–%.0f s", e.Name, e.Kind, e.Start, e.End)
+		}
+	}
+	return ""
+}

@@ -436,7 +436,7 @@ variants:
 	run := fakeRun(t)
 	for _, quick := range []bool{false, true} {
 		got := map[string]Check{}
-		for _, c := range d.Check(d.Variants[0], run, findings, quick, nil) {
+		for _, c := range d.Check(d.Variants[0], run, findings, all.Registry().AllRules(), quick, nil) {
 			got[c.Expectation] = c
 		}
 		want := map[string]bool{
@@ -562,7 +562,7 @@ variants:
 			broken.Intervals[i].Count = 10
 		}
 	}
-	checks := d.Check(d.Variants[1], fixed, nil, false, map[string]*timeline.Run{"broken": broken, "fixed": fixed})
+	checks := d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), false, map[string]*timeline.Run{"broken": broken, "fixed": fixed})
 	var metric []Check
 	for _, c := range checks {
 		if strings.Contains(c.Expectation, "÷ in broken") {
@@ -572,7 +572,7 @@ variants:
 	if len(metric) != 2 || !metric[0].Pass || !strings.HasPrefix(metric[0].Got, "4: ") || !metric[1].Pass {
 		t.Errorf("compare_to checks: %+v", metric)
 	}
-	for _, c := range d.Check(d.Variants[1], fixed, nil, true, nil) {
+	for _, c := range d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), true, nil) {
 		if strings.Contains(c.Expectation, "÷ in broken") && (!c.Skipped || c.Pass) {
 			t.Errorf("without broken's run the comparison is skipped, not passed: %+v", c)
 		}

@@ -412,8 +412,8 @@ type Check struct {
 // holds the runs of the drill's other variants, by name, for the
 // expectations that compare with one (nil if none ran). Quick uses each
 // metric's quick condition and scales the windows' offsets. An expected
-// rule that is not registered fails, saying so.
-func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, quick bool, others map[string]*timeline.Run) []Check {
+// rule that is not among rules (every rule firedrill has) fails, saying so.
+func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, rules []diagnose.Rule, quick bool, others map[string]*timeline.Run) []Check {
 	var out []Check
 	add := func(what string, pass bool, got string) {
 		out = append(out, Check{Variant: v.Name, Expectation: what, Pass: pass, Got: got})
@@ -430,7 +430,7 @@ func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, 
 		switch {
 		case len(fs) > 0:
 			add("finding "+id+" reported", true, describeFindings(fs))
-		case !diagnose.Known(id):
+		case !diagnose.Known(rules, id):
 			add("finding "+id+" reported", false, "not reported: no rule "+id+" is registered (yet)")
 		default:
 			add("finding "+id+" reported", false, "not reported")

@@ -67,7 +67,7 @@ func TestHTMLInBrowserReadable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			findings := diagnose.Diagnose(run)
+			findings := diagnoseRun(run)
 			dir := artifactDir(t)
 			file := writeReport(t, run, findings, dir)
 			dom := dumpDOM(t, chromium, file, 2*time.Minute)

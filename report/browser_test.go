@@ -394,7 +394,7 @@ func TestHTMLInBrowserKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			findings := diagnose.Diagnose(run)
+			findings := diagnoseRun(run)
 			if test.noFindings {
 				findings = nil
 			}

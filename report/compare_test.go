@@ -38,7 +38,7 @@ func openCompareFixture(t *testing.T, dir string) (*timeline.Run, []diagnose.Fin
 		t.Fatal(err)
 	}
 	if !ok {
-		fs = diagnose.Diagnose(run)
+		fs = diagnoseRun(run)
 	}
 	return run, fs
 }

@@ -36,7 +36,7 @@ func TestJSONRecordedRunValidates(t *testing.T) {
   reports.p99: "< 1s"
 `)
 	// The fixture's workload is oltp; reports did not run and must fail.
-	results := EvaluateThresholds(sc.Thresholds, run, findings)
+	results := EvaluateThresholds(sc.Thresholds, run, findings, everyRule())
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, run, findings, results); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestJSONEveryFieldValidates(t *testing.T) {
 		{Rule: "other", Severity: diagnose.Info, Start: 1, End: 2, Headline: "h", Remedy: "r"},
 	}
 	sc := thresholdScenario(t, "  oltp.p99: \"< 50ms\"\n  pooled.pool_wait_p99: \"< 1s\"\n  reports.p99: \"< 1s\"\n  db.slru_hit_rate_min.Xact: \">= 90%\"\n")
-	results := EvaluateThresholds(sc.Thresholds, run, findings)
+	results := EvaluateThresholds(sc.Thresholds, run, findings, everyRule())
 	cases := []struct {
 		name string
 		run  *timeline.Run

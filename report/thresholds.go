@@ -126,18 +126,20 @@ func WriteThresholds(w io.Writer, results []ThresholdResult) error {
 
 // CheckThresholdMetrics rejects what the scenario package cannot check on
 // its own: a finding.<rule-id> threshold naming no registered rule, which
-// would otherwise pass forever as "absent". It returns scenario.Errors,
-// each at the threshold's file:line:col.
-func CheckThresholdMetrics(sc *scenario.Scenario) error {
+// would otherwise pass forever as "absent"; rules are every rule firedrill
+// has. It returns scenario.Errors, each at the threshold's file:line:col.
+func CheckThresholdMetrics(sc *scenario.Scenario, rules []diagnose.Rule) error {
 	var errs scenario.Errors
 	var known []string
-	for _, r := range diagnose.Rules() {
-		known = append(known, r.ID())
+	for _, r := range rules {
+		if !slices.Contains(known, r.ID()) {
+			known = append(known, r.ID())
+		}
 	}
 	sort.Strings(known)
 	for _, t := range sc.Thresholds {
 		scope, id, _ := t.Split()
-		if scope != "finding" || diagnose.Known(id) {
+		if scope != "finding" || slices.Contains(known, id) {
 			continue
 		}
 		msg := fmt.Sprintf("threshold %s: no diagnosis rule %q", t.Metric, id)
@@ -201,12 +203,12 @@ func editDistance(a, b string) int {
 // sampled series over the whole run. A metric that cannot be measured
 // (a workload that did not run, a sampler that did not run) fails, with
 // the reason in Why.
-func EvaluateThresholds(sc []scenario.Threshold, run *timeline.Run, findings []diagnose.Finding) []ThresholdResult {
+func EvaluateThresholds(sc []scenario.Threshold, run *timeline.Run, findings []diagnose.Finding, rules []diagnose.Rule) []ThresholdResult {
 	out := make([]ThresholdResult, 0, len(sc))
 	totals := map[string]*workloadTotals{}
 	for _, t := range sc {
 		r := ThresholdResult{Metric: t.Metric, Condition: t.Text}
-		base, why, ok := measureThreshold(t, run, findings, totals)
+		base, why, ok := measureThreshold(t, run, findings, rules, totals)
 		_, r.Unit = displayValue(t, 0)
 		r.Why = why
 		if ok {
@@ -244,11 +246,11 @@ func displayValue(t scenario.Threshold, base float64) (float64, string) {
 // measureThreshold reads a threshold's metric off the run in the metric's
 // base unit (seconds, a fraction, a count); ok is false when it cannot be
 // measured, with why.
-func measureThreshold(t scenario.Threshold, run *timeline.Run, findings []diagnose.Finding, totals map[string]*workloadTotals) (value float64, why string, ok bool) {
+func measureThreshold(t scenario.Threshold, run *timeline.Run, findings []diagnose.Finding, rules []diagnose.Rule, totals map[string]*workloadTotals) (value float64, why string, ok bool) {
 	scope, name, param := t.Split()
 	switch scope {
 	case "finding":
-		if !diagnose.Known(name) {
+		if !diagnose.Known(rules, name) {
 			return 0, fmt.Sprintf("no diagnosis rule %q exists: it could never report", name), false
 		}
 		n := 0

@@ -96,7 +96,7 @@ func TestThresholdsEvaluate(t *testing.T) {
   db.slru_hit_rate_min.Xact: ">= 90%"
   db.slru_hit_rate_min.Subtrans: ">= 90%"
 `)
-	got := EvaluateThresholds(sc.Thresholds, thresholdRun(), nil)
+	got := EvaluateThresholds(sc.Thresholds, thresholdRun(), nil, everyRule())
 	// Each case: the metric and condition, what was measured (in the
 	// threshold's unit), whether it passed, and a part of Why.
 	want := []struct {
@@ -171,7 +171,7 @@ func TestThresholdsUnmeasurableFail(t *testing.T) {
 	run := &timeline.Run{Manifest: timeline.Manifest{Status: timeline.StatusFailed, Interval: 1}}
 	// oltp ran one interval in which every transaction failed.
 	run.Intervals = []timeline.Interval{{Workload: "oltp", Start: 0, End: 1, Failed: 0}}
-	for _, r := range EvaluateThresholds(sc.Thresholds, run, nil) {
+	for _, r := range EvaluateThresholds(sc.Thresholds, run, nil, everyRule()) {
 		if r.Pass || r.Measurable || r.Why == "" {
 			t.Errorf("%s: pass %v measurable %v why %q; want a failure with a reason", r, r.Pass, r.Measurable, r.Why)
 		}
@@ -200,7 +200,7 @@ func TestThresholdsFromIntervals(t *testing.T) {
 			Workload: "oltp", Start: float64(i), End: float64(i + 1), Count: 100, Failed: 1, Latency: h,
 		})
 	}
-	for _, r := range EvaluateThresholds(sc.Thresholds, run, nil) {
+	for _, r := range EvaluateThresholds(sc.Thresholds, run, nil, everyRule()) {
 		if !r.Pass {
 			t.Errorf("%s; want it to pass", r)
 		}
@@ -209,19 +209,19 @@ func TestThresholdsFromIntervals(t *testing.T) {
 
 func TestThresholdsFindings(t *testing.T) {
 	t.Parallel()
-	rules := diagnose.Rules()
+	rules := everyRule()
 	if len(rules) == 0 {
 		t.Skip("no diagnosis rule is registered yet: finding.<id> thresholds cannot name one")
 	}
 	id := rules[0].ID()
 	sc := thresholdScenario(t, fmt.Sprintf("  finding.%s: [absent, present]\n", id))
 	run := thresholdRun()
-	none := EvaluateThresholds(sc.Thresholds, run, nil)
+	none := EvaluateThresholds(sc.Thresholds, run, nil, everyRule())
 	if !none[0].Pass || none[1].Pass || none[0].Measured != 0 {
 		t.Errorf("without findings: %v / %v; want absent to pass and present to fail", none[0], none[1])
 	}
 	fs := []diagnose.Finding{{Rule: id, Severity: diagnose.Warning}, {Rule: id, Severity: diagnose.Critical}, {Rule: "other"}}
-	two := EvaluateThresholds(sc.Thresholds, run, fs)
+	two := EvaluateThresholds(sc.Thresholds, run, fs, everyRule())
 	if two[0].Pass || !two[1].Pass || two[1].Measured != 2 {
 		t.Errorf("with two findings: %v / %v; want absent to fail and present to pass, measured 2", two[0], two[1])
 	}
@@ -230,12 +230,12 @@ func TestThresholdsFindings(t *testing.T) {
 func TestCheckThresholdMetrics(t *testing.T) {
 	t.Parallel()
 	ok := thresholdScenario(t, "  oltp.p99: \"< 50ms\"\n  db.deadlocks: \"== 0\"\n")
-	if err := CheckThresholdMetrics(ok); err != nil {
+	if err := CheckThresholdMetrics(ok, everyRule()); err != nil {
 		t.Errorf("no finding thresholds: %v", err)
 	}
 	// An id no rule will ever have: the check must not pass it as absent.
 	bad := thresholdScenario(t, "  oltp.p99: \"< 50ms\"\n  finding.surely-no-such-rule-7c3f: absent\n")
-	err := CheckThresholdMetrics(bad)
+	err := CheckThresholdMetrics(bad, everyRule())
 	var errs scenario.Errors
 	if !errors.As(err, &errs) || len(errs) != 1 {
 		t.Fatalf("CheckThresholdMetrics = %v; want one scenario.Error", err)
@@ -246,9 +246,9 @@ func TestCheckThresholdMetrics(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q\nwant prefix %q", err, want)
 	}
-	if rules := diagnose.Rules(); len(rules) > 0 {
+	if rules := everyRule(); len(rules) > 0 {
 		known := thresholdScenario(t, "  finding."+rules[0].ID()+": absent\n")
-		if err := CheckThresholdMetrics(known); err != nil {
+		if err := CheckThresholdMetrics(known, everyRule()); err != nil {
 			t.Errorf("finding.%s is a registered rule: %v", rules[0].ID(), err)
 		}
 	}
@@ -258,7 +258,7 @@ func TestWriteThresholds(t *testing.T) {
 	t.Parallel()
 	sc := thresholdScenario(t, "  oltp.p99: [\"< 50ms\", \"< 10ms\"]\n  reports.tps: \">= 1\"\n")
 	var buf bytes.Buffer
-	if err := WriteThresholds(&buf, EvaluateThresholds(sc.Thresholds, thresholdRun(), nil)); err != nil {
+	if err := WriteThresholds(&buf, EvaluateThresholds(sc.Thresholds, thresholdRun(), nil, everyRule())); err != nil {
 		t.Fatal(err)
 	}
 	want := `thresholds:

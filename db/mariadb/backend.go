@@ -17,6 +17,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/firedrill/firedrill/db/mariadb/rules"
+	"github.com/firedrill/firedrill/diagnose"
 	"maps"
 	"strings"
 	"sync"
@@ -49,6 +51,7 @@ type Backend struct{}
 
 var (
 	_ backend.Backend     = Backend{}
+	_ backend.Ruled       = Backend{}
 	_ backend.Schemed     = Backend{}
 	_ backend.Keyed       = Backend{}
 	_ backend.Dialected   = Backend{}
@@ -63,6 +66,9 @@ func New() Backend { return Backend{} }
 
 // Kind is "mariadb".
 func (Backend) Kind() string { return Kind }
+
+// Rules are the diagnosis rules of mariadb runs (db/mariadb/rules).
+func (Backend) Rules() []diagnose.Rule { return mariadbrules.Rules() }
 
 // Schemes are the URL schemes of a given server.
 func (Backend) Schemes() []string { return []string{"mysql", "mariadb"} }

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/firedrill/firedrill/db/postgres/rules"
+	"github.com/firedrill/firedrill/diagnose"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -46,6 +48,7 @@ type Backend struct{}
 
 var (
 	_ backend.Backend     = Backend{}
+	_ backend.Ruled       = Backend{}
 	_ backend.Schemed     = Backend{}
 	_ backend.Keyed       = Backend{}
 	_ backend.Preflighter = Backend{}
@@ -67,6 +70,9 @@ func (Backend) Password(connString string) string {
 
 // Kind is "postgres".
 func (Backend) Kind() string { return Kind }
+
+// Rules are the diagnosis rules of postgres runs (db/postgres/rules).
+func (Backend) Rules() []diagnose.Rule { return pgrules.Rules() }
 
 // Schemes are libpq's URL schemes; a key/value conninfo has none and is
 // PostgreSQL's too (the default kind).

@@ -37,6 +37,8 @@ import (
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/db/redis/redisevent"
+	"github.com/firedrill/firedrill/db/redis/rules"
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
@@ -60,6 +62,7 @@ type Backend struct{}
 
 var (
 	_ backend.Backend     = Backend{}
+	_ backend.Ruled       = Backend{}
 	_ backend.Schemed     = Backend{}
 	_ backend.Keyed       = Backend{}
 	_ backend.Dialected   = Backend{}
@@ -72,6 +75,9 @@ func New() Backend { return Backend{} }
 
 // Kind is "redis".
 func (Backend) Kind() string { return Kind }
+
+// Rules are the diagnosis rules of redis runs (db/redis/rules).
+func (Backend) Rules() []diagnose.Rule { return redisrules.Rules() }
 
 // Schemes are Redis's URL schemes: redis, and rediss for TLS.
 func (Backend) Schemes() []string { return []string{"redis", "rediss"} }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
@@ -18,16 +19,17 @@ import (
 )
 
 type compareOpts struct {
-	json   string
-	html   string
-	alpha  float64
-	warmup string
-	block  time.Duration
-	noise  string
+	backends *backend.Registry // whose rules diagnose a run without findings.json
+	json     string
+	html     string
+	alpha    float64
+	warmup   string
+	block    time.Duration
+	noise    string
 }
 
-func newCompareCmd(env *clikit.Env) *cobra.Command {
-	o := &compareOpts{}
+func newCompareCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
+	o := &compareOpts{backends: backends}
 	cmd := &cobra.Command{
 		Use:   "compare RUN_A RUN_B",
 		Short: "Compare two run directories: throughput and latency with a significance test, findings, settings",
@@ -106,11 +108,11 @@ func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
 	if o.block < 0 {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--block %v: want a duration of 0 or more", o.block))
 	}
-	a, fa, err := openCompared(dirA)
+	a, fa, err := openCompared(o.backends, dirA)
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
-	b, fb, err := openCompared(dirB)
+	b, fb, err := openCompared(o.backends, dirB)
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -169,7 +171,7 @@ func reportLink(page, runDir string) string {
 
 // openCompared reads a run directory and its findings: findings.json, or
 // the diagnosis recomputed when the run has none.
-func openCompared(dir string) (*timeline.Run, []diagnose.Finding, error) {
+func openCompared(backends *backend.Registry, dir string) (*timeline.Run, []diagnose.Finding, error) {
 	run, err := timeline.Open(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compare: %w", err)
@@ -179,7 +181,7 @@ func openCompared(dir string) (*timeline.Run, []diagnose.Finding, error) {
 		return nil, nil, fmt.Errorf("compare: read findings of %s: %w", filepath.Clean(dir), err)
 	}
 	if !ok {
-		fs = diagnose.Diagnose(run)
+		fs = diagnoseRun(backends, run)
 	}
 	return run, fs, nil
 }

@@ -240,7 +240,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 		}
-		findings := diagnose.Diagnose(run)
+		findings := diagnoseRun(o.backends, run)
 		if err := diagnose.Write(res.Dir, findings); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -262,17 +262,17 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 	}
 
 	fmt.Fprintln(env.Stdout)
-	return o.junit.concluded(env, d, done, o.quick, conclude(env, d, done, o.quick, drillDir, true))
+	return o.junit.concluded(env, d, done, o.quick, everyRule(o.backends), conclude(env, d, done, o.quick, everyRule(o.backends), drillDir, true))
 }
 
 // conclude prints the comparison, the checks and each variant's report
 // with its top finding, writes the compare page between broken and
 // fixed (unless write is false: --check writes nothing), and sets the
 // exit code.
-func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, drillDir string, write bool) error {
+func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, drillDir string, write bool) error {
 	color := env.Color()
 	printComparison(env.Stdout, d, runs, quick)
-	failed := printChecks(env.Stdout, d, runs, quick, color)
+	failed := printChecks(env.Stdout, d, runs, quick, rules, color)
 	printVariantReports(env.Stdout, runs, color)
 	abs, _ := filepath.Abs(drillDir)
 	if write {
@@ -324,9 +324,9 @@ func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check: %w", err))
 		}
-		runs = append(runs, variantRun{variant: v, run: run, findings: diagnose.Diagnose(run)})
+		runs = append(runs, variantRun{variant: v, run: run, findings: diagnoseRun(o.backends, run)})
 	}
-	return o.junit.concluded(env, d, runs, man.Quick, conclude(env, d, runs, man.Quick, o.check, false))
+	return o.junit.concluded(env, d, runs, man.Quick, everyRule(o.backends), conclude(env, d, runs, man.Quick, everyRule(o.backends), o.check, false))
 }
 
 func names(vs []drills.Variant) []string {
@@ -478,7 +478,7 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 
 // printChecks checks every variant's expectations, prints each as PASS or
 // FAIL, and returns how many failed.
-func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick, color bool) int {
+func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, color bool) int {
 	fmt.Fprintln(w, "\nexpectations:")
 	failed, total := 0, 0
 	others := map[string]*timeline.Run{}
@@ -487,7 +487,7 @@ func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick, color bo
 	}
 	skipped := 0
 	for _, r := range runs {
-		for _, c := range d.Check(r.variant, r.run, r.findings, quick, others) {
+		for _, c := range d.Check(r.variant, r.run, r.findings, rules, quick, others) {
 			verdict := clikit.Paint(color, clikit.Green, "PASS")
 			switch {
 			case c.Skipped:

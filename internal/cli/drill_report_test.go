@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend/all"
-	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/timeline"
@@ -122,7 +121,7 @@ func TestDrillWritesReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		findings := diagnose.Diagnose(run)
+		findings := diagnoseRun(all.Registry(), run)
 		rep, err := writeVariantReport(run, findings)
 		if err != nil {
 			t.Fatal(err)

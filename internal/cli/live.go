@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/report"
 	"github.com/firedrill/firedrill/timeline"
@@ -19,12 +20,13 @@ import (
 // rules read only the run directory, so the final report is the same
 // rules over the whole run.
 type liveDiagnosis struct {
-	w       io.Writer
-	dir     func() string // the run directory, once the runner made it
-	verbose bool          // the finding's evidence too, not just its line
-	mu      sync.Mutex
-	running bool
-	last    time.Time
+	backends *backend.Registry // whose rules run on each pass
+	w        io.Writer
+	dir      func() string // the run directory, once the runner made it
+	verbose  bool          // the finding's evidence too, not just its line
+	mu       sync.Mutex
+	running  bool
+	last     time.Time
 	// shown is each finding printed live (by rule and workload) with the
 	// severity it was last shown at; resolved ones are kept, marked.
 	shown map[string]*liveFinding
@@ -63,7 +65,7 @@ func (l *liveDiagnosis) tick(elapsed float64) {
 		if err != nil {
 			return // the next pass tries again
 		}
-		l.pass(elapsed, diagnose.Diagnose(run))
+		l.pass(elapsed, diagnoseRun(l.backends, run))
 	}()
 }
 

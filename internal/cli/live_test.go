@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 )
 
@@ -20,7 +21,7 @@ func finding(rule, severity, headline string) diagnose.Finding {
 func TestLiveFindingsFollowSeverity(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	l := &liveDiagnosis{w: &out}
+	l := &liveDiagnosis{backends: all.Registry(), w: &out}
 	step := func(elapsed float64, fs ...diagnose.Finding) string {
 		out.Reset()
 		l.pass(elapsed, fs)

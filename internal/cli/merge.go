@@ -60,7 +60,7 @@ directory. More in docs/sharding.md.`,
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
-			findings := diagnose.Diagnose(run)
+			findings := diagnoseRun(backends, run)
 			if err := diagnose.Write(run.Dir, findings); err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
@@ -134,7 +134,7 @@ func judgeMergedThresholds(env *clikit.Env, backends *backend.Registry, run *tim
 	}
 	sc, err := scenario.Load(path, backends.ScenarioOptions())
 	if err == nil {
-		err = report.CheckThresholdMetrics(sc)
+		err = report.CheckThresholdMetrics(sc, everyRule(backends))
 	}
 	if err != nil {
 		if given {
@@ -143,7 +143,7 @@ func judgeMergedThresholds(env *clikit.Env, backends *backend.Registry, run *tim
 		fmt.Fprintf(env.Stderr, "firedrill: the thresholds were not judged: the shards' scenario.yaml does not read on its own (%s); give the scenario file with --scenario\n", strings.SplitN(err.Error(), "\n", 2)[0])
 		return nil, nil
 	}
-	results := report.EvaluateThresholds(sc.Thresholds, run, findings)
+	results := report.EvaluateThresholds(sc.Thresholds, run, findings, everyRule(backends))
 	if len(results) == 0 {
 		return nil, nil
 	}

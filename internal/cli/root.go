@@ -51,7 +51,7 @@ instead, its kind read from the URL's scheme.`,
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.AddCommand(newRunCmd(env, backends), newValidateCmd(env, backends), newReportCmd(env), newCompareCmd(env), newDrillsCmd(env), newDrillCmd(env, backends),
+	root.AddCommand(newRunCmd(env, backends), newValidateCmd(env, backends), newReportCmd(env, backends), newCompareCmd(env, backends), newDrillsCmd(env), newDrillCmd(env, backends),
 		newRestoreCmd(env, backends), newGrantCmd(env, backends), newK8sCmd(env, backends), newMergeCmd(env, backends), newVersionCmd(env))
 	for _, b := range backends.Backends() {
 		if c, ok := b.(backend.Commander); ok {

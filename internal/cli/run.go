@@ -144,7 +144,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	env.Learn(sc.Target.DSN)
 	env.Learn(o.runAs)
-	if err := report.CheckThresholdMetrics(sc); err != nil {
+	if err := report.CheckThresholdMetrics(sc, everyRule(o.backends)); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	for _, w := range sc.Warnings {
@@ -170,7 +170,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	var runDir atomic.Value
 	runDir.Store("")
-	live := &liveDiagnosis{w: env.Stderr, dir: func() string { return runDir.Load().(string) }, verbose: o.verbose}
+	live := &liveDiagnosis{backends: o.backends, w: env.Stderr, dir: func() string { return runDir.Load().(string) }, verbose: o.verbose}
 	ropts.OnStart = func(dir string) { runDir.Store(dir) }
 	if !o.quiet {
 		ropts.OnTick = func(t float64, ivs []timeline.Interval, samples []timeline.Sample) {
@@ -199,7 +199,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 	}
-	findings := diagnose.Diagnose(run)
+	findings := diagnoseRun(o.backends, run)
 	if err := diagnose.Write(dir, findings); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
@@ -211,7 +211,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	if err := report.WriteSummary(env.Stdout, run, findings); err != nil {
 		return err
 	}
-	thresholds := report.EvaluateThresholds(o.shard.thresholds(sc, env.Stderr), run, findings)
+	thresholds := report.EvaluateThresholds(o.shard.thresholds(sc, env.Stderr), run, findings, everyRule(o.backends))
 	if len(thresholds) > 0 {
 		fmt.Fprintln(env.Stdout)
 		if err := report.WriteThresholds(env.Stdout, thresholds); err != nil {
@@ -309,7 +309,7 @@ for run.`,
 			for _, path := range args {
 				sc, err := scenario.Load(path, sopts)
 				if err == nil {
-					err = report.CheckThresholdMetrics(sc)
+					err = report.CheckThresholdMetrics(sc, everyRule(backends))
 				}
 				if err == nil {
 					err = runner.Validate(sc, runner.Options{Backends: backends, DSN: dsn, RunAs: runAs, AllowShell: allowShell, AllowOutsideSchema: allowOutside})
@@ -338,7 +338,7 @@ for run.`,
 	return cmd
 }
 
-func newReportCmd(env *clikit.Env) *cobra.Command {
+func newReportCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
 	write := false
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
@@ -359,7 +359,7 @@ the directory are rewritten too.`,
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
-			findings := diagnose.Diagnose(run)
+			findings := diagnoseRun(backends, run)
 			if write {
 				if err := diagnose.Write(run.Dir, findings); err != nil {
 					return clikit.WithCode(clikit.ExitUsage, err)

@@ -1,0 +1,60 @@
+package all_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/diagnose/diagnosetest"
+)
+
+var update = flag.Bool("update", false, "rewrite diagnose/testdata/golden/ from what Diagnose finds now")
+
+// TestRecordingsDiagnoseAsGolden holds Diagnose to the findings each
+// recorded run gave when its golden was written, so that a change in how
+// rules are registered, selected or fed (metric names, sources, scripts)
+// cannot silently change a diagnosis. A change meant to change findings
+// refreshes the goldens with -update and shows the difference in review.
+// The recordings are every kind's, so the test lives with the registry
+// of kinds: each is diagnosed with its own kind's rules.
+func TestRecordingsDiagnoseAsGolden(t *testing.T) {
+	t.Parallel()
+	reg := all.Registry()
+	for _, name := range diagnosetest.Recordings(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			run := diagnosetest.Open(t, name)
+			fs := diagnose.Diagnose(run, reg.Rules(run.Manifest.Target.Kind))
+			if fs == nil {
+				fs = []diagnose.Finding{}
+			}
+			got, err := json.MarshalIndent(fs, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join(diagnosetest.Dir(), "golden", name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("read golden (go test ./backend/all -run Golden -update writes it): %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("findings of %s differ from %s:\n got: %s\nwant: %s", name, path, got, want)
+			}
+		})
+	}
+}

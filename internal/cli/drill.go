@@ -236,7 +236,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 			}
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, p.variant.Name, runErr))
 		}
-		run, err := timeline.Open(res.Dir)
+		run, err := openRun(o.backends, res.Dir)
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 		}
@@ -247,7 +247,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		vr := variantRun{variant: p.variant, run: run, findings: findings, elapsed: time.Since(t0)}
 		done = append(done, vr)
 		fmt.Fprintf(env.Stderr, "firedrill: %s done in %.0f s: %s\n", p.variant.Name, vr.elapsed.Seconds(), findingsLine(findings))
-		rep, err := writeVariantReport(run, findings)
+		rep, err := writeVariantReport(run, findings, presentation(o.backends))
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -262,21 +262,23 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 	}
 
 	fmt.Fprintln(env.Stdout)
-	return o.junit.concluded(env, d, done, o.quick, everyRule(o.backends), conclude(env, d, done, o.quick, everyRule(o.backends), drillDir, true))
+	return o.junit.concluded(env, d, done, o.quick, everyRule(o.backends), conclude(env, d, done, o.quick, o.backends, drillDir, true))
 }
 
 // conclude prints the comparison, the checks and each variant's report
 // with its top finding, writes the compare page between broken and
 // fixed (unless write is false: --check writes nothing), and sets the
-// exit code.
-func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, drillDir string, write bool) error {
+// exit code. backends are the kinds, whose rules, presentation and drill
+// metrics judge and show the runs.
+func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, backends *backend.Registry, drillDir string, write bool) error {
+	rules := everyRule(backends)
 	color := env.Color()
 	printComparison(env.Stdout, d, runs, quick)
 	failed := printChecks(env.Stdout, d, runs, quick, rules, color)
 	printVariantReports(env.Stdout, runs, color)
 	abs, _ := filepath.Abs(drillDir)
 	if write {
-		page, err := writeDrillCompare(drillDir, runs)
+		page, err := writeDrillCompare(drillDir, runs, presentation(backends))
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -320,13 +322,13 @@ func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
-		run, err := timeline.Open(filepath.Join(o.check, name))
+		run, err := openRun(o.backends, filepath.Join(o.check, name))
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check: %w", err))
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: diagnoseRun(o.backends, run)})
 	}
-	return o.junit.concluded(env, d, runs, man.Quick, everyRule(o.backends), conclude(env, d, runs, man.Quick, everyRule(o.backends), o.check, false))
+	return o.junit.concluded(env, d, runs, man.Quick, everyRule(o.backends), conclude(env, d, runs, man.Quick, o.backends, o.check, false))
 }
 
 func names(vs []drills.Variant) []string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -178,7 +179,9 @@ type chartSources struct {
 	ran     map[string]string // sampler → notes, from the manifest
 }
 
-func buildCharts(run *timeline.Run, duration float64) chartData {
+// buildCharts draws the run's charts: its kind's database section (kind's
+// Charts, else the neutral ones), then the host's and firedrill's own.
+func buildCharts(run *timeline.Run, kind present.Kind) chartData {
 	var d chartData
 	src := chartSources{run: run, samples: map[string][]*timeline.Sample{}, ran: map[string]string{}}
 	for i := range run.Samples {
@@ -190,18 +193,12 @@ func buildCharts(run *timeline.Run, duration float64) chartData {
 	}
 	wl := workloadColumns(&d, run)
 
-	if postgresKind(run.Manifest.Target) {
-		d.Charts = append(d.Charts,
-			withServerDeadlocks(&d, &src, throughputChart(&d, wl, run)),
-			aasChart(&d, &src),
-			latencyChart(&d, wl, run),
-			connectionsChart(&d, &src, wl),
-			slruChart(&d, &src),
-			horizonChart(&d, &src),
-		)
-	} else {
-		d.Charts = append(d.Charts, throughputChart(&d, wl, run), latencyChart(&d, wl, run))
-		d.Charts = append(d.Charts, declaredCharts(&d, &src, kindCharts[run.Manifest.Target.Kind])...)
+	charts := kind.Charts
+	if len(charts) == 0 {
+		charts = neutralCharts
+	}
+	for _, c := range charts {
+		d.Charts = append(d.Charts, drawChart(&d, &src, wl, run, c))
 	}
 	d.Charts = append(d.Charts,
 		hostCPUChart(&d, &src),
@@ -209,6 +206,30 @@ func buildCharts(run *timeline.Run, duration float64) chartData {
 		firedrillChart(&d, &src),
 	)
 	return d
+}
+
+// drawChart draws one chart of a kind's database section: a declared
+// one from its series, or one the page draws by code.
+func drawChart(d *chartData, src *chartSources, wl []workloadData, run *timeline.Run, c present.Chart) chartSpec {
+	switch c.Drawn {
+	case "":
+		return declaredChart(d, src, c)
+	case present.DrawnThroughput:
+		return throughputChart(d, wl, run)
+	case present.DrawnThroughputDeadlocks:
+		return withServerDeadlocks(d, src, throughputChart(d, wl, run))
+	case present.DrawnLatency:
+		return latencyChart(d, wl, run)
+	case present.DrawnWaits:
+		return aasChart(d, src)
+	case present.DrawnConnections:
+		return connectionsChart(d, src, wl)
+	case present.DrawnSLRU:
+		return slruChart(d, src)
+	case present.DrawnHorizon:
+		return horizonChart(d, src)
+	}
+	return chartSpec{ID: c.Drawn, Title: c.Drawn, NoData: "this version of the report cannot draw the chart " + c.Drawn}
 }
 
 // workloadColumns turns intervals into per-workload columns, each point

@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/report/present"
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// presentation is how the report presents runs of each kind the
+// registry has (charts, compare counters, product names).
+func presentation(reg *backend.Registry) present.Kinds {
+	return present.KindsOf(reg.Default(), reg.Backends())
+}
+
+// openRun opens a run directory for reading, with what a run recorded
+// before its kind's backend filled it in taken from its kind (the
+// server's name for people).
+func openRun(reg *backend.Registry, dir string) (*timeline.Run, error) {
+	run, err := timeline.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	presentation(reg).Fill(run)
+	return run, nil
+}

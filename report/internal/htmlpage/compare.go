@@ -171,48 +171,48 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string, kinds present.Kinds)
 	return d
 }
 
-// compareLoadChart overlays the runs' load series (present.Kind.Load): the
-// load of A's kind (else B's), in each run that recorded that series.
+// compareLoadChart overlays the runs' load series, each run's of its own
+// kind (present.Kind.Load); the chart is named after the first run's.
 func compareLoadChart(d *chartData, runs [2]*timeline.Run, labels [2]string, kinds present.Kinds) chartSpec {
 	c := chartSpec{ID: "load", Title: "Database load"}
-	var load *present.Load
-	for _, run := range runs {
-		if p, ok := kinds.Of(run.Manifest.Target); ok && p.Load != nil {
-			load = p.Load
-			break
-		}
-	}
-	if load == nil {
-		c.NoData = "neither run recorded its server's load"
-		return c
-	}
-	if load.ID != "" {
-		c.ID = load.ID
-	}
-	c.Title, c.Help, c.Axes = load.Title, load.Help, axes([]present.Axis{load.Axis})
-	missing := math.NaN()
-	if load.MissingIsZero {
-		missing = 0
-	}
+	var first *present.Load
 	for s, run := range runs {
+		p, ok := kinds.Of(run.Manifest.Target)
+		if !ok || p.Load == nil {
+			continue
+		}
+		load := p.Load
+		if first == nil {
+			first = load
+			if load.ID != "" {
+				c.ID = load.ID
+			}
+			c.Title, c.Help, c.Axes = load.Title, load.Help, axes([]present.Axis{load.Axis})
+		}
 		src := chartSources{run: run, samples: map[string][]*timeline.Sample{}}
 		for i := range run.Samples {
 			sm := &run.Samples[i]
 			src.samples[sm.Source] = append(src.samples[sm.Source], sm)
 		}
-		if len(src.samples[load.Source]) == 0 {
-			continue
+		missing := math.NaN()
+		if load.MissingIsZero {
+			missing = 0
 		}
-		if !load.MissingIsZero && len(src.keys(load.Source, func(k string) bool { return k == load.Key })) == 0 {
+		if len(src.samples[load.Source]) == 0 ||
+			!load.MissingIsZero && len(src.keys(load.Source, func(k string) bool { return k == load.Key })) == 0 {
 			continue
 		}
 		t := src.table(d, load.Source, []string{load.Key}, missing)
 		c.Series = append(c.Series, seriesSpec{Label: labels[s], X: t.x, Col: t.cols[load.Key], Color: sideColors[s], Width: 1.5})
 	}
 	if len(c.Series) == 0 {
-		c.NoData = load.NoData
-		if c.NoData == "" {
-			c.NoData = "neither run sampled " + load.Source
+		switch {
+		case first == nil:
+			c.NoData = "neither run recorded its server's load"
+		case first.NoData != "":
+			c.NoData = first.NoData
+		default:
+			c.NoData = "neither run sampled " + first.Source
 		}
 	}
 	return c

@@ -28,7 +28,7 @@ func (Backend) Presentation() present.Kind {
 			ID: "aas", Title: "Database load (average active sessions)",
 			Help:   "Sessions active in the database per tick, all waits together; each run from its own start.",
 			Axis:   present.Axis{Label: "sessions", Unit: "aas", Min: present.Zero()},
-			Source: pgmetric.Activity, Key: pgmetric.AAS, MissingIsZero: true,
+			Source: pgmetric.Activity, Key: pgmetric.AAS, MissingIsZero: true, SameKindOnly: true,
 			NoData: "neither run sampled pg_stat_activity",
 		},
 	}

@@ -98,6 +98,9 @@ type Load struct {
 	// MissingIsZero: a good sample without the key means 0, not a gap
 	// (and a run that sampled Source at all is drawn).
 	MissingIsZero bool
+	// SameKindOnly overlays it only when both runs are of this kind: in a
+	// comparison with another kind only the other's load is drawn.
+	SameKindOnly bool
 	// NoData says why neither run has the series ("neither run sampled
 	// pg_stat_activity"); "" says that neither sampled Source.
 	NoData string

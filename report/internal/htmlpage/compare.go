@@ -178,7 +178,7 @@ func compareLoadChart(d *chartData, runs [2]*timeline.Run, labels [2]string, kin
 	var first *present.Load
 	for s, run := range runs {
 		p, ok := kinds.Of(run.Manifest.Target)
-		if !ok || p.Load == nil {
+		if !ok || p.Load == nil || p.Load.SameKindOnly && !kinds.Same(runs[0].Manifest.Target, runs[1].Manifest.Target) {
 			continue
 		}
 		load := p.Load

@@ -213,7 +213,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 
 	ctx, stop := env.Context()
 	defer stop()
-	metrics, err := o.metrics.start(env)
+	metrics, err := o.metrics.start(env, o.backends)
 	if err != nil {
 		return err
 	}

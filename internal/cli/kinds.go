@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -10,6 +11,18 @@ import (
 // registry has (charts, compare counters, product names).
 func presentation(reg *backend.Registry) present.Kinds {
 	return present.KindsOf(reg.Default(), reg.Backends())
+}
+
+// metricNames are the key tables of the registry's kinds, for the names
+// of their sampled series on /metrics.
+func metricNames(reg *backend.Registry) []promexport.Names {
+	var out []promexport.Names
+	for _, b := range reg.Backends() {
+		if n, ok := b.(promexport.Named); ok {
+			out = append(out, n.MetricNames())
+		}
+	}
+	return out
 }
 
 // openRun opens a run directory for reading, with what a run recorded

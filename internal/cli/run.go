@@ -152,7 +152,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	ctx, stop := env.Context()
 	defer stop()
-	metrics, err := o.metrics.start(env)
+	metrics, err := o.metrics.start(env, o.backends)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/drills"
+	"github.com/firedrill/firedrill/drills/measure"
 	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
@@ -23,6 +25,18 @@ func metricNames(reg *backend.Registry) []promexport.Names {
 		}
 	}
 	return out
+}
+
+// drillMeasures are the metrics drills may expect: the neutral ones and
+// those of the registry's kinds.
+func drillMeasures(reg *backend.Registry) drills.Measures {
+	var kinds [][]measure.Metric
+	for _, b := range reg.Backends() {
+		if m, ok := b.(measure.Measured); ok {
+			kinds = append(kinds, m.DrillMetrics())
+		}
+	}
+	return drills.NewMeasures(kinds...)
 }
 
 // openRun opens a run directory for reading, with what a run recorded

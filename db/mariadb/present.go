@@ -15,8 +15,8 @@ var _ present.Presenter = Backend{}
 func (Backend) Presentation() present.Kind {
 	return present.Kind{
 		Product: "MariaDB", // runs recorded before the backend filled Product in were embedded MariaDB's
-		Charts:  append([]present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}, mariadbCharts...),
-		Load:    mariadbLoad,
+		Charts:  append([]present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}, mariadbCharts()...),
+		Load:    mariadbLoad(),
 		Compare: &present.Compare{
 			StallMS: 1000, // a second: a lock wait or a queue on a global lock, not a slow plan
 			Counters: []present.Counter{

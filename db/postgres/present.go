@@ -7,23 +7,13 @@ import (
 
 var _ present.Presenter = Backend{}
 
-// Presentation is how the report shows a PostgreSQL run: throughput with
-// the deadlocks the server detected, the sessions by wait event, latency,
-// connections, the SLRU caches and the xmin horizon (charts the report
-// still draws by code); the compare page's load is the average active
-// sessions. Compare weighs the percentiles, the findings and the settings
-// only.
+// Presentation is how the report shows a PostgreSQL run: its charts
+// (charts.go); the compare page's load is the average active sessions.
+// Compare weighs the percentiles, the findings and the settings only.
 func (Backend) Presentation() present.Kind {
 	return present.Kind{
 		Product: product,
-		Charts: []present.Chart{
-			{Drawn: present.DrawnThroughputDeadlocks},
-			{Drawn: present.DrawnWaits},
-			{Drawn: present.DrawnLatency},
-			{Drawn: present.DrawnConnections},
-			{Drawn: present.DrawnSLRU},
-			{Drawn: present.DrawnHorizon},
-		},
+		Charts:  charts(),
 		Load: &present.Load{
 			ID: "aas", Title: "Database load (average active sessions)",
 			Help:   "Sessions active in the database per tick, all waits together; each run from its own start.",

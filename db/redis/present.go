@@ -14,8 +14,8 @@ var _ present.Presenter = Backend{}
 func (Backend) Presentation() present.Kind {
 	return present.Kind{
 		Product: product,
-		Charts:  append([]present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}, redisCharts...),
-		Load:    redisLoad,
+		Charts:  append([]present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}, redisCharts()...),
+		Load:    redisLoad(),
 		Compare: &present.Compare{
 			StallMS: 100, // Redis answers in microseconds: 100 ms is the server stopping
 			Counters: []present.Counter{

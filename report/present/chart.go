@@ -2,12 +2,12 @@ package present
 
 // Chart declares one database chart of a kind: series read straight from
 // the sampled values, which the samplers already record as levels, rates
-// or counts per interval. A chart with Drawn set is one the report draws
-// by its own code instead (see Drawn).
+// or counts per interval. A chart with Drawn set is drawn in one of the
+// report's shapes that declared series cannot express (see Drawn…); its
+// Series then say which values the shape reads.
 type Chart struct {
-	// Drawn names a chart the report draws by code rather than from
-	// Series (DrawnThroughput, DrawnLatency and the others below); the
-	// other fields are then unused.
+	// Drawn names the shape the report draws the chart in ("": from
+	// Series as declared).
 	Drawn           string
 	ID, Title, Help string
 	Axes            []Axis
@@ -16,20 +16,34 @@ type Chart struct {
 	// What names what the chart shows when none of its series has data
 	// ("the AOF's fsync counters"), for the reason it gives.
 	What string
+	// Sparse says why the chart may hold only a few values (a hit rate
+	// exists only in ticks with reads), for the line that leaves it out.
+	Sparse string
+	// Shades colour a family's lines by the part of their label before
+	// ':' (a wait event's type: "Lock" of "Lock:tuple"), a shade each in
+	// turn; "" groups fall back to the report's own.
+	Shades map[string][]string
 }
 
-// The charts the report draws by code. Throughput and latency are every
-// kind's; the others are PostgreSQL's, not yet declared as Series.
+// The shapes the report draws by code.
 const (
-	DrawnThroughput = "throughput" // workloads' tx/s and errors/s
-	// DrawnThroughputDeadlocks is the throughput chart with the server's
-	// deadlocks per second on its error axis (pg_stat_database).
-	DrawnThroughputDeadlocks = "throughput+deadlocks"
-	DrawnLatency             = "latency"     // workloads' percentiles
-	DrawnWaits               = "aas"         // sessions by wait event (pg_stat_activity)
-	DrawnConnections         = "connections" // backends against max_connections, pool wait
-	DrawnSLRU                = "slru"        // SLRU hit rates
-	DrawnHorizon             = "horizon"     // xmin horizon age and dead tuples
+	// DrawnThroughput is the workloads' tx/s and errors/s; Series are
+	// counters of the server (per tick) drawn as rates beside the errors
+	// (the deadlocks it detected).
+	DrawnThroughput = "throughput"
+	// DrawnLatency is the workloads' latency percentiles.
+	DrawnLatency = "latency"
+	// DrawnSessions stacks sessions by what they wait on: Series[0] is
+	// the family (Prefix, Top), Series[1] the key of sessions running
+	// (drawn first, with its Label); Shades colour the waits.
+	DrawnSessions = "sessions"
+	// DrawnConnections is the server's connections (Series, from one
+	// source: a level and its limit) with the workloads' pool waits.
+	DrawnConnections = "connections"
+	// DrawnLevelAndFamily is one level (Series[0]) on the left axis and a
+	// family's largest lines by peak (Series[1]: Top, and a total line
+	// "all N <Label>") on the right.
+	DrawnLevelAndFamily = "level+family"
 )
 
 // Axis is a y axis: the first a chart lists is on the left, the second on
@@ -85,6 +99,11 @@ type Series struct {
 	// Scale multiplies Key's values into the axis's unit (0.001: ms to
 	// s); 0 is 1.
 	Scale float64
+	// ByName orders a family's lines by their names, not by total.
+	ByName bool
+	// Name and What are how a shape's notes call the series and what it
+	// shows when it has no data ("xmin horizon", "horizon age").
+	Name, What string
 }
 
 // Load is the one series the compare page overlays of two runs of a kind

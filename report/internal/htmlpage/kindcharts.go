@@ -26,7 +26,7 @@ const defaultFamilyTop = 6
 
 // declaredChart draws a kind's declared chart from the run's samples.
 func declaredChart(d *chartData, src *chartSources, dc present.Chart) chartSpec {
-	c := chartSpec{ID: dc.ID, Title: dc.Title, Help: dc.Help, Axes: axes(dc.Axes), Log: dc.Log}
+	c := chartSpec{ID: dc.ID, Title: dc.Title, Help: dc.Help, Axes: axes(dc.Axes), Log: dc.Log, Sparse: dc.Sparse}
 	var sources []string
 	colorIdx := 0
 	for _, ds := range dc.Series {
@@ -87,7 +87,9 @@ func declaredChart(d *chartData, src *chartSources, dc present.Chart) chartSpec 
 			}
 			keys = moved
 		}
-		slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(total[b], total[a]) })
+		if !ds.ByName { // keys are sorted by name
+			slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(total[b], total[a]) })
+		}
 		top := ds.Top
 		if top <= 0 {
 			top = defaultFamilyTop
@@ -108,7 +110,7 @@ func declaredChart(d *chartData, src *chartSources, dc present.Chart) chartSpec 
 				cols[i] = t.cols[k]
 			}
 			other := sumCols(d, cols)
-			c.Series = append(c.Series, seriesSpec{Label: "other", X: t.x, Col: d.addCol(other), Axis: ds.Axis, Color: waitColors["other"][0],
+			c.Series = append(c.Series, seriesSpec{Label: "other", X: t.x, Col: d.addCol(other), Axis: ds.Axis, Color: otherColor,
 				Style: ds.Style, Width: ds.Width, Alpha: ds.Alpha, Stack: ds.Stack, Hidden: ds.Hidden})
 			dropCols(d, t, rest)
 		}

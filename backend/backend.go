@@ -256,15 +256,23 @@ type Passworder interface {
 // from backend/all.Registry.
 type Registry struct {
 	byKind map[string]Backend
+	// defaultKind is the first backend registered: the kind of a
+	// scenario that names none and of a DSN without a URL scheme.
+	defaultKind string
 }
 
-// NewRegistry registers backends; a kind registered twice panics, as that
+// NewRegistry registers backends, the first being the default kind (a
+// scenario naming no kind and no DSN runs on it, and so does a key=value
+// DSN, which has no URL scheme); a kind registered twice panics, as that
 // is a programming error, and so does a backend offering a kind of event
 // twice (its own, or one of event's neutral kinds). Two backends may each
 // have a kind of the same name (sql): a scenario's events are decoded with
 // the kinds of its target's backend.
 func NewRegistry(backends ...Backend) *Registry {
 	r := &Registry{byKind: map[string]Backend{}}
+	if len(backends) > 0 {
+		r.defaultKind = backends[0].Kind()
+	}
 	for _, b := range backends {
 		if _, dup := r.byKind[b.Kind()]; dup {
 			panic("backend: kind registered twice: " + b.Kind())
@@ -280,6 +288,9 @@ func NewRegistry(backends ...Backend) *Registry {
 	}
 	return r
 }
+
+// Default is the default kind: the first registered (see NewRegistry).
+func (r *Registry) Default() string { return r.defaultKind }
 
 // EventKinds lists every kind of event firedrill has: each backend's own
 // in kind order, then the neutral ones (the order messages list them). A
@@ -302,11 +313,12 @@ func (r *Registry) EventKinds() []event.Kind {
 
 // ScenarioOptions are the options to load scenarios with: a scenario's
 // events decode with the kinds of its target's backend (target.kind, else
-// its target.dsn's URL scheme, else postgres) and its scripts with that
+// its target.dsn's URL scheme, else the default kind) and its scripts with that
 // backend's dialect. A scenario of an unknown kind decodes with every
 // kind firedrill has, and Resolve then refuses the kind.
 func (r *Registry) ScenarioOptions() scenario.Options {
 	opts := event.ScenarioOptions(r.EventKinds())
+	opts.DefaultKind = r.defaultKind
 	opts.ForKind = func(kind string) (scenario.KindOptions, bool) {
 		b, ok := r.byKind[kind]
 		if !ok {
@@ -360,7 +372,7 @@ func CheckEventKinds(b Backend, sc *scenario.Scenario) error {
 // ForDSN finds the backend of a given server by its DSN's URL scheme; a
 // DSN without one (a key=value connection string) is the default kind's.
 func (r *Registry) ForDSN(dsn string) (Backend, error) {
-	kind := scenario.DefaultKind
+	kind := r.defaultKind
 	if scheme, ok := urlScheme(dsn); ok {
 		kind = r.kindOfScheme(scheme)
 		if kind == "" {
@@ -379,7 +391,7 @@ func (r *Registry) ForDSN(dsn string) (Backend, error) {
 // kind's). An unknown kind gets the neutral ones.
 func (r *Registry) Rules(kind string) []diagnose.Rule {
 	if kind == "" {
-		kind = scenario.DefaultKind
+		kind = r.defaultKind
 	}
 	var out []diagnose.Rule
 	if ru, ok := r.byKind[kind].(Ruled); ok {
@@ -419,17 +431,14 @@ func (r *Registry) Lookup(kind string) (Backend, bool) {
 	return b, ok
 }
 
-// planned are the kinds firedrill will have, for errors that say so.
-var planned = map[string]string{"mariadb": "mysql", "redis": "redis"}
-
 // Resolve picks the backend of a run: the --dsn's URL scheme when it has
-// one, else the scenario's target kind (default postgres); a DSN whose
+// one, else the scenario's target kind (else the default kind); a DSN whose
 // scheme disagrees with the scenario's kind is an error, with the kind's
 // position. Kind-specific keys the backend does not take are errors too.
 func (r *Registry) Resolve(sc *scenario.Scenario, dsn string) (Backend, error) {
 	kind := sc.Target.Kind
 	if kind == "" {
-		kind = scenario.DefaultKind
+		kind = r.defaultKind
 	}
 	if dsn == "" {
 		dsn = sc.Target.DSN
@@ -449,9 +458,6 @@ func (r *Registry) Resolve(sc *scenario.Scenario, dsn string) (Backend, error) {
 	b, ok := r.byKind[kind]
 	if !ok {
 		msg := fmt.Sprintf("target kind %s is not known (known: %s)", kind, strings.Join(r.Kinds(), ", "))
-		if _, soon := planned[kind]; soon {
-			msg = fmt.Sprintf("target kind %s is not built yet (built: %s)", kind, strings.Join(r.Kinds(), ", "))
-		}
 		return nil, &scenario.Error{File: sc.File, Pos: sc.Target.KindPos, Msg: msg}
 	}
 	if err := checkKeys(b, sc); err != nil {

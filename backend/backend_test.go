@@ -46,7 +46,7 @@ func TestRegistryResolve(t *testing.T) {
 		{name: "scheme agrees", kind: "postgres", dsn: "postgresql://u@h/db", want: "postgres"},
 		{name: "scheme disagrees", kind: "kv", dsn: "postgres://u@h/db", wantsErr: true, want: "s.yaml:3:9: target kind kv, but the dsn is a postgres:// URL"},
 		{name: "unknown scheme", dsn: "mysql://u@h/db", wantsErr: true, want: "no backend takes mysql:// URLs (known: kv://, postgres://, postgresql://)"},
-		{name: "planned kind", kind: "mariadb", wantsErr: true, want: "target kind mariadb is not built yet (built: kv, postgres)"},
+		{name: "kind not built", kind: "mariadb", wantsErr: true, want: "target kind mariadb is not known (known: kv, postgres)"},
 		{name: "unknown kind", kind: "oracle", wantsErr: true, want: "target kind oracle is not known"},
 		{name: "key the kind takes", keys: []scenario.KeyUse{{Key: "setup.pgbench", Pos: scenario.Pos{Line: 5, Col: 3}}}, want: "postgres"},
 		{name: "key the kind does not take", kind: "kv", keys: []scenario.KeyUse{{Key: "setup.pgbench", Pos: scenario.Pos{Line: 5, Col: 3}}},
@@ -105,7 +105,7 @@ func TestRegistryForDSN(t *testing.T) {
 			t.Errorf("ForDSN(%s): %v, %v; want kind %s", tt.dsn, b, err, tt.want)
 		}
 	}
-	if _, err := NewRegistry(fake{kind: "redis"}).ForDSN("host=db"); err == nil {
+	if _, err := NewRegistry().ForDSN("host=db"); err == nil {
 		t.Error("ForDSN found a backend for a key=value DSN without the default kind")
 	}
 }

@@ -105,11 +105,8 @@ var testSupport = []string{"backend/all", "backend/backendtest"}
 // issue 21 that moves that use into the kind's folder. When that step
 // lands, its line goes: the test fails on a line no longer needed.
 var pending = map[string]string{
-	"drills":                   "the present step moves drills/expect.go's kind metrics into each kind's folder",
-	"internal/promexport":      "the present step moves internal/promexport/names.go into each kind's folder",
-	"report":                   "the present step moves report/compare_kinds.go into each kind's folder",
-	"report/internal/htmlpage": "the present step moves report/internal/htmlpage/kindcharts.go into each kind's folder",
-	"scenario":                 "scenario/thresholds.go's slru_hit_rate threshold names PostgreSQL's caches from pgmetric",
+	"report":   "report/terminal.go's top wait and report/thresholds.go's database thresholds read pgmetric",
+	"scenario": "scenario/thresholds.go's slru_hit_rate threshold names PostgreSQL's caches from pgmetric",
 }
 
 // metricLeaf says whether pkg is a kind's metric-name leaf (pgmetric,

@@ -22,9 +22,10 @@ const quickBudget = 200 * time.Second
 
 // TestEmbeddedDrills loads every variant of every drill, full and quick, as
 // `firedrill drill` does, and checks that drill.yaml agrees with the
-// scenarios: windows name events the scenarios have, expectations name
-// workloads they have, quick runs fit the budget, and the README names the
-// findings the drill expects.
+// scenarios and the kinds: windows name events the scenarios have,
+// expectations name workloads they have and metrics the kinds have, quick
+// runs fit the budget, and the README names the findings the drill
+// expects.
 func TestEmbeddedDrills(t *testing.T) {
 	t.Parallel()
 	ds := List()
@@ -40,6 +41,10 @@ func TestEmbeddedDrills(t *testing.T) {
 	for _, d := range ds {
 		t.Run(d.Name, func(t *testing.T) {
 			t.Parallel()
+			// List checks all but the metrics, which are the kinds'.
+			for _, err := range d.Validate(testMeasures()) {
+				t.Error(err)
+			}
 			var quickTotal time.Duration
 			eventsSeen := map[string]bool{}
 			for _, v := range d.Variants {
@@ -269,7 +274,7 @@ variants:
 		t.Fatal(err)
 	}
 	var msgs []string
-	for _, e := range d.Validate() {
+	for _, e := range d.Validate(testMeasures()) {
 		msgs = append(msgs, e.Error())
 	}
 	all := strings.Join(msgs, "\n")
@@ -375,7 +380,7 @@ func TestMeasure(t *testing.T) {
 		{"slru_hit_rate.MultiXactMember", Span{0, 50}, 0.9},
 	}
 	for _, tt := range tests {
-		got, err := Measure(run, tt.metric, "", tt.span)
+		got, err := testMeasures().Measure(run, tt.metric, "", tt.span)
 		if err != nil {
 			t.Errorf("%s over %v: %v", tt.metric, tt.span, err)
 			continue
@@ -385,10 +390,10 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("%s over %v = %v, want %v", tt.metric, tt.span, got, tt.want)
 		}
 	}
-	if _, err := Measure(run, "tps", "nope", Span{0, 50}); err == nil {
+	if _, err := testMeasures().Measure(run, "tps", "nope", Span{0, 50}); err == nil {
 		t.Error("an unknown workload must be an error")
 	}
-	if _, err := Measure(run, "slru_hit_rate.Subtrans", "", Span{0, 50}); err == nil {
+	if _, err := testMeasures().Measure(run, "slru_hit_rate.Subtrans", "", Span{0, 50}); err == nil {
 		t.Error("a cache never accessed has no hit rate: want an error")
 	}
 }
@@ -423,7 +428,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs := d.Validate(); len(errs) > 0 {
+	if errs := d.Validate(testMeasures()); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	findings := []diagnose.Finding{
@@ -436,7 +441,7 @@ variants:
 	run := fakeRun(t)
 	for _, quick := range []bool{false, true} {
 		got := map[string]Check{}
-		for _, c := range d.Check(d.Variants[0], run, findings, all.Registry().AllRules(), quick, nil) {
+		for _, c := range d.Check(d.Variants[0], run, findings, all.Registry().AllRules(), quick, nil, testMeasures()) {
 			got[c.Expectation] = c
 		}
 		want := map[string]bool{
@@ -552,7 +557,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs := d.Validate(); len(errs) > 0 {
+	if errs := d.Validate(testMeasures()); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	fixed := fakeRun(t) // keeps 40 % of its throughput in the hold
@@ -562,7 +567,7 @@ variants:
 			broken.Intervals[i].Count = 10
 		}
 	}
-	checks := d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), false, map[string]*timeline.Run{"broken": broken, "fixed": fixed})
+	checks := d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), false, map[string]*timeline.Run{"broken": broken, "fixed": fixed}, testMeasures())
 	var metric []Check
 	for _, c := range checks {
 		if strings.Contains(c.Expectation, "÷ in broken") {
@@ -572,7 +577,7 @@ variants:
 	if len(metric) != 2 || !metric[0].Pass || !strings.HasPrefix(metric[0].Got, "4: ") || !metric[1].Pass {
 		t.Errorf("compare_to checks: %+v", metric)
 	}
-	for _, c := range d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), true, nil) {
+	for _, c := range d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), true, nil, testMeasures()) {
 		if strings.Contains(c.Expectation, "÷ in broken") && (!c.Skipped || c.Pass) {
 			t.Errorf("without broken's run the comparison is skipped, not passed: %+v", c)
 		}
@@ -580,7 +585,7 @@ variants:
 	bad := d
 	bad.Variants = append([]Variant(nil), d.Variants...)
 	bad.Variants[1].Expect.Metrics = []MetricExpect{{Metric: "tps", CompareTo: "fixed", Want: ">= 1"}}
-	if errs := bad.Validate(); len(errs) != 1 || !strings.Contains(errs[0].Error(), `compare_to "fixed"`) {
+	if errs := bad.Validate(testMeasures()); len(errs) != 1 || !strings.Contains(errs[0].Error(), `compare_to "fixed"`) {
 		t.Errorf("comparing a variant with itself must be an error: %v", errs)
 	}
 }

@@ -11,10 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
-	"github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/drills/measure"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -159,6 +157,9 @@ type metricSpec struct {
 	name, unit string
 	// quantile, for latency metrics; 0 otherwise.
 	quantile float64
+	// kind is a kind's metric (Measures), with the family member named.
+	kind   *measure.Metric
+	member string
 }
 
 // metrics are what expectations and the comparison table measure.
@@ -179,70 +180,29 @@ var metrics = []metricSpec{
 	// connection: refused (the server at its limit), unavailable (down)
 	// or lost.
 	{name: "failed_connections", unit: "tries"},
-	{name: "deadlocks", unit: ""}, // pg_stat_database.deadlocks or Innodb_deadlocks, else the clients' 40P01/1213 errors
-	// slru_hit_rate.<cache>: the hit rate of one SLRU cache of
-	// pg_stat_slru (MultiXactMember …), pooled over the window (0..1).
-	{name: slruHitRate + "<cache>", unit: ""},
 	// stalls: client intervals in which a successful transaction took
 	// stallMS or more (the whole server stopping, for a Redis target).
 	{name: "stalls", unit: "intervals"},
-	// aof_delayed_fsync: Redis's AOF writes made without waiting any
-	// longer for a late fsync (redis_info), summed over the window.
-	{name: "aof_delayed_fsync", unit: ""},
 }
 
 // stallMS is the latency from which an interval counts in stalls.
 const stallMS = 100
 
-const slruHitRate = "slru_hit_rate."
-
-// slruCaches are the SLRU names slru_hit_rate accepts, as pg_stat_slru
-// names them before PostgreSQL 17 (the sampler maps the new names).
-var slruCaches = slices.Sorted(slices.Values(pgmetric.SLRUCaches))
-
-// MetricNames lists the metrics an expectation may name.
-func MetricNames() []string {
-	names := make([]string, len(metrics))
-	for i, m := range metrics {
-		names[i] = m.name
-	}
-	return names
-}
-
-func lookupMetric(name string) (metricSpec, bool) {
-	if cache, ok := strings.CutPrefix(name, slruHitRate); ok {
-		if slices.Contains(slruCaches, cache) {
-			return metricSpec{name: name}, true
-		}
-		return metricSpec{}, false
-	}
-	for _, m := range metrics {
-		if m.name == name && !strings.HasSuffix(name, ">") {
-			return m, true
-		}
-	}
-	return metricSpec{}, false
-}
-
 // Measure computes a metric over a span of a run, for one workload or
 // (workload "") all of them. An interval counts when its middle lies in
 // the span. Latencies are in milliseconds, from the intervals' merged
-// histograms.
-func Measure(run *timeline.Run, metric, workload string, span Span) (float64, error) {
-	spec, ok := lookupMetric(metric)
+// histograms; a kind's metric reads the run's samples (it ignores the
+// workload).
+func (ms Measures) Measure(run *timeline.Run, metric, workload string, span Span) (float64, error) {
+	spec, ok := ms.lookup(metric)
 	if !ok {
 		return 0, fmt.Errorf("no metric %q", metric)
 	}
-	switch spec.name {
-	case "deadlocks":
-		return deadlocks(run, span), nil
-	case "aof_delayed_fsync":
-		return sumSeries(run, redismetric.Info, redismetric.AOFDelayedFsync, span), nil
-	case "stalls":
-		return stalls(run, workload, span)
+	if spec.kind != nil {
+		return measureKind(run, spec, span)
 	}
-	if cache, ok := strings.CutPrefix(spec.name, slruHitRate); ok {
-		return slruHitRateIn(run, cache, span)
+	if spec.name == "stalls" {
+		return stalls(run, workload, span)
 	}
 	var count, failed, errorTries, connFailures int64
 	tps := 0.0
@@ -311,50 +271,6 @@ func workloadNames(run *timeline.Run) []string {
 	return names
 }
 
-// deadlocks counts the deadlocks PostgreSQL detected in the span (a
-// sample at t covers the tick before it); without that series, the
-// clients' deadlock errors.
-func deadlocks(run *timeline.Run, span Span) float64 {
-	total, sampled := 0.0, false
-	for _, series := range [][]timeline.Point{
-		run.Series(pgmetric.Database, pgmetric.Deadlocks),
-		run.Series(mariadbmetric.GlobalStatus, mariadbmetric.Deadlocks), // InnoDB's
-	} {
-		for _, p := range series {
-			sampled = true
-			if p.T > span.From && p.T <= span.To {
-				total += p.V
-			}
-		}
-	}
-	if sampled {
-		return total
-	}
-	for _, iv := range run.Intervals {
-		if mid := (iv.Start + iv.End) / 2; mid >= span.From && mid < span.To {
-			total += float64(iv.Errors["40P01"] + iv.Errors["40001/1213"])
-		}
-	}
-	return total
-}
-
-// slruHitRateIn pools an SLRU cache's hits and reads over the span's
-// samples (each a per-second rate over one tick).
-func slruHitRateIn(run *timeline.Run, cache string, span Span) (float64, error) {
-	var hits, reads float64
-	for _, s := range run.SourceSamples(pgmetric.SLRU) {
-		if s.Error != "" || s.T <= span.From || s.T > span.To {
-			continue
-		}
-		hits += s.Values[pgmetric.SLRUHitsPerS(cache)]
-		reads += s.Values[pgmetric.SLRUReadsPerS(cache)]
-	}
-	if hits+reads == 0 {
-		return 0, fmt.Errorf("no access to the %s cache between %.1f and %.1f s", cache, span.From, span.To)
-	}
-	return hits / (hits + reads), nil
-}
-
 // condition is "OP NUMBER".
 type condition struct {
 	op    string
@@ -410,10 +326,11 @@ type Check struct {
 
 // Check tests a variant's expectations on its run and findings; others
 // holds the runs of the drill's other variants, by name, for the
-// expectations that compare with one (nil if none ran). Quick uses each
+// expectations that compare with one (nil if none ran); ms are the
+// metrics the expectations may name. Quick uses each
 // metric's quick condition and scales the windows' offsets. An expected
 // rule that is not among rules (every rule firedrill has) fails, saying so.
-func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, rules []diagnose.Rule, quick bool, others map[string]*timeline.Run) []Check {
+func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, rules []diagnose.Rule, quick bool, others map[string]*timeline.Run, ms Measures) []Check {
 	var out []Check
 	add := func(what string, pass bool, got string) {
 		out = append(out, Check{Variant: v.Name, Expectation: what, Pass: pass, Got: got})
@@ -492,7 +409,7 @@ func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, 
 		}
 		c, _ := parseCondition(want) // Validate checked it
 		what := describeMetric(m) + " " + c.String()
-		value, got, err := d.measureExpect(run, m, quick)
+		value, got, err := d.measureExpect(run, m, quick, ms)
 		if err != nil {
 			add(what, false, err.Error())
 			continue
@@ -504,7 +421,7 @@ func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, 
 					Got: "variant " + m.CompareTo + " did not run"})
 				continue
 			}
-			otherValue, otherGot, err := d.measureExpect(other, m, quick)
+			otherValue, otherGot, err := d.measureExpect(other, m, quick, ms)
 			if err == nil && otherValue == 0 {
 				err = fmt.Errorf("%s is 0 in %s: no ratio", describeMetric(MetricExpect{Metric: m.Metric, Workload: m.Workload, Window: m.Window, RelativeTo: m.RelativeTo}), m.CompareTo)
 			}
@@ -551,14 +468,14 @@ func describeMetric(m MetricExpect) string {
 
 // measureExpect measures an expectation's value and says how it was
 // obtained.
-func (d Drill) measureExpect(run *timeline.Run, m MetricExpect, quick bool) (float64, string, error) {
-	spec, _ := lookupMetric(m.Metric)
+func (d Drill) measureExpect(run *timeline.Run, m MetricExpect, quick bool, ms Measures) (float64, string, error) {
+	spec, _ := ms.lookup(m.Metric)
 	at := func(window string) (float64, Span, error) {
 		span, err := d.Span(run, window, quick)
 		if err != nil {
 			return 0, span, err
 		}
-		v, err := Measure(run, m.Metric, m.Workload, span)
+		v, err := ms.Measure(run, m.Metric, m.Workload, span)
 		return v, span, err
 	}
 	value, span, err := at(m.Window)
@@ -616,16 +533,6 @@ func describeFindings(fs []diagnose.Finding) string {
 }
 
 // sumSeries adds up a sampled series over the samples taken in the span.
-func sumSeries(run *timeline.Run, source, key string, span Span) float64 {
-	sum := 0.0
-	for _, p := range run.Series(source, key) {
-		if p.T >= span.From && p.T < span.To {
-			sum += p.V
-		}
-	}
-	return sum
-}
-
 // stalls counts the moments (interval starts) in the span at which a
 // transaction of the workload (or of any) took stallMS or more.
 func stalls(run *timeline.Run, workload string, span Span) (float64, error) {

@@ -63,7 +63,7 @@ func TestHTMLInBrowserReadable(t *testing.T) {
 	for _, test := range tests {
 		name := filepath.Base(test.dir)
 		t.Run(name, func(t *testing.T) {
-			run, err := timeline.Open(test.dir)
+			run, err := openRun(test.dir)
 			if err != nil {
 				t.Fatal(err)
 			}

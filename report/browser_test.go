@@ -191,7 +191,7 @@ func chartStates(st selftest) string {
 func writeReport(t *testing.T, run *timeline.Run, findings []diagnose.Finding, dir string) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run, findings); err != nil {
+	if err := WriteHTML(&buf, run, findings, testKinds()); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, timeline.ReportFile)
@@ -390,7 +390,7 @@ func TestHTMLInBrowserKinds(t *testing.T) {
 			name += "-without-findings"
 		}
 		t.Run(name, func(t *testing.T) {
-			run, err := timeline.Open(filepath.Join("..", "diagnose", "testdata", test.run))
+			run, err := openRun(filepath.Join("..", "diagnose", "testdata", test.run))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -75,6 +76,11 @@ type CompareOptions struct {
 	// Default 0. On a shared machine, set it from runs of the same code
 	// compared with each other: what they disagree by is noise.
 	MinChange float64 `json:"min_change"`
+	// Kinds say what compare weighs for each kind of target beyond the
+	// percentiles (present.Kind.Compare: the worst latency and the
+	// server's counters) and what the compare page overlays as its load;
+	// the zero value knows no kind.
+	Kinds present.Kinds `json:"-"`
 }
 
 // DefaultCompareOptions are the options Compare uses.
@@ -119,8 +125,8 @@ type Comparison struct {
 	// verdicts (server version, host, run status).
 	Notes []string `json:"notes,omitempty"`
 	// Counters are the server's key series over each whole run, for the
-	// kinds that declare them (compareKinds: Redis's fsync stalls, latency
-	// events …); absent for PostgreSQL.
+	// kinds that declare them (present.Kind.Compare: Redis's fsync stalls,
+	// latency events …); absent for PostgreSQL.
 	Counters []CounterChange `json:"counters,omitempty"`
 }
 
@@ -152,7 +158,7 @@ type WorkloadComparison struct {
 	Autocorrelation float64            `json:"autocorrelation"`
 	Metrics         []MetricComparison `json:"metrics"`
 	// Stalls is the worst latency of each run, for the kinds whose
-	// comparison weighs it (compareKinds); absent for PostgreSQL.
+	// comparison weighs it (present.Kind.Compare); absent for PostgreSQL.
 	Stalls *StallComparison `json:"stalls,omitempty"`
 	// Changes lists what differs in the workload's definition (scripts,
 	// clients, rate, session settings): the reason B differs, if any.
@@ -288,7 +294,7 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 		Format: CompareFormat, A: runRef(a), B: runRef(b), Options: opts,
 		Workloads: []WorkloadComparison{}, Findings: compareFindings(fa, fb), Settings: compareSettings(a, b),
 	}
-	kc, hasKind := kindOf(a, b)
+	kc, hasKind := kindOf(a, b, opts.Kinds)
 	if hasKind {
 		c.Counters = compareCounters(a, b, kc.Counters)
 	}
@@ -320,13 +326,17 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 }
 
 // kindOf is what Compare weighs beyond the percentiles for the runs'
-// kind; none when the runs are of different kinds or of PostgreSQL.
-func kindOf(a, b *timeline.Run) (kindCompare, bool) {
+// kind; none when the runs are of different kinds or their kind declares
+// nothing more.
+func kindOf(a, b *timeline.Run, kinds present.Kinds) (present.Compare, bool) {
 	if a.Manifest.Target.Kind != b.Manifest.Target.Kind {
-		return kindCompare{}, false
+		return present.Compare{}, false
 	}
-	kc, ok := compareKinds[a.Manifest.Target.Kind]
-	return kc, ok
+	p, ok := kinds.Of(a.Manifest.Target)
+	if !ok || p.Compare == nil {
+		return present.Compare{}, false
+	}
+	return *p.Compare, true
 }
 
 func runRef(r *timeline.Run) RunRef {
@@ -514,7 +524,7 @@ func meanBlockSpan(blocks []compareBlock) float64 {
 	return math.Round(10*sum/float64(len(blocks))) / 10
 }
 
-func compareWorkload(a, b *timeline.Run, name string, opts CompareOptions, kc kindCompare, hasKind bool) WorkloadComparison {
+func compareWorkload(a, b *timeline.Run, name string, opts CompareOptions, kc present.Compare, hasKind bool) WorkloadComparison {
 	wc := WorkloadComparison{Name: name, Metrics: []MetricComparison{}}
 	ivsA, warmA := measuredIntervals(a, name, opts)
 	ivsB, warmB := measuredIntervals(b, name, opts)

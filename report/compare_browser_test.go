@@ -20,7 +20,7 @@ import (
 // directories, into dir and returns its path and the comparison.
 func writeComparePage(t *testing.T, a, b *timeline.Run, fa, fb []diagnose.Finding, dir string) (string, *Comparison) {
 	t.Helper()
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	var page bytes.Buffer
 	if err := WriteCompareHTML(&page, a, b, CompareSide{Label: c.A.Name, Dir: a.Dir}, CompareSide{Label: c.B.Name, Dir: b.Dir}, c); err != nil {
 		t.Fatal(err)

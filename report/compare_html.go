@@ -19,7 +19,8 @@ type CompareSide = htmlpage.Side
 // WriteCompareHTML writes a self-contained page with the comparison's
 // verdict tables (coloured by verdict; script diffs per file, folded)
 // over both runs' timelines overlaid (throughput and latency per
-// workload, database load), the runs named by their sides' labels.
+// workload, database load: the kinds' present.Load, from the comparison's
+// options), the runs named by their sides' labels.
 func WriteCompareHTML(w io.Writer, a, b *timeline.Run, sa, sb CompareSide, c *Comparison) error {
 	assets, err := fs.Sub(htmlAssets, "assets")
 	if err != nil {
@@ -29,7 +30,7 @@ func WriteCompareHTML(w io.Writer, a, b *timeline.Run, sa, sb CompareSide, c *Co
 	if err := WriteCompare(&text, c); err != nil {
 		return err
 	}
-	return htmlpage.RenderCompare(w, assets, a, b, sa, sb, compareVerdict(c, text.String()))
+	return htmlpage.RenderCompare(w, assets, a, b, sa, sb, compareVerdict(c, text.String()), c.Options.Kinds)
 }
 
 // verdictClass is the page's class of an outcome.

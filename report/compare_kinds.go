@@ -4,71 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	mm "github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
-	rm "github.com/firedrill/firedrill/db/redis/redismetric"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
-
-// kindCompare is what Compare weighs for one kind of target beyond the
-// workloads' throughput and latency percentiles: the worst latency (a
-// server that stops for a moment shows there, not in p99), and the
-// server's own counters that tell why. PostgreSQL has no entry: its
-// comparison is the percentiles, the findings and the settings.
-type kindCompare struct {
-	// StallMS is the latency (ms) past which a transaction counts as
-	// stalled rather than slow.
-	StallMS float64
-	// Counters are the kind's key series, each summed or maximised over
-	// the whole run.
-	Counters []counterSpec
-}
-
-// counterSpec is one sampled series Compare sets side by side.
-type counterSpec struct {
-	Source, Key string
-	Label       string
-	Unit        string
-	Agg         string // aggSum (a count per interval), aggMax, aggMean (a rate or level)
-}
-
-// How a counter is taken over a run.
-const (
-	aggSum  = "sum"
-	aggMax  = "max"
-	aggMean = "mean"
-)
-
-// compareKinds are the kinds Compare knows more of, keyed by
-// timeline.Target.Kind; a kind's entry reads its metric leaf's names.
-var compareKinds = map[string]kindCompare{
-	"redis": {
-		StallMS: 100, // Redis answers in microseconds: 100 ms is the server stopping
-		Counters: []counterSpec{
-			{rm.Info, rm.AOFDelayedFsync, "AOF writes past a late fsync (aof_delayed_fsync)", "", aggSum},
-			{rm.Latency, rm.LatencyMax(rm.EventAOFWritePendingFsync), "longest aof-write-pending-fsync (latency monitor)", "ms", aggMax},
-			{rm.Latency, rm.LatencyMax(rm.EventFork), "longest fork (latency monitor)", "ms", aggMax},
-			{rm.Latency, rm.LatencyMax(rm.EventCommand), "longest slow command (latency monitor)", "ms", aggMax},
-			{rm.Slowlog, rm.SlowlogNewEntries, "slow log entries", "", aggSum},
-			{rm.Info, rm.RejectedConnections, "connections refused (maxclients)", "", aggSum},
-			{rm.Info, rm.EvictedKeys, "keys evicted (maxmemory)", "", aggSum},
-			{rm.Info, rm.OpsPerS, "commands per second", "/s", aggMean},
-		},
-	},
-	"mariadb": {
-		StallMS: 1000, // a second: a lock wait or a queue on a global lock, not a slow plan
-		Counters: []counterSpec{
-			{mm.GlobalStatus, mm.Deadlocks, "deadlocks (Innodb_deadlocks)", "", aggSum},
-			{mm.GlobalStatus, mm.RowLockTimeMS, "time waiting for row locks", "ms", aggSum},
-			{mm.InnoDBLocks, mm.LocksBlocked, "most transactions waiting for a lock at once", "", aggMax},
-			{mm.InnoDBLocks, mm.LockWaits(mm.LockAutoInc), "most waiting for a table's AUTO-INC lock at once", "", aggMax},
-			{mm.Processlist, mm.State(mm.StateQueryCacheLock), "most sessions waiting for the query cache lock at once", "", aggMax},
-			{mm.GlobalStatus, mm.QcacheInvalidPerS, "query-cache invalidations per second", "/s", aggMean},
-			{mm.GlobalStatus, mm.ThreadsRunning, "most threads running at once", "", aggMax},
-			{mm.GlobalStatus, mm.ConnErrorsMaxConn, "connections refused (max_connections)", "", aggSum},
-			{mm.GlobalStatus, mm.QuestionsPerS, "statements per second", "/s", aggMean},
-		},
-	},
-}
 
 // CounterChange is one of the server's key series over each whole run.
 type CounterChange struct {
@@ -126,7 +64,7 @@ func worst(ivs []timeline.Interval, thresholdMS float64) (maxMS float64, over in
 }
 
 // compareCounters takes each of the kind's counters over both runs.
-func compareCounters(a, b *timeline.Run, specs []counterSpec) []CounterChange {
+func compareCounters(a, b *timeline.Run, specs []present.Counter) []CounterChange {
 	var out []CounterChange
 	for _, s := range specs {
 		cc := CounterChange{Name: s.Source + ":" + s.Key, Label: s.Label, Unit: s.Unit, Agg: s.Agg,
@@ -136,10 +74,10 @@ func compareCounters(a, b *timeline.Run, specs []counterSpec) []CounterChange {
 		}
 		// A sampled source without the key had nothing to count (a
 		// latency-monitor event that never happened): that is a 0.
-		if cc.A == nil && sampled(a, s.Source) && s.Agg != aggMean {
+		if cc.A == nil && sampled(a, s.Source) && s.Agg != present.Mean {
 			cc.A = ptrTo(0)
 		}
-		if cc.B == nil && sampled(b, s.Source) && s.Agg != aggMean {
+		if cc.B == nil && sampled(b, s.Source) && s.Agg != present.Mean {
 			cc.B = ptrTo(0)
 		}
 		out = append(out, cc)
@@ -162,19 +100,19 @@ func sampled(r *timeline.Run, source string) bool {
 }
 
 // aggregate takes one counter over a run; nil when the run lacks it.
-func aggregate(r *timeline.Run, s counterSpec) *float64 {
+func aggregate(r *timeline.Run, s present.Counter) *float64 {
 	pts := r.Series(s.Source, s.Key)
 	if len(pts) == 0 {
 		return nil
 	}
 	v := 0.0
 	switch s.Agg {
-	case aggMax:
+	case present.Max:
 		v = math.Inf(-1)
 		for _, p := range pts {
 			v = max(v, p.V)
 		}
-	case aggMean:
+	case present.Mean:
 		for _, p := range pts {
 			v += p.V
 		}

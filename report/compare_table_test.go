@@ -24,7 +24,7 @@ func TestCompareTableUnstableRecorded(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, "../diagnose/testdata/multixact-broken")
 	b, fb := openCompareFixture(t, "../diagnose/testdata/multixact-control")
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	var buf bytes.Buffer
 	if err := WriteCompare(&buf, c); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestCompareTableRecordedStock(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, "../diagnose/testdata/stock-deadlock")
 	b, fb := openCompareFixture(t, "../diagnose/testdata/stock-sorted")
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	if c.A.Name != "stock-deadlock" || c.B.Name != "stock-sorted" {
 		t.Errorf("names %q and %q, want the directories'", c.A.Name, c.B.Name)
 	}
@@ -98,7 +98,7 @@ func TestCompareColor(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, compareFixtureBase)
 	b, fb := openCompareFixture(t, compareFixtureSlow)
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	var plain, colored bytes.Buffer
 	if err := WriteCompareColor(&plain, c, false); err != nil {
 		t.Fatal(err)

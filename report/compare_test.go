@@ -29,7 +29,7 @@ const (
 
 func openCompareFixture(t *testing.T, dir string) (*timeline.Run, []diagnose.Finding) {
 	t.Helper()
-	run, err := timeline.Open(dir)
+	run, err := openRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestCompareRecordedSame(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, compareFixtureBase)
 	b, fb := openCompareFixture(t, compareFixtureBase2)
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	if len(c.Workloads) != 1 || len(c.Workloads[0].Metrics) != len(compareMetrics) {
 		t.Fatalf("comparison: %+v", c)
 	}
@@ -74,7 +74,7 @@ func TestCompareRecordedSlower(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, compareFixtureBase)
 	b, fb := openCompareFixture(t, compareFixtureSlow)
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	if len(c.Workloads) != 1 {
 		t.Fatalf("comparison: %+v", c)
 	}
@@ -113,7 +113,7 @@ func TestCompareGolden(t *testing.T) {
 		a, fa := openCompareFixture(t, c.a)
 		b, fb := openCompareFixture(t, c.b)
 		var buf bytes.Buffer
-		if err := WriteCompare(&buf, Compare(a, b, fa, fb)); err != nil {
+		if err := WriteCompare(&buf, compareForTest(a, b, fa, fb)); err != nil {
 			t.Fatal(err)
 		}
 		if *updateCompare {
@@ -243,7 +243,7 @@ func TestCompareVerdicts(t *testing.T) {
 	for _, c := range cases {
 		a := syntheticRun("a", 60, func(i int) float64 { return base[i] })
 		b := syntheticRun("b", 60, func(i int) float64 { return other[i] * c.factor })
-		cmp := Compare(a, b, nil, nil)
+		cmp := compareForTest(a, b, nil, nil)
 		tps, p50 := cmp.Workloads[0].Metrics[0], cmp.Workloads[0].Metrics[1]
 		word := "slower"
 		if c.factor > 1 {
@@ -293,7 +293,7 @@ func TestCompareWithinNoise(t *testing.T) {
 		}
 		return 1 + 0.01*float64(i%3)
 	})
-	m := Compare(a, b, nil, nil).Workloads[0].Metrics[0]
+	m := compareForTest(a, b, nil, nil).Workloads[0].Metrics[0]
 	if m.Significant || !m.WithinNoise || !strings.HasPrefix(m.Verdict, "within noise: B is ") || !strings.Contains(m.Verdict, "between their own halves") {
 		t.Errorf("verdict %q (p %.3g, change %+.2f, drift %.2f); want within noise", m.Verdict, m.P, m.Change, m.Drift)
 	}
@@ -305,18 +305,18 @@ func TestCompareTooShort(t *testing.T) {
 	// test cannot reach p < 0.05 with three values a side.
 	a := syntheticTPSRun("a", 4, func(int) float64 { return 1 })
 	b := syntheticTPSRun("b", 4, func(int) float64 { return 0.5 })
-	wc := Compare(a, b, nil, nil).Workloads[0]
+	wc := compareForTest(a, b, nil, nil).Workloads[0]
 	if m := wc.Metrics[0]; m.Significant || !strings.HasPrefix(m.Verdict, "too few blocks to tell (3 in A, 3 in B; need 4)") {
 		t.Errorf("4 s runs: %q (%d + %d blocks); want too few blocks", m.Verdict, wc.BlocksA, wc.BlocksB)
 	}
 	// 6 s: five blocks, enough for the test, too few to bound a median.
 	a = syntheticTPSRun("a", 6, func(int) float64 { return 1 })
 	b = syntheticTPSRun("b", 6, func(int) float64 { return 0.5 })
-	if m := Compare(a, b, nil, nil).Workloads[0].Metrics[0]; !m.Significant || !strings.HasPrefix(m.Verdict, "B is 50 % ± ? slower, p = ") {
+	if m := compareForTest(a, b, nil, nil).Workloads[0].Metrics[0]; !m.Significant || !strings.HasPrefix(m.Verdict, "B is 50 % ± ? slower, p = ") {
 		t.Errorf("6 s runs: %q; want B 50 %% ± ? slower", m.Verdict)
 	}
 	empty := syntheticTPSRun("b", 1, func(int) float64 { return 1 })
-	if wc := Compare(a, empty, nil, nil).Workloads[0]; len(wc.Metrics) != 0 || len(wc.Notes) != 1 {
+	if wc := compareForTest(a, empty, nil, nil).Workloads[0]; len(wc.Metrics) != 0 || len(wc.Notes) != 1 {
 		t.Errorf("against a run with one interval: %+v; want a note and no metrics", wc)
 	}
 }
@@ -360,7 +360,7 @@ func TestCompareFindingsSettingsChanges(t *testing.T) {
 		{Rule: "slow-commit", Severity: diagnose.Critical, Headline: "commits wait for WAL a lot"},
 		{Rule: "xmin-horizon", Severity: diagnose.Warning, Headline: "an old snapshot holds vacuum back"},
 	}
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	want := []FindingChange{
 		{Rule: "xmin-horizon", Change: FindingAppeared, SeverityB: diagnose.Warning, CountB: 1, Headline: "an old snapshot holds vacuum back"},
 		{Rule: "deadlock", Change: FindingVanished, SeverityA: diagnose.Critical, CountA: 1, Headline: "deadlocks in A"},
@@ -410,7 +410,7 @@ func TestCompareJSON(t *testing.T) {
 	t.Parallel()
 	a := syntheticTPSRun("a", 6, func(int) float64 { return 1 })
 	a.Manifest.Started = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := Compare(a, a, nil, nil)
+	c := compareForTest(a, a, nil, nil)
 	var buf bytes.Buffer
 	if err := WriteCompareJSON(&buf, c); err != nil {
 		t.Fatal(err)
@@ -509,10 +509,10 @@ func TestCompareNotes(t *testing.T) {
 		"the host's CPUs were idle 40 % of the time in A and 0 % in B: a difference may be the machine's, not the code's",
 		"the host's run queue differed: a median of 3 runnable threads in A and 12 in B, on 2 CPUs: a difference may be the machine's, not the code's",
 	}
-	if got := Compare(a, b, nil, nil).Notes; strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := compareForTest(a, b, nil, nil).Notes; strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := Compare(a, a, nil, nil).Notes; len(got) != 0 {
+	if got := compareForTest(a, a, nil, nil).Notes; len(got) != 0 {
 		t.Errorf("a run against itself: notes %q", got)
 	}
 }
@@ -524,7 +524,7 @@ func TestCompareRedisRuns(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, "../diagnose/testdata/aof-broken")
 	b, fb := openCompareFixture(t, "../diagnose/testdata/aof-fixed")
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	if len(c.Workloads) != 1 {
 		t.Fatalf("workloads: %+v", c.Workloads)
 	}
@@ -579,7 +579,7 @@ func TestComparePostgresUnchanged(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, compareFixtureBase)
 	b, fb := openCompareFixture(t, compareFixtureSlow)
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	if c.Counters != nil {
 		t.Errorf("counters on a PostgreSQL comparison: %+v", c.Counters)
 	}
@@ -598,7 +598,7 @@ func TestCompareMariaDBRuns(t *testing.T) {
 	t.Parallel()
 	a, fa := openCompareFixture(t, "../diagnose/testdata/openchat-broken")
 	b, fb := openCompareFixture(t, "../diagnose/testdata/openchat-fixed")
-	c := Compare(a, b, fa, fb)
+	c := compareForTest(a, b, fa, fb)
 	counters := map[string]CounterChange{}
 	for _, cc := range c.Counters {
 		counters[cc.Name] = cc

@@ -9,6 +9,7 @@ import (
 
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/report/internal/htmlpage"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -20,12 +21,13 @@ var htmlAssets embed.FS
 
 // WriteHTML writes the self-contained HTML report of run and its findings
 // to w: one file with its charts, tables and scripts, that opens offline.
-func WriteHTML(w io.Writer, run *timeline.Run, findings []diagnose.Finding) error {
+// kinds says how each kind of target is presented (its database charts).
+func WriteHTML(w io.Writer, run *timeline.Run, findings []diagnose.Finding, kinds present.Kinds) error {
 	assets, err := fs.Sub(htmlAssets, "assets")
 	if err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
-	if err := htmlpage.Render(w, assets, run, findings); err != nil {
+	if err := htmlpage.Render(w, assets, run, findings, kinds); err != nil {
 		return fmt.Errorf("html report of %s: %w", run.Dir, err)
 	}
 	return nil
@@ -33,9 +35,9 @@ func WriteHTML(w io.Writer, run *timeline.Run, findings []diagnose.Finding) erro
 
 // WriteHTMLFile writes the report into the run directory as report.html,
 // atomically, so a browser never opens half of it.
-func WriteHTMLFile(run *timeline.Run, findings []diagnose.Finding) error {
+func WriteHTMLFile(run *timeline.Run, findings []diagnose.Finding, kinds present.Kinds) error {
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run, findings); err != nil {
+	if err := WriteHTML(&buf, run, findings, kinds); err != nil {
 		return err
 	}
 	return timeline.WriteFile(run.Dir, timeline.ReportFile, buf.Bytes())

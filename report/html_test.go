@@ -20,7 +20,7 @@ import (
 func TestWriteHTMLFile(t *testing.T) {
 	t.Parallel()
 	run, findings := genRunDir(t, smallRun())
-	if err := WriteHTMLFile(run, findings); err != nil {
+	if err := WriteHTMLFile(run, findings, testKinds()); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(run.Dir, timeline.ReportFile))
@@ -122,12 +122,12 @@ func TestWriteHTMLNothingRecorded(t *testing.T) {
 	if err := timeline.WriteJSON(dir, timeline.ManifestFile, m); err != nil {
 		t.Fatal(err)
 	}
-	run, err := timeline.Open(dir)
+	run, err := openRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run, nil); err != nil {
+	if err := WriteHTML(&buf, run, nil, testKinds()); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -166,7 +166,7 @@ func TestWriteHTMLSamplerNotes(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run, findings); err != nil {
+	if err := WriteHTML(&buf, run, findings, testKinds()); err != nil {
 		t.Fatal(err)
 	}
 	if want := "not charted: pg_stat_slru: pg_stat_slru needs PostgreSQL 13 or newer"; !strings.Contains(buf.String(), want) {
@@ -194,7 +194,7 @@ func TestWriteHTMLHostileText(t *testing.T) {
 	findings[0].References = []string{"javascript:alert(1)"}
 	run.Marks[0].Event = evil
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, run, findings); err != nil {
+	if err := WriteHTML(&buf, run, findings, testKinds()); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -212,7 +212,7 @@ func TestWriteHTMLFileError(t *testing.T) {
 	t.Parallel()
 	run, findings := genRunDir(t, quickRun())
 	run.Dir = filepath.Join(run.Dir, "missing")
-	err := WriteHTMLFile(run, findings)
+	err := WriteHTMLFile(run, findings, testKinds())
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("WriteHTMLFile into a missing directory: %v, want a not-exist error", err)
 	}
@@ -358,7 +358,7 @@ func BenchmarkWriteHTML(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		buf.Reset()
-		if err := WriteHTML(&buf, run, findings); err != nil {
+		if err := WriteHTML(&buf, run, findings, testKinds()); err != nil {
 			b.Fatal(err)
 		}
 	}

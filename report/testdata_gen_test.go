@@ -256,7 +256,7 @@ func genRunDir(tb testing.TB, cfg genConfig) (*timeline.Run, []diagnose.Finding)
 	if err := timeline.WriteJSON(dir, timeline.FindingsFile, diagnose.Findings{Format: diagnose.FindingsFormat, Findings: findings}); err != nil {
 		tb.Fatal(err)
 	}
-	run, err := timeline.Open(dir)
+	run, err := openRun(dir)
 	if err != nil {
 		tb.Fatal(err)
 	}

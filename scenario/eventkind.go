@@ -30,6 +30,9 @@ type Options struct {
 	// own target.dsn by its URL scheme, for a scenario that names no kind
 	// and is not given one.
 	KindOfDSN func(dsn string) (string, bool)
+	// DefaultKind is the kind of a scenario that names none and whose
+	// kind nothing else tells (the registry's default kind).
+	DefaultKind string
 	// LookupEnv is the environment for ${NAME} in the file (os.LookupEnv);
 	// nil has nothing set, so only ${NAME:-default} expands.
 	LookupEnv func(name string) (string, bool)
@@ -45,8 +48,8 @@ type KindOptions struct {
 }
 
 // kindOptions are the options of the scenario's kind of database: its
-// target.kind, else the caller's, else its target.dsn's, else
-// DefaultKind.
+// target.kind, else the caller's, else its target.dsn's, else the
+// default kind.
 func (o Options) kindOptions(t Target) KindOptions {
 	kind := t.Kind
 	if kind == "" {
@@ -56,7 +59,7 @@ func (o Options) kindOptions(t Target) KindOptions {
 		kind, _ = o.KindOfDSN(t.DSN)
 	}
 	if kind == "" {
-		kind = DefaultKind
+		kind = o.DefaultKind
 	}
 	if o.ForKind != nil {
 		if ko, ok := o.ForKind(kind); ok {

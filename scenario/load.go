@@ -24,7 +24,6 @@ const (
 	MinSampleInterval     = 100 * time.Millisecond
 	MaxSampleInterval     = 60 * time.Second
 	DefaultSchema         = "firedrill"
-	DefaultKind           = "postgres"
 	DefaultMode           = "simple"
 	DefaultPoolTimeout    = 30 * time.Second
 	// MaxClientsPerWorkload bounds clients (and stage clients): beyond it,

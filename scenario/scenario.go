@@ -86,8 +86,9 @@ type Pos struct{ Line, Col int }
 type Target struct {
 	Pos Pos
 	// Kind is the kind of database (a backend's name: postgres, …); ""
-	// when the scenario does not say, which is DefaultKind unless the
-	// dsn's URL scheme says otherwise.
+	// when the scenario does not say, which is the registry's default
+	// kind (Options.DefaultKind) unless the dsn's URL scheme says
+	// otherwise.
 	Kind     string
 	KindPos  Pos
 	DSN      string            // a connection string or URL; empty = embedded

@@ -83,7 +83,7 @@ const (
 
 // Target describes the database under test.
 type Target struct {
-	Kind          string `json:"kind"` // "postgres"
+	Kind          string `json:"kind"` // the backend's kind; "" in runs from before kinds
 	Embedded      bool   `json:"embedded"`
 	Address       string `json:"address"` // host:port or socket directory, never a password
 	Database      string `json:"database,omitempty"`
@@ -94,24 +94,17 @@ type Target struct {
 	// reports ("SQLSTATE" for PostgreSQL); "" in runs before it was
 	// recorded, which were all PostgreSQL's.
 	ErrorCodes string `json:"error_codes,omitempty"`
-	// Product names the server for people ("MariaDB", "MySQL"); "" when
-	// the backend leaves it to ProductName.
+	// Product names the server for people ("PostgreSQL", "MariaDB");
+	// "" in runs recorded before the backends filled it in.
 	Product string `json:"product,omitempty"`
 }
 
-// ProductName is the server's name for people: Product, else for runs
-// that did not record one PostgreSQL's (all runs before other kinds
-// existed), else the kind.
+// ProductName is the server's name for people: Product, else the kind.
+// A run recorded before its backend filled Product in gets it from its
+// kind when it is opened for reading (present.Kinds.Fill).
 func (t Target) ProductName() string {
-	switch {
-	case t.Product != "":
+	if t.Product != "" {
 		return t.Product
-	case t.Kind == "" || t.Kind == "postgres":
-		return "PostgreSQL"
-	case t.Kind == "redis": // runs recorded before the backend filled Product in
-		return "Redis"
-	case t.Kind == "mariadb":
-		return "MariaDB"
 	}
 	return t.Kind
 }

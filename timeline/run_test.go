@@ -8,11 +8,8 @@ func TestProductName(t *testing.T) {
 		target Target
 		want   string
 	}{
-		{Target{}, "PostgreSQL"}, // runs from before the kind was recorded
-		{Target{Kind: "postgres"}, "PostgreSQL"},
 		{Target{Kind: "mariadb", Product: "MySQL"}, "MySQL"},
-		{Target{Kind: "redis"}, "Redis"}, // Redis runs recorded before Product
-		{Target{Kind: "http"}, "http"},   // a kind without a known name: its kind
+		{Target{Kind: "http"}, "http"}, // a run that recorded no product: its kind
 		{Target{Kind: "redis", Product: "Redis"}, "Redis"},
 	}
 	for _, test := range tests {

@@ -17,7 +17,6 @@ import (
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/diagnose/diagnosetest"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
-	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -102,7 +101,7 @@ func TestRunsGetOnlyTheirKindsRules(t *testing.T) {
 			t.Errorf("Rules(%s) = %v, want %v", b.Kind(), got, want)
 		}
 	}
-	if got, want := ids(reg.Rules("")), ids(reg.Rules(scenario.DefaultKind)); !slices.Equal(got, want) {
+	if got, want := ids(reg.Rules("")), ids(reg.Rules(reg.Default())); !slices.Equal(got, want) {
 		t.Errorf("a run without a kind gets %v, want the default kind's %v", got, want)
 	}
 	if got, want := ids(reg.Rules("no-such-kind")), ids(diagnose.Neutral()); !slices.Equal(got, want) {

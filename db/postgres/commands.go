@@ -10,7 +10,8 @@ import (
 
 var _ backend.Commander = Backend{}
 
-// Commands offers PostgreSQL's own command: firedrill pgbench.
+// Commands offers PostgreSQL's own command: firedrill pgbench, whose
+// live metrics are named from PostgreSQL's key tables.
 func (Backend) Commands(env *clikit.Env) []*cobra.Command {
-	return []*cobra.Command{pgbenchcmd.New(env)}
+	return []*cobra.Command{pgbenchcmd.New(env, metricNames())}
 }

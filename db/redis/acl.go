@@ -97,18 +97,25 @@ func (Backend) Grant(dsn, _ string) (string, error) {
 	fmt.Fprintf(&b, "ACL SETUSER %s reset on >PASSWORD %s\n", grantUser, strings.Join(confinedRules("", cfg.DB), " "))
 	b.WriteString("# Redis 6.2: leave out -function +function|list; Redis 6.0: leave out resetchannels &firedrill:* too.\n")
 	b.WriteString("# With an aclfile, ACL SAVE keeps the user across restarts.\n")
-	fmt.Fprintf(&b, "# Then run with --run-as %s\n", runAsURL(dsn, cfg, grantUser, "PASSWORD"))
+	// The password is named beside the URL, not in it: what firedrill
+	// prints masks a URL's password slot, placeholder or not.
+	fmt.Fprintf(&b, "# Then run with --run-as %s (with the PASSWORD above after the user name, as user:PASSWORD@)\n", runAsURL(dsn, cfg, grantUser, ""))
 	return b.String(), nil
 }
 
 // runAsURL is dsn with the given user and password in place of its own
-// (for --run-as hints and shell events' FIREDRILL_CONNSTRING).
+// (for --run-as hints and shell events' FIREDRILL_CONNSTRING); without a
+// password, the user alone.
 func runAsURL(dsn string, cfg redisconn.Config, user, password string) string {
+	userinfo := url.UserPassword(user, password)
+	if password == "" {
+		userinfo = url.User(user)
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "redis://" + user + ":" + password + "@" + cfg.Where()
+		return "redis://" + userinfo.String() + "@" + cfg.Where()
 	}
-	u.User = url.UserPassword(user, password)
+	u.User = userinfo
 	q := u.Query()
 	if q.Has("password") {
 		q.Del("password")

@@ -326,7 +326,7 @@ func TestARestrictedUserGetsTheGrantOrRunsOutside(t *testing.T) {
 	dsn := fmt.Sprintf("redis://app:app-pw-7@%s/0", inst.Addr())
 	_, err := New().Open(t.Context(), backend.Spec{Scenario: parse(t, ""), DSN: dsn})
 	if err == nil || !strings.Contains(err.Error(), "redis at "+inst.Addr()) || !strings.Contains(err.Error(), "ACL SETUSER firedrill reset on >PASSWORD ~firedrill:*") ||
-		!strings.Contains(err.Error(), "--run-as redis://firedrill:PASSWORD@"+inst.Addr()+"/0") || !strings.Contains(err.Error(), "--allow-outside-schema") ||
+		!strings.Contains(err.Error(), "--run-as redis://firedrill@"+inst.Addr()+"/0 (with the PASSWORD above after the user name") || !strings.Contains(err.Error(), "--allow-outside-schema") ||
 		strings.Contains(err.Error(), "app-pw-7") {
 		t.Errorf("Open by a user without ACL rights: %v", err)
 	}

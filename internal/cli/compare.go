@@ -105,6 +105,7 @@ func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--min-change %q: %w", o.noise, err))
 	}
 	opts.MinChange = minChange
+	opts.Kinds = presentation(o.backends)
 	if o.block < 0 {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--block %v: want a duration of 0 or more", o.block))
 	}
@@ -172,7 +173,7 @@ func reportLink(page, runDir string) string {
 // openCompared reads a run directory and its findings: findings.json, or
 // the diagnosis recomputed when the run has none.
 func openCompared(backends *backend.Registry, dir string) (*timeline.Run, []diagnose.Finding, error) {
-	run, err := timeline.Open(dir)
+	run, err := openRun(backends, dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("compare: %w", err)
 	}

@@ -213,7 +213,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 
 	ctx, stop := env.Context()
 	defer stop()
-	metrics, err := o.metrics.start(env)
+	metrics, err := o.metrics.start(env, o.backends)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 			}
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("drill %s, variant %s: %w", d.Name, p.variant.Name, runErr))
 		}
-		run, err := timeline.Open(res.Dir)
+		run, err := openRun(o.backends, res.Dir)
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 		}
@@ -247,7 +247,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 		vr := variantRun{variant: p.variant, run: run, findings: findings, elapsed: time.Since(t0)}
 		done = append(done, vr)
 		fmt.Fprintf(env.Stderr, "firedrill: %s done in %.0f s: %s\n", p.variant.Name, vr.elapsed.Seconds(), findingsLine(findings))
-		rep, err := writeVariantReport(run, findings)
+		rep, err := writeVariantReport(run, findings, presentation(o.backends))
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -256,27 +256,29 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 			fmt.Fprintf(env.Stderr, "firedrill: %s top finding: %s\n", p.variant.Name, f.Headline)
 		}
 		if errors.Is(runErr, runner.ErrInterrupted) {
-			printComparison(env.Stdout, d, done, o.quick)
+			printComparison(env.Stdout, d, done, o.quick, drillMeasures(o.backends))
 			return clikit.WithCode(clikit.ExitInterrupted, runErr)
 		}
 	}
 
 	fmt.Fprintln(env.Stdout)
-	return o.junit.concluded(env, d, done, o.quick, everyRule(o.backends), conclude(env, d, done, o.quick, everyRule(o.backends), drillDir, true))
+	return o.junit.concluded(env, d, done, o.quick, everyRule(o.backends), drillMeasures(o.backends), conclude(env, d, done, o.quick, o.backends, drillDir, true))
 }
 
 // conclude prints the comparison, the checks and each variant's report
 // with its top finding, writes the compare page between broken and
 // fixed (unless write is false: --check writes nothing), and sets the
-// exit code.
-func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, drillDir string, write bool) error {
+// exit code. backends are the kinds, whose rules, presentation and drill
+// metrics judge and show the runs.
+func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, backends *backend.Registry, drillDir string, write bool) error {
+	rules, ms := everyRule(backends), drillMeasures(backends)
 	color := env.Color()
-	printComparison(env.Stdout, d, runs, quick)
-	failed := printChecks(env.Stdout, d, runs, quick, rules, color)
+	printComparison(env.Stdout, d, runs, quick, ms)
+	failed := printChecks(env.Stdout, d, runs, quick, rules, ms, color)
 	printVariantReports(env.Stdout, runs, color)
 	abs, _ := filepath.Abs(drillDir)
 	if write {
-		page, err := writeDrillCompare(drillDir, runs)
+		page, err := writeDrillCompare(drillDir, runs, presentation(backends))
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -320,13 +322,13 @@ func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
-		run, err := timeline.Open(filepath.Join(o.check, name))
+		run, err := openRun(o.backends, filepath.Join(o.check, name))
 		if err != nil {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--check: %w", err))
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: diagnoseRun(o.backends, run)})
 	}
-	return o.junit.concluded(env, d, runs, man.Quick, everyRule(o.backends), conclude(env, d, runs, man.Quick, everyRule(o.backends), o.check, false))
+	return o.junit.concluded(env, d, runs, man.Quick, everyRule(o.backends), drillMeasures(o.backends), conclude(env, d, runs, man.Quick, o.backends, o.check, false))
 }
 
 func names(vs []drills.Variant) []string {
@@ -385,7 +387,7 @@ func ruleIDs(fs []diagnose.Finding, severity string) []string {
 }
 
 // printComparison prints the variants side by side: one column each.
-func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool) {
+func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool, ms drills.Measures) {
 	if len(runs) == 0 {
 		return
 	}
@@ -413,7 +415,7 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 			if err != nil {
 				return "-"
 			}
-			v, err := drills.Measure(r.run, metric, "", span)
+			v, err := ms.Measure(r.run, metric, "", span)
 			if err != nil {
 				return "-"
 			}
@@ -433,7 +435,7 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 	}
 	if d.Unit != "" {
 		row(d.Unit+"/s, whole run", func(r variantRun) string {
-			v, err := drills.Measure(r.run, "tps", "", drills.Span{From: 0, To: diagnose.RunEnd(r.run)})
+			v, err := ms.Measure(r.run, "tps", "", drills.Span{From: 0, To: diagnose.RunEnd(r.run)})
 			if err != nil {
 				return "-"
 			}
@@ -478,7 +480,7 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool)
 
 // printChecks checks every variant's expectations, prints each as PASS or
 // FAIL, and returns how many failed.
-func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, color bool) int {
+func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, ms drills.Measures, color bool) int {
 	fmt.Fprintln(w, "\nexpectations:")
 	failed, total := 0, 0
 	others := map[string]*timeline.Run{}
@@ -487,7 +489,7 @@ func printChecks(w io.Writer, d drills.Drill, runs []variantRun, quick bool, rul
 	}
 	skipped := 0
 	for _, r := range runs {
-		for _, c := range d.Check(r.variant, r.run, r.findings, rules, quick, others) {
+		for _, c := range d.Check(r.variant, r.run, r.findings, rules, quick, others, ms) {
 			verdict := clikit.Paint(color, clikit.Green, "PASS")
 			switch {
 			case c.Skipped:

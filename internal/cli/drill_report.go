@@ -13,6 +13,7 @@ import (
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/report"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -72,8 +73,8 @@ func fixLine(remedy string) string {
 
 // writeVariantReport writes report.html into the variant's run directory
 // and returns its path.
-func writeVariantReport(run *timeline.Run, findings []diagnose.Finding) (string, error) {
-	if err := report.WriteHTMLFile(run, findings); err != nil {
+func writeVariantReport(run *timeline.Run, findings []diagnose.Finding, kinds present.Kinds) (string, error) {
+	if err := report.WriteHTMLFile(run, findings, kinds); err != nil {
 		return "", fmt.Errorf("write the report of %s: %w", run.Dir, err)
 	}
 	return absPath(filepath.Join(run.Dir, timeline.ReportFile)), nil
@@ -138,12 +139,14 @@ func comparePair(runs []variantRun) (a, b *variantRun) {
 // writeDrillCompare writes compare.html between the broken and fixed
 // variants into the drill's directory and returns its path ("" when
 // those two did not both run).
-func writeDrillCompare(drillDir string, runs []variantRun) (string, error) {
+func writeDrillCompare(drillDir string, runs []variantRun, kinds present.Kinds) (string, error) {
 	a, b := comparePair(runs)
 	if a == nil {
 		return "", nil
 	}
-	c := report.Compare(a.run, b.run, a.findings, b.findings)
+	opts := report.DefaultCompareOptions
+	opts.Kinds = kinds
+	c := report.CompareWith(a.run, b.run, a.findings, b.findings, opts)
 	side := func(r *variantRun) report.CompareSide {
 		return report.CompareSide{Label: r.variant.Name, Dir: r.run.Dir, Report: r.variant.Name + "/" + timeline.ReportFile}
 	}

@@ -122,7 +122,7 @@ func TestDrillWritesReports(t *testing.T) {
 			t.Fatal(err)
 		}
 		findings := diagnoseRun(all.Registry(), run)
-		rep, err := writeVariantReport(run, findings)
+		rep, err := writeVariantReport(run, findings, presentation(all.Registry()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestDrillWritesReports(t *testing.T) {
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: findings})
 	}
-	page, err := writeDrillCompare(dir, runs)
+	page, err := writeDrillCompare(dir, runs, presentation(all.Registry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestDrillWritesReports(t *testing.T) {
 		t.Errorf("reports section:\n%s", out.String())
 	}
 	// Only broken and fixed are compared; without both, no page.
-	if p, err := writeDrillCompare(t.TempDir(), runs[:1]); p != "" || err != nil {
+	if p, err := writeDrillCompare(t.TempDir(), runs[:1], presentation(all.Registry())); p != "" || err != nil {
 		t.Errorf("one variant: page %q, %v", p, err)
 	}
 }

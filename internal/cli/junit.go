@@ -77,7 +77,7 @@ func (j *junitFlag) writeRun(env *clikit.Env, run *timeline.Run, thresholds []re
 // drillSuites are a drill's expectations as JUnit suites, one per variant
 // (class firedrill.drill.<drill>.<variant>), judged as printChecks judges
 // them.
-func drillSuites(d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule) []report.JUnitSuite {
+func drillSuites(d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, ms drills.Measures) []report.JUnitSuite {
 	others := map[string]*timeline.Run{}
 	for _, r := range runs {
 		others[r.variant.Name] = r.run
@@ -92,7 +92,7 @@ func drillSuites(d drills.Drill, runs []variantRun, quick bool, rules []diagnose
 		if s.Duration == 0 && !m.Ended.IsZero() {
 			s.Duration = m.Ended.Sub(m.Started)
 		}
-		for _, c := range d.Check(r.variant, r.run, r.findings, rules, quick, others) {
+		for _, c := range d.Check(r.variant, r.run, r.findings, rules, quick, others, ms) {
 			jc := report.JUnitCase{Class: "firedrill.drill." + d.Name + "." + r.variant.Name, Name: c.Expectation, Output: c.Got}
 			switch {
 			case c.Skipped:
@@ -109,8 +109,8 @@ func drillSuites(d drills.Drill, runs []variantRun, quick bool, rules []diagnose
 
 // concluded writes --junit for a drill after conclude judged it, and
 // keeps conclude's outcome unless the file cannot be written.
-func (j *junitFlag) concluded(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, outcome error) error {
-	if err := j.write(env, drillSuites(d, runs, quick, rules)); err != nil {
+func (j *junitFlag) concluded(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, rules []diagnose.Rule, ms drills.Measures, outcome error) error {
+	if err := j.write(env, drillSuites(d, runs, quick, rules, ms)); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	return outcome

@@ -224,7 +224,7 @@ func placeholderDSN(reg *backend.Registry, sc *scenario.Scenario, kind string) (
 		kind = sc.Target.Kind
 	}
 	if kind == "" {
-		kind = scenario.DefaultKind
+		kind = reg.Default()
 	}
 	b, ok := reg.Lookup(kind)
 	if !ok {

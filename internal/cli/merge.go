@@ -60,11 +60,12 @@ directory. More in docs/sharding.md.`,
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
+			presentation(backends).Fill(run)
 			findings := diagnoseRun(backends, run)
 			if err := diagnose.Write(run.Dir, findings); err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
-			if err := report.WriteHTMLFile(run, findings); err != nil {
+			if err := report.WriteHTMLFile(run, findings, presentation(backends)); err != nil {
 				return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write the HTML report: %w", err))
 			}
 			if err := report.WriteSummary(env.Stdout, run, findings); err != nil {

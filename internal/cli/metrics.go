@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/runner"
@@ -23,10 +24,11 @@ func (m *metricsFlags) register(f *pflag.FlagSet) { m.Register(f) }
 // --metrics-addr.
 type liveMetrics struct{ *promexport.Endpoint }
 
-// start binds --metrics-addr before the run (promexport.Flags.Start);
-// nil, nil without the flag.
-func (m *metricsFlags) start(env *clikit.Env) (*liveMetrics, error) {
-	ep, err := m.Start(env.Stderr)
+// start binds --metrics-addr before the run (promexport.Flags.Start),
+// its series named from the key tables of backends' kinds; nil, nil
+// without the flag.
+func (m *metricsFlags) start(env *clikit.Env, backends *backend.Registry) (*liveMetrics, error) {
+	ep, err := m.Start(env.Stderr, metricNames(backends)...)
 	if ep == nil || err != nil {
 		return nil, err
 	}

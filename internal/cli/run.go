@@ -152,7 +152,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	ctx, stop := env.Context()
 	defer stop()
-	metrics, err := o.metrics.start(env)
+	metrics, err := o.metrics.start(env, o.backends)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	// with the rest, and res's copy, no longer referenced, need not stay
 	// (a 100,000-command script's is tens of MB; issue 14).
 	dir := res.Dir
-	run, err := timeline.Open(dir)
+	run, err := openRun(o.backends, dir)
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 	}
@@ -204,7 +204,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	live.summary(findings)
-	if err := report.WriteHTMLFile(run, findings); err != nil {
+	if err := report.WriteHTMLFile(run, findings, presentation(o.backends)); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write the HTML report: %w", err))
 	}
 	fmt.Fprintln(env.Stdout)
@@ -355,7 +355,7 @@ the directory are rewritten too.`,
 			if _, err := timeline.SettleKilled(args[0]); err != nil {
 				fmt.Fprintf(env.Stderr, "firedrill: %v\n", err)
 			}
-			run, err := timeline.Open(args[0])
+			run, err := openRun(backends, args[0])
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
@@ -364,7 +364,7 @@ the directory are rewritten too.`,
 				if err := diagnose.Write(run.Dir, findings); err != nil {
 					return clikit.WithCode(clikit.ExitUsage, err)
 				}
-				if err := report.WriteHTMLFile(run, findings); err != nil {
+				if err := report.WriteHTMLFile(run, findings, presentation(backends)); err != nil {
 					return clikit.WithCode(clikit.ExitUsage, err)
 				}
 			}

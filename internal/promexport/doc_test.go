@@ -23,7 +23,7 @@ const (
 func sampledTable() string {
 	var b strings.Builder
 	b.WriteString("| metric | labels | from (source, key, unit) |\n| --- | --- | --- |\n")
-	n := newNamer()
+	n := newNamer(testNames())
 	for _, k := range keyTables() {
 		key := k.Key
 		for strings.Contains(key, "<") {

@@ -36,15 +36,16 @@ type Endpoint struct {
 
 // Start binds --metrics-addr before the run, so that a busy port is an
 // error naming it (exit 1) before anything starts; nil, nil without the
-// flag. It says where the metrics are on stderr.
-func (f *Flags) Start(stderr io.Writer) (*Endpoint, error) {
+// flag. It says where the metrics are on stderr. kinds are the key tables
+// of the kinds the command may run (New).
+func (f *Flags) Start(stderr io.Writer, kinds ...Names) (*Endpoint, error) {
 	if f.Addr == "" {
 		if f.Linger != 0 {
 			return nil, clikit.WithCode(clikit.ExitUsage, fmt.Errorf("--metrics-linger needs --metrics-addr"))
 		}
 		return nil, nil
 	}
-	exp := New(clikit.Version)
+	exp := New(clikit.Version, kinds...)
 	srv, err := Listen(f.Addr, exp)
 	if err != nil {
 		return nil, clikit.WithCode(clikit.ExitUsage, err)

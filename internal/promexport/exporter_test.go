@@ -43,7 +43,7 @@ func interval(workload string, start, end float64, us int64, n int) timeline.Int
 // shard is a label when there is one; nothing is served before Start.
 func TestExporterAccumulatesIntervals(t *testing.T) {
 	t.Parallel()
-	e := New("v")
+	e := New("v", testNames()...)
 	e.Tick(0.5, []timeline.Interval{interval("w", 0, 0.5, 1000, 3)}, nil) // before Start: dropped
 	if got := gather(t, e); len(got) != 0 {
 		t.Fatalf("before Start: %d families", len(got))

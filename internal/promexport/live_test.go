@@ -70,7 +70,11 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp := promexport.New("test")
+	var names []promexport.Names
+	if n, ok := be.(promexport.Named); ok {
+		names = append(names, n.MetricNames())
+	}
+	exp := promexport.New("test", names...)
 	srv, err := promexport.Listen("127.0.0.1:0", exp)
 	if err != nil {
 		t.Fatal(err)

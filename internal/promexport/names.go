@@ -2,48 +2,49 @@ package promexport
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
-	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
-	"github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 
 // Namespace prefixes every metric firedrill serves.
 const Namespace = "firedrill"
 
-// keyInfo is one value key of a sampled source, as the metric leaves
-// list them (pgmetric.Keys and its kin): the pattern with its "<…>"
-// placeholders, its unit and what it means.
-type keyInfo struct {
+// Key is one value key of a sampled source, as a kind's metric leaf
+// lists it (pgmetric.Keys and its kin, which convert to it): the pattern
+// with its "<…>" placeholders, its unit and what it means.
+type Key struct {
 	Source, Key, Unit, Doc string
 }
 
-// keyTables lists every metric leaf's keys: one line per leaf. A source
-// missing here is still exported, each key under its sanitised name
-// without a unit (seriesFor's fallback).
-func keyTables() []keyInfo {
-	var keys []keyInfo
-	for _, k := range pgmetric.Keys {
-		keys = append(keys, keyInfo{k.Source, k.Key, k.Unit, k.Doc})
-	}
-	for _, k := range mariadbmetric.Keys {
-		keys = append(keys, keyInfo{k.Source, k.Key, k.Unit, k.Doc})
-	}
-	for _, k := range redismetric.Keys {
-		keys = append(keys, keyInfo{k.Source, k.Key, k.Unit, k.Doc})
-	}
-	for _, k := range hostmetric.Keys {
-		keys = append(keys, keyInfo{k.Source, k.Key, k.Unit, k.Doc})
-	}
-	return keys
+// Names are one kind's key tables, for the names of its sampled series.
+// A source missing from every kind's tables is still exported, each key
+// under its sanitised name without a unit (seriesFor's fallback).
+type Names struct {
+	Keys []Key
+	// Labels names the label of the placeholders whose name in Keys is an
+	// abbreviation (PostgreSQL's <N> an SLRU cache: "cache"); any other
+	// placeholder's label is its own name.
+	Labels map[string]string
 }
 
-// placeholderLabels names the label of the placeholders whose name in
-// the key tables is an abbreviation (pgmetric's <N> an SLRU cache, <T> a
-// table); any other placeholder's label is its own name.
-var placeholderLabels = map[string]string{"N": "cache", "T": "table"}
+// Named is a kind (a backend) whose sampled keys have names and units on
+// /metrics.
+type Named interface {
+	MetricNames() Names
+}
+
+// hostNames are the keys of the host and of firedrill itself, which every
+// run samples whatever its kind.
+func hostNames() Names {
+	var n Names
+	for _, k := range hostmetric.Keys {
+		n.Keys = append(n.Keys, Key(k))
+	}
+	return n
+}
 
 // seriesName is how one sampled key is exported: the metric's name, its
 // labels beyond the run's (the values of the key's placeholders), the
@@ -61,14 +62,19 @@ type seriesName struct {
 // namer derives series names from the key tables, remembering what it
 // derived: the samples repeat the same keys every tick.
 type namer struct {
-	bySource map[string][]keyInfo
+	bySource map[string][]Key
+	labels   map[string]string // placeholder → label, of every kind
 	cache    map[[2]string]*seriesName
 }
 
-func newNamer() *namer {
-	n := &namer{bySource: map[string][]keyInfo{}, cache: map[[2]string]*seriesName{}}
-	for _, k := range keyTables() {
-		n.bySource[k.Source] = append(n.bySource[k.Source], k)
+// newNamer names the series of the kinds' keys and the host's.
+func newNamer(kinds []Names) *namer {
+	n := &namer{bySource: map[string][]Key{}, labels: map[string]string{}, cache: map[[2]string]*seriesName{}}
+	for _, names := range append(slices.Clone(kinds), hostNames()) {
+		for _, k := range names.Keys {
+			n.bySource[k.Source] = append(n.bySource[k.Source], k)
+		}
+		maps.Copy(n.labels, names.Labels)
 	}
 	return n
 }
@@ -79,7 +85,7 @@ func (n *namer) series(source, key string) *seriesName {
 	if s, ok := n.cache[ck]; ok {
 		return s
 	}
-	s := seriesFor(n.bySource[source], source, key)
+	s := n.seriesFor(n.bySource[source], source, key)
 	n.cache[ck] = s
 	return s
 }
@@ -88,8 +94,8 @@ func (n *namer) series(source, key string) *seriesName {
 // listed, else the listed pattern it matches with the most literal text
 // (its placeholders' values become labels), else the key itself,
 // sanitised, without a unit.
-func seriesFor(keys []keyInfo, source, key string) *seriesName {
-	var best *keyInfo
+func (n *namer) seriesFor(keys []Key, source, key string) *seriesName {
+	var best *Key
 	var bestValues []string
 	bestLiteral := -1
 	for i := range keys {
@@ -114,14 +120,14 @@ func seriesFor(keys []keyInfo, source, key string) *seriesName {
 			Help:  fmt.Sprintf("%s: value key %q, not in firedrill's key tables (unit unknown)", source, key),
 		}
 	}
-	name, scale, labels := keyName(*best)
+	name, scale, labels := n.keyName(*best)
 	if bestValues == nil {
 		// A key that is the total of a pattern's series (Redis's
 		// calls_per_s beside <cmd>.calls_per_s) cannot share its name:
 		// one name has one set of labels.
 		for _, k := range keys {
 			if k.Key != best.Key && strings.Contains(k.Key, "<") {
-				if other, _, _ := keyName(k); other == name {
+				if other, _, _ := n.keyName(k); other == name {
 					name = "all_" + name
 					break
 				}
@@ -145,8 +151,8 @@ func seriesFor(keys []keyInfo, source, key string) *seriesName {
 
 // keyName is the name of a key pattern's series after the source's
 // prefix, the factor to its unit, and its placeholders' labels.
-func keyName(k keyInfo) (name string, scale float64, labels []string) {
-	base, labels, endsInPlaceholder := splitPattern(k.Key)
+func (n *namer) keyName(k Key) (name string, scale float64, labels []string) {
+	base, labels, endsInPlaceholder := splitPattern(k.Key, n.labels)
 	name, scale = withUnit(sanitize(base), k.Unit, endsInPlaceholder)
 	// The source already says it: wal's wal_bytes_per_s is
 	// firedrill_wal_bytes_per_second.
@@ -239,7 +245,9 @@ func literalLen(pattern string) int {
 // splitPattern returns a key pattern's name (its literal parts), the
 // labels of its placeholders, and whether it ends in a placeholder (so
 // its name is a prefix such as "wait" that needs its unit to read well).
-func splitPattern(pattern string) (base string, labels []string, endsInPlaceholder bool) {
+// placeholderLabels names the labels of abbreviated placeholders
+// (Names.Labels).
+func splitPattern(pattern string, placeholderLabels map[string]string) (base string, labels []string, endsInPlaceholder bool) {
 	segs, ok := parsePattern(pattern)
 	if !ok {
 		return pattern, nil, false

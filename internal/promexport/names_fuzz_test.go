@@ -26,7 +26,7 @@ func FuzzSeriesName(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1])
 	}
-	n := newNamer()
+	n := newNamer(testNames())
 	f.Fuzz(func(t *testing.T, source, key string) {
 		s := n.series(source, key)
 		if !model.LegacyValidation.IsValidMetricName(s.Name) {

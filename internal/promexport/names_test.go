@@ -12,7 +12,7 @@ import (
 // units go into the name in Prometheus's base units.
 func TestSeriesNames(t *testing.T) {
 	t.Parallel()
-	n := newNamer()
+	n := newNamer(testNames())
 	for _, c := range []struct {
 		source, key string
 		name        string
@@ -102,7 +102,7 @@ func TestEveryKeyHasOneConsistentName(t *testing.T) {
 			closeAt := strings.IndexByte(key[open:], '>')
 			key = key[:open] + "x" + key[open+closeAt+1:]
 		}
-		s := seriesFor(newNamer().bySource[k.Source], k.Source, key)
+		s := newNamer(testNames()).seriesFor(newNamer(testNames()).bySource[k.Source], k.Source, key)
 		if !model.LegacyValidation.IsValidMetricName(s.Name) {
 			t.Errorf("%s %s: %q is not a valid metric name", k.Source, k.Key, s.Name)
 		}

@@ -69,9 +69,11 @@ type Exporter struct {
 
 var _ prometheus.Collector = (*Exporter)(nil)
 
-// New returns an exporter; version is firedrill's, for firedrill_run_info.
-func New(version string) *Exporter {
-	return &Exporter{version: version, names: newNamer()}
+// New returns an exporter; version is firedrill's, for firedrill_run_info,
+// and kinds are the key tables its sampled series are named from (the
+// host's are always known).
+func New(version string, kinds ...Names) *Exporter {
+	return &Exporter{version: version, names: newNamer(kinds)}
 }
 
 // runState is one run's metrics so far.

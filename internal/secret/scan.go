@@ -14,7 +14,7 @@ type span struct {
 type valueForm int
 
 const (
-	urlUserinfo  valueForm = iota // percent-encoded, in postgres://user:PASSWORD@host
+	urlUserinfo  valueForm = iota // percent-encoded, in scheme://user:PASSWORD@host
 	urlQuery                      // percent-encoded, in ?password=PASSWORD&…
 	kvPlain                       // key/value, backslash escapes: password=PASSWORD
 	kvQuoted                      // key/value in single quotes: password='PASS WORD'
@@ -132,15 +132,30 @@ func isPasswordKey(key string) bool {
 	return strings.HasSuffix(k, "password") || strings.HasSuffix(k, "passwd")
 }
 
-// schemeLen is the length of a postgres://, postgresql://, mysql:// or
-// mariadb:// scheme at text[i:], or 0.
+// schemeLen is the length of a URL's scheme with its "://" at text[i:]
+// (RFC 3986: a letter, then letters, digits, '+', '-' and '.'), or 0.
+// Every kind's URLs carry a password in the same places, so no scheme
+// is special: a text of unknown origin is masked without knowing which
+// kinds firedrill has. A scheme is read from its start only, which keeps
+// the scan linear.
 func schemeLen(text string, i int) int {
-	for _, scheme := range []string{"postgresql://", "postgres://", "mysql://", "mariadb://"} {
-		if len(text)-i >= len(scheme) && strings.EqualFold(text[i:i+len(scheme)], scheme) {
-			return len(scheme)
-		}
+	if !isLetter(text[i]) || i > 0 && isSchemeChar(text[i-1]) {
+		return 0
 	}
-	return 0
+	j := i + 1
+	for j < len(text) && isSchemeChar(text[j]) {
+		j++
+	}
+	if !strings.HasPrefix(text[j:], "://") {
+		return 0
+	}
+	return j + len("://") - i
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isSchemeChar(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
 }
 
 // scanURL finds the password in a URL's userinfo and its password query
@@ -155,7 +170,7 @@ func scanURL(text string, start, end int) []span {
 	at := strings.LastIndexByte(auth, '@')
 	if at < 0 {
 		// A '/' in an unencoded password ends the authority early
-		// (postgres://u:pa/ss@host): take an '@' before the query.
+		// (scheme://u:pa/ss@host): take an '@' before the query.
 		q := strings.IndexAny(u, "?#")
 		if q < 0 {
 			q = len(u)
@@ -163,7 +178,7 @@ func scanURL(text string, start, end int) []span {
 		at = strings.LastIndexByte(u[:q], '@')
 	}
 	if at < 0 && !validHostPorts(auth) {
-		// So does a '?' or '#' (postgres://u:p?ss@host): the authority
+		// So does a '?' or '#' (scheme://u:p?ss@host): the authority
 		// then has no valid port, and the password runs to the last '@'.
 		at = strings.LastIndexByte(u, '@')
 	}

@@ -3,16 +3,18 @@
 //
 // One function does the work, [Redactor.Redact]: it masks every password
 // a connection string can carry, wherever such a string sits in a text —
-// the userinfo of a postgres:// URL, password= and sslpassword= query
-// parameters (also with a percent-encoded key), and key/value conninfo
+// the userinfo of a URL of any scheme (postgres://, mysql://, redis://
+// alike: the syntactic pass knows no kind), password= and sslpassword=
+// query parameters (also with a percent-encoded key), and key/value conninfo
 // with or without spaces around '=' and with quoted or backslash-escaped
 // values (any key ending in "password", so PGPASSWORD=… too) — and then
 // every password it has learned as a literal string: those written in
 // the connection strings it was given, PGPASSWORD/PGSSLPASSWORD from the
 // environment, and the one a backend's driver would send from outside the
-// string (a passfile, a service file: Resolve). The syntactic pass needs no knowledge, so text of unknown
-// origin (an old run directory, an error) is safe too; the literal pass
-// catches a known password in a shape no syntax reveals.
+// string (a passfile, a service file: Resolve). The syntactic pass needs
+// no knowledge, so text of unknown origin (an old run directory, an
+// error) is safe too; the literal pass catches a known password in a
+// shape no syntax reveals.
 //
 // It is a leaf package (the standard library only) so that the run
 // directory format (timeline), the runner and the command line all use

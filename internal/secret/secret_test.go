@@ -41,6 +41,11 @@ func TestRedactSyntax(t *testing.T) {
 		{"IPv6 host", "postgres://u:pw@[::1]:5432/x", "postgres://u:xxxxx@[::1]:5432/x"},
 		{"multi-host", "postgres://u:pw@h1:5432,h2:5433/x", "postgres://u:xxxxx@h1:5432,h2:5433/x"},
 		{"MySQL URL with TLS parameters", "mysql://app:s3cret@db:3306/shop?tls=true&ssl-ca=/etc/ssl/ca.pem", "mysql://app:xxxxx@db:3306/shop?tls=true&ssl-ca=/etc/ssl/ca.pem"},
+		// Any scheme's userinfo: the syntactic pass knows no kind.
+		{"Redis URL, password only", "redis://:pw@cache:6379/0", "redis://:xxxxx@cache:6379/0"},
+		{"another kind's URL", "kv+tls://u:pw@h:1/0 up", "kv+tls://u:xxxxx@h:1/0 up"},
+		{"a scheme inside a word is read from its start", "jdbc:postgresql://u:pw@h/x", "jdbc:postgresql://u:xxxxx@h/x"},
+		{"a URL without userinfo", "see https://www.postgresql.org/docs/current/mvcc.html", "see https://www.postgresql.org/docs/current/mvcc.html"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -81,6 +81,7 @@ type pgbenchOpts struct {
 	jsonPath   string
 	cpuProfile string
 	metrics    promexport.Flags // --metrics-addr, --metrics-linger (metrics.go)
+	names      promexport.Names // PostgreSQL's key tables, for the metrics' names
 }
 
 // scriptArg is one -f / -b / -S / -N in command-line order.
@@ -121,9 +122,10 @@ func (f *scriptFlag) Set(v string) error {
 	return nil
 }
 
-// New returns the pgbench command, run in env.
-func New(env *clikit.Env) *cobra.Command {
-	o := &pgbenchOpts{}
+// New returns the pgbench command, run in env; names are PostgreSQL's key
+// tables, for its live metrics (--metrics-addr).
+func New(env *clikit.Env, names promexport.Names) *cobra.Command {
+	o := &pgbenchOpts{names: names}
 	cmd := &cobra.Command{
 		Use:   "pgbench [OPTION]... [DBNAME]",
 		Short: "Run pgbench's benchmark, with latency percentiles, on an embedded or given server",
@@ -286,7 +288,7 @@ func runPgbench(env *clikit.Env, cmd *cobra.Command, o *pgbenchOpts) error {
 	ctx, stop := env.Context()
 	defer stop()
 	// Bound before the server starts, so that a busy port fails first.
-	endpoint, err := o.metrics.Start(stderr)
+	endpoint, err := o.metrics.Start(stderr, o.names)
 	if err != nil {
 		return err
 	}

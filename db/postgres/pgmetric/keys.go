@@ -156,3 +156,7 @@ func MatchKey(pattern, key string) bool {
 		return false
 	}
 }
+
+// PlaceholderLabels names, for exporters, what the abbreviated
+// placeholders of Keys stand for: <N> an SLRU cache, <T> a table.
+func PlaceholderLabels() map[string]string { return map[string]string{"N": "cache", "T": "table"} }

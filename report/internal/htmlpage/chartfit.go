@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 )
 
 // This file fits the charts to a reader at 3 am: every axis says its unit,
@@ -173,36 +171,6 @@ func tailRatio(d *chartData, wl []workloadData) float64 {
 		}
 	}
 	return worst
-}
-
-// withServerDeadlocks adds the deadlocks PostgreSQL detected
-// (pg_stat_database, per tick, as a rate) to the throughput chart's error
-// axis, where the failures they cause are: a deadlock is found after
-// deadlock_timeout, so its line leads the latency it costs.
-func withServerDeadlocks(d *chartData, src *chartSources, c chartSpec) chartSpec {
-	if c.NoData != "" || len(src.keys(sourceDatabase, func(k string) bool { return k == pgmetric.Deadlocks })) == 0 {
-		return c
-	}
-	t := src.table(d, sourceDatabase, []string{pgmetric.Deadlocks}, math.NaN())
-	col, xs := d.Cols[t.cols[pgmetric.Deadlocks]], d.Xs[t.x]
-	if allZero(col) {
-		d.Cols[t.cols[pgmetric.Deadlocks]] = column{}
-		return c
-	}
-	rate := make(column, len(col))
-	for i, v := range col {
-		dt := src.run.Manifest.Interval
-		if i > 0 {
-			dt = xs[i] - xs[i-1]
-		}
-		rate[i] = math.NaN()
-		if dt > 0 {
-			rate[i] = v / dt
-		}
-	}
-	d.Cols[t.cols[pgmetric.Deadlocks]] = rate
-	c.Series = append(c.Series, seriesSpec{Label: "deadlocks/s (server)", X: t.x, Col: t.cols[pgmetric.Deadlocks], Axis: 1, Color: "#7b0d0d", Width: 1.5})
-	return c
 }
 
 // firstClause is the text up to its first ": ", "; " or ". " outside

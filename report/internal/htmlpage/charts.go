@@ -1,34 +1,21 @@
 package htmlpage
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
-// The sources and keys the charts read, as the samplers write them.
+// The sources the neutral charts read, as the samplers write them.
 const (
-	sourceActivity   = pgmetric.Activity    // wait.<type>:<event>, wait.CPU: sessions
-	sourceSLRU       = pgmetric.SLRU        // <Name>.hit_rate: 0..1
-	sourceXmin       = pgmetric.XminHorizon // age: xids
-	sourceTables     = pgmetric.UserTables  // <table>.n_dead_tup
-	sourceDatabase   = pgmetric.Database    // numbackends, max_connections
-	sourceHost       = hostmetric.Host      // cpu.user …: %; disk.*
-	sourceFiredrill  = hostmetric.Self      // cpu: cores; rss_bytes
-	waitPrefix       = pgmetric.WaitPrefix
-	waitCPU          = pgmetric.WaitCPU
-	hitRateSuffix    = "." + pgmetric.SLRUFieldHitRate
-	deadTuplesSuffix = "." + pgmetric.TableNDeadTup
-
-	topWaits  = 8 // wait events drawn on their own; the rest are "other"
-	topTables = 5 // tables whose dead tuples are drawn on their own
+	sourceHost      = hostmetric.Host // cpu.user …: %; disk.*
+	sourceFiredrill = hostmetric.Self // cpu: cores; rss_bytes
 )
 
 // chartSpec is one chart: what the template lays out and the script draws.
@@ -178,7 +165,9 @@ type chartSources struct {
 	ran     map[string]string // sampler → notes, from the manifest
 }
 
-func buildCharts(run *timeline.Run, duration float64) chartData {
+// buildCharts draws the run's charts: its kind's database section (kind's
+// Charts, else the neutral ones), then the host's and firedrill's own.
+func buildCharts(run *timeline.Run, kind present.Kind) chartData {
 	var d chartData
 	src := chartSources{run: run, samples: map[string][]*timeline.Sample{}, ran: map[string]string{}}
 	for i := range run.Samples {
@@ -190,18 +179,12 @@ func buildCharts(run *timeline.Run, duration float64) chartData {
 	}
 	wl := workloadColumns(&d, run)
 
-	if postgresKind(run.Manifest.Target) {
-		d.Charts = append(d.Charts,
-			withServerDeadlocks(&d, &src, throughputChart(&d, wl, run)),
-			aasChart(&d, &src),
-			latencyChart(&d, wl, run),
-			connectionsChart(&d, &src, wl),
-			slruChart(&d, &src),
-			horizonChart(&d, &src),
-		)
-	} else {
-		d.Charts = append(d.Charts, throughputChart(&d, wl, run), latencyChart(&d, wl, run))
-		d.Charts = append(d.Charts, declaredCharts(&d, &src, kindCharts[run.Manifest.Target.Kind])...)
+	charts := kind.Charts
+	if len(charts) == 0 {
+		charts = neutralCharts
+	}
+	for _, c := range charts {
+		d.Charts = append(d.Charts, drawChart(&d, &src, wl, run, c))
 	}
 	d.Charts = append(d.Charts,
 		hostCPUChart(&d, &src),
@@ -209,6 +192,26 @@ func buildCharts(run *timeline.Run, duration float64) chartData {
 		firedrillChart(&d, &src),
 	)
 	return d
+}
+
+// drawChart draws one chart of a kind's database section: a declared
+// one from its series, or one the page draws by code.
+func drawChart(d *chartData, src *chartSources, wl []workloadData, run *timeline.Run, c present.Chart) chartSpec {
+	switch c.Drawn {
+	case "":
+		return declaredChart(d, src, c)
+	case present.DrawnThroughput:
+		return withServerCounters(d, src, throughputChart(d, wl, run), c.Series)
+	case present.DrawnLatency:
+		return latencyChart(d, wl, run)
+	case present.DrawnSessions:
+		return sessionsChart(d, src, c)
+	case present.DrawnConnections:
+		return connectionsChart(d, src, wl, c)
+	case present.DrawnLevelAndFamily:
+		return levelAndFamilyChart(d, src, c)
+	}
+	return chartSpec{ID: c.ID, Title: c.Title, NoData: "this version of the report cannot draw charts of shape " + c.Drawn}
 }
 
 // workloadColumns turns intervals into per-workload columns, each point
@@ -524,221 +527,6 @@ func (s *chartSources) gaps(source string) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%s: %d of %d reads failed and are gaps (last: %s)", source, failed, len(samples), last)}
-}
-
-// waitColors colours wait events by type, as Performance Insights does:
-// CPU green, IO blue, locks red, lightweight locks pink.
-var waitColors = map[string][]string{
-	"CPU":       {"#2ca02c"},
-	"IO":        {"#1f5fbf", "#4a86d9", "#7aa8e8", "#a9c8f2"},
-	"Lock":      {"#c62828", "#e05050", "#ef8080", "#f5aaaa"},
-	"LWLock":    {"#b0307a", "#d0559c", "#e283bb", "#efb0d6"},
-	"IPC":       {"#e08a00", "#f0a830", "#f5c46a"},
-	"Client":    {"#7b5aa6", "#a283c9"},
-	"Timeout":   {"#8c6d31", "#b8955a"},
-	"Activity":  {"#17becf", "#6fd7e2"},
-	"BufferPin": {"#bcbd22"},
-	"Extension": {"#637939"},
-	"other":     {"#9e9e9e"},
-}
-
-func waitColor(key string, used map[string]int) string {
-	typ, _, _ := strings.Cut(strings.TrimPrefix(key, waitPrefix), ":")
-	shades, ok := waitColors[typ]
-	if !ok {
-		shades = []string{"#8c564b", "#a9786d", "#c49c93"}
-	}
-	c := shades[used[typ]%len(shades)]
-	used[typ]++
-	return c
-}
-
-func aasChart(d *chartData, src *chartSources) chartSpec {
-	c := chartSpec{
-		ID: "aas", Title: "Database load (average active sessions)",
-		Help: fmt.Sprintf("Sessions active in the database per tick, stacked by what they wait on (CPU = running, not waiting); the top %d waits by total, the rest as other.", topWaits),
-		Axes: []axisSpec{{Label: "sessions", Unit: "aas", Min: ptr(0)}},
-	}
-	keys := src.keys(sourceActivity, func(k string) bool { return strings.HasPrefix(k, waitPrefix) })
-	if len(keys) == 0 {
-		c.NoData = src.why(sourceActivity, "wait events")
-		return c
-	}
-	c.Notes = src.gaps(sourceActivity)
-	t := src.table(d, sourceActivity, keys, 0)
-	total := map[string]float64{}
-	for _, k := range keys {
-		for _, v := range d.Cols[t.cols[k]] {
-			if !math.IsNaN(v) {
-				total[k] += v
-			}
-		}
-	}
-	var waits []string
-	for _, k := range keys {
-		if k != waitCPU {
-			waits = append(waits, k)
-		}
-	}
-	slices.SortStableFunc(waits, func(a, b string) int { return cmp.Compare(total[b], total[a]) })
-	var rest []string
-	if len(waits) > topWaits {
-		waits, rest = waits[:topWaits], waits[topWaits:]
-	}
-	used := map[string]int{}
-	if _, ok := t.cols[waitCPU]; ok {
-		c.Series = append(c.Series, seriesSpec{Label: "CPU", X: t.x, Col: t.cols[waitCPU], Color: waitColor(waitCPU, used), Stack: true})
-	}
-	for _, k := range waits {
-		c.Series = append(c.Series, seriesSpec{Label: strings.TrimPrefix(k, waitPrefix), X: t.x, Col: t.cols[k], Color: waitColor(k, used), Stack: true})
-	}
-	if len(rest) > 0 {
-		other := make(column, len(d.Xs[t.x]))
-		for _, k := range rest {
-			for i, v := range d.Cols[t.cols[k]] {
-				other[i] += v // NaN stays NaN: a failed read is a gap
-			}
-		}
-		c.Series = append(c.Series, seriesSpec{
-			Label: fmt.Sprintf("other (%d waits)", len(rest)), X: t.x, Col: d.addCol(other), Color: waitColors["other"][0], Stack: true,
-		})
-	}
-	// The waits not drawn on their own are summed into "other"; their own
-	// columns are not needed by the page.
-	dropCols(d, t, rest)
-	if m := src.run.Manifest; m.Target.Embedded && m.Host.CPUs > 0 {
-		vcpus := make(column, len(d.Xs[t.x]))
-		for i := range vcpus {
-			vcpus[i] = float64(m.Host.CPUs)
-		}
-		c.Series = append(c.Series, seriesSpec{Label: "host vCPUs", X: t.x, Col: d.addCol(vcpus), Color: "#444444", Style: "dash", Width: 1, Ref: true})
-	}
-	return c
-}
-
-// dropCols empties columns nothing draws, so they cost two bytes each in
-// the page instead of a run's worth of numbers.
-func dropCols(d *chartData, t table, keys []string) {
-	for _, k := range keys {
-		d.Cols[t.cols[k]] = column{}
-	}
-}
-
-func connectionsChart(d *chartData, src *chartSources, wl []workloadData) chartSpec {
-	c := chartSpec{
-		ID: "connections", Title: "Connections and pool wait",
-		Help: "Server backends against max_connections (left, dashed); time transactions waited for a pooled connection, p99 (right, thin).",
-		Axes: []axisSpec{{Label: "connections", Unit: "count", Text: "connections", Min: ptr(0)}, {Label: "pool wait p99", Unit: "ms", Min: ptr(0)}},
-	}
-	keys := src.keys(sourceDatabase, func(k string) bool { return k == "numbackends" || k == "max_connections" })
-	if len(keys) > 0 {
-		t := src.table(d, sourceDatabase, keys, math.NaN())
-		if col, ok := t.cols["numbackends"]; ok {
-			c.Series = append(c.Series, seriesSpec{Label: "backends", X: t.x, Col: col, Color: "#1f77b4", Width: 1.5})
-		}
-		if col, ok := t.cols["max_connections"]; ok {
-			c.Series = append(c.Series, seriesSpec{Label: "max_connections", X: t.x, Col: col, Color: "#d62728", Style: "dash", Width: 1, Ref: true})
-		}
-		c.Notes = src.gaps(sourceDatabase)
-	} else {
-		c.Notes = append(c.Notes, "connections: no data: "+src.why(sourceDatabase, "connection counts"))
-	}
-	anyPool := false
-	for i, w := range wl {
-		if w.anyPool {
-			anyPool = true
-			c.Series = append(c.Series, seriesSpec{Label: w.name + " pool wait p99", X: w.x, Col: w.pool99, Axis: 1, Color: colorAt(i), Width: 1, Alpha: 0.8})
-		}
-	}
-	if !anyPool && len(wl) > 0 {
-		c.Notes = append(c.Notes, "pool wait: no workload shares a pool (each client has its own connection)")
-	}
-	for i, w := range wl {
-		if w.anyUnconnected {
-			c.Series = append(c.Series, seriesSpec{Label: w.name + " clients without a connection", X: w.x, Col: w.unconnected, Color: colorAt(i), Style: "dot", Width: 1.5})
-		}
-	}
-	if len(c.Series) == 0 {
-		c.NoData = src.why(sourceDatabase, "connection counts") + "; and no workload shares a pool"
-		if len(wl) == 0 {
-			c.NoData = src.why(sourceDatabase, "connection counts")
-		}
-		c.Notes = nil
-	}
-	return c
-}
-
-func slruChart(d *chartData, src *chartSources) chartSpec {
-	c := chartSpec{
-		ID: "slru", Title: "SLRU cache hit rate",
-		Help:   "Share of SLRU page reads found in memory per tick; a fall means reads from disk (multixact and subtransaction storms show here). Gaps are ticks without reads.",
-		Axes:   []axisSpec{{Label: "hit rate", Unit: "pct", Max: ptr(1)}},
-		Sparse: "a hit rate exists only in ticks with SLRU page reads, and there were few",
-	}
-	keys := src.keys(sourceSLRU, func(k string) bool { return strings.HasSuffix(k, hitRateSuffix) })
-	if len(keys) == 0 {
-		c.NoData = src.why(sourceSLRU, "hit rates")
-		return c
-	}
-	c.Notes = src.gaps(sourceSLRU)
-	t := src.table(d, sourceSLRU, keys, math.NaN())
-	for i, k := range keys {
-		c.Series = append(c.Series, seriesSpec{Label: strings.TrimSuffix(k, hitRateSuffix), X: t.x, Col: t.cols[k], Color: colorAt(i), Width: 1.5})
-	}
-	return c
-}
-
-func horizonChart(d *chartData, src *chartSources) chartSpec {
-	c := chartSpec{
-		ID: "horizon", Title: "xmin horizon age and dead tuples",
-		Help: fmt.Sprintf("How many transactions old the oldest snapshot is (left); dead tuples vacuum cannot yet remove (right, dashed: the %d tables with most, and all tables).", topTables),
-		Axes: []axisSpec{{Label: "xmin age", Unit: "count", Text: "xids", Min: ptr(0)}, {Label: "dead tuples", Unit: "count", Text: "tuples", Min: ptr(0)}},
-	}
-	if keys := src.keys(sourceXmin, func(k string) bool { return k == "age" }); len(keys) > 0 {
-		t := src.table(d, sourceXmin, keys, math.NaN())
-		c.Series = append(c.Series, seriesSpec{Label: "xmin horizon age", X: t.x, Col: t.cols["age"], Color: "#d62728", Width: 2})
-		c.Notes = append(c.Notes, src.gaps(sourceXmin)...)
-	} else {
-		c.Notes = append(c.Notes, "xmin horizon: no data: "+src.why(sourceXmin, "horizon age"))
-	}
-	keys := src.keys(sourceTables, func(k string) bool { return strings.HasSuffix(k, deadTuplesSuffix) })
-	if len(keys) > 0 {
-		t := src.table(d, sourceTables, keys, math.NaN())
-		peak := map[string]float64{}
-		for _, k := range keys {
-			for _, v := range d.Cols[t.cols[k]] {
-				if !math.IsNaN(v) {
-					peak[k] = math.Max(peak[k], v)
-				}
-			}
-		}
-		top := slices.Clone(keys)
-		slices.SortStableFunc(top, func(a, b string) int { return cmp.Compare(peak[b], peak[a]) })
-		var rest []string
-		if len(top) > topTables {
-			top, rest = top[:topTables], top[topTables:]
-		}
-		for i, k := range top {
-			c.Series = append(c.Series, seriesSpec{Label: strings.TrimSuffix(k, deadTuplesSuffix), X: t.x, Col: t.cols[k], Axis: 1, Color: colorAt(i), Style: "dash"})
-		}
-		if len(keys) > 1 {
-			cols := make([]int, len(keys))
-			for i, k := range keys {
-				cols[i] = t.cols[k]
-			}
-			all := sumCols(d, cols)
-			c.Series = append(c.Series, seriesSpec{Label: fmt.Sprintf("all %d tables", len(keys)), X: t.x, Col: d.addCol(all), Axis: 1, Color: "#555555", Style: "dash", Width: 1.5})
-		}
-		dropCols(d, t, rest)
-		c.Notes = append(c.Notes, src.gaps(sourceTables)...)
-	} else {
-		c.Notes = append(c.Notes, "dead tuples: no data: "+src.why(sourceTables, "dead tuples"))
-	}
-	if len(c.Series) == 0 {
-		c.NoData = joinReasons(src.why(sourceXmin, "horizon age"), src.why(sourceTables, "dead tuples"))
-		c.Notes = nil
-	}
-	return c
 }
 
 func hostCPUChart(d *chartData, src *chartSources) chartSpec {

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"math"
 
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -101,7 +101,7 @@ type VerdictPair struct{ Name, A, B string }
 // workload throughput and latency, and the database load. The runs are
 // named by their sides' labels in headings and legends. Nothing is
 // written if it cannot be built.
-func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side, v Verdict) error {
+func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side, v Verdict, kinds present.Kinds) error {
 	tmpl, as, err := loadTemplate(assetsFS, CompareTemplateFile)
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side,
 	p := &comparePage{assets: as, Version: a.Manifest.Version, Verdict: v}
 	p.A = sideView{Side: sa, Role: "A", Class: "side-a", M: a.Manifest, Started: startedText(a), Duration: runDuration(a)}
 	p.B = sideView{Side: sb, Role: "B", Class: "side-b", M: b.Manifest, Started: startedText(b), Duration: runDuration(b)}
-	cd := compareCharts([2]*timeline.Run{a, b}, [2]string{sa.Label, sb.Label})
+	cd := compareCharts([2]*timeline.Run{a, b}, [2]string{sa.Label, sb.Label}, kinds)
 	p.Charts = cd.Charts
 	data := pageData{Duration: max(p.A.Duration, p.B.Duration), Xs: cd.Xs, Cols: cd.Cols, Charts: cd.Charts,
 		Events: []eventBand{}, Findings: []findingBand{}}
@@ -128,7 +128,7 @@ func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side,
 
 // compareCharts overlays the runs: for each workload (in A's order, then
 // B's own), throughput and latency; then active sessions.
-func compareCharts(runs [2]*timeline.Run, labels [2]string) chartData {
+func compareCharts(runs [2]*timeline.Run, labels [2]string, kinds present.Kinds) chartData {
 	var d chartData
 	var wl [2]map[string]workloadData
 	var order []string
@@ -167,63 +167,52 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string) chartData {
 	if len(order) == 0 {
 		d.Charts = append(d.Charts, chartSpec{ID: "tps", Title: "Throughput", NoData: "neither run recorded workload intervals"})
 	}
-	if !postgresKind(runs[0].Manifest.Target) || !postgresKind(runs[1].Manifest.Target) {
-		d.Charts = append(d.Charts, compareLoadChart(&d, runs, labels))
-		return d
-	}
-	aas := chartSpec{
-		ID: "aas", Title: "Database load (average active sessions)",
-		Help: "Sessions active in the database per tick, all waits together; each run from its own start.",
-		Axes: []axisSpec{{Label: "sessions", Unit: "aas", Min: ptr(0)}},
-	}
-	for s, run := range runs {
-		src := chartSources{run: run, samples: map[string][]*timeline.Sample{}}
-		for i := range run.Samples {
-			sm := &run.Samples[i]
-			src.samples[sm.Source] = append(src.samples[sm.Source], sm)
-		}
-		if len(src.samples[sourceActivity]) == 0 {
-			continue
-		}
-		t := src.table(&d, sourceActivity, []string{pgmetric.AAS}, 0)
-		aas.Series = append(aas.Series, seriesSpec{Label: labels[s], X: t.x, Col: t.cols["aas"], Color: sideColors[s], Width: 1.5})
-	}
-	if len(aas.Series) == 0 {
-		aas.NoData = "neither run sampled pg_stat_activity"
-	}
-	d.Charts = append(d.Charts, aas)
+	d.Charts = append(d.Charts, compareLoadChart(&d, runs, labels, kinds))
 	return d
 }
 
-// compareLoadChart overlays the runs' load series of their kind
-// (compareLoads), for runs not of PostgreSQL.
-func compareLoadChart(d *chartData, runs [2]*timeline.Run, labels [2]string) chartSpec {
+// compareLoadChart overlays the runs' load series, each run's of its own
+// kind (present.Kind.Load); the chart is named after the first run's.
+func compareLoadChart(d *chartData, runs [2]*timeline.Run, labels [2]string, kinds present.Kinds) chartSpec {
 	c := chartSpec{ID: "load", Title: "Database load"}
-	var sources []string
+	var first *present.Load
 	for s, run := range runs {
-		load, ok := compareLoads[run.Manifest.Target.Kind]
-		if !ok {
+		p, ok := kinds.Of(run.Manifest.Target)
+		if !ok || p.Load == nil || p.Load.SameKindOnly && !kinds.Same(runs[0].Manifest.Target, runs[1].Manifest.Target) {
 			continue
 		}
-		if c.Help == "" {
-			c.Title, c.Help, c.Axes = load.Title, load.Help, []axisSpec{load.Axis}
+		load := p.Load
+		if first == nil {
+			first = load
+			if load.ID != "" {
+				c.ID = load.ID
+			}
+			c.Title, c.Help, c.Axes = load.Title, load.Help, axes([]present.Axis{load.Axis})
 		}
-		sources = append(sources, load.Source)
 		src := chartSources{run: run, samples: map[string][]*timeline.Sample{}}
 		for i := range run.Samples {
 			sm := &run.Samples[i]
 			src.samples[sm.Source] = append(src.samples[sm.Source], sm)
 		}
-		if len(src.keys(load.Source, func(k string) bool { return k == load.Key })) == 0 {
+		missing := math.NaN()
+		if load.MissingIsZero {
+			missing = 0
+		}
+		if len(src.samples[load.Source]) == 0 ||
+			!load.MissingIsZero && len(src.keys(load.Source, func(k string) bool { return k == load.Key })) == 0 {
 			continue
 		}
-		t := src.table(d, load.Source, []string{load.Key}, math.NaN())
+		t := src.table(d, load.Source, []string{load.Key}, missing)
 		c.Series = append(c.Series, seriesSpec{Label: labels[s], X: t.x, Col: t.cols[load.Key], Color: sideColors[s], Width: 1.5})
 	}
 	if len(c.Series) == 0 {
-		c.NoData = "neither run recorded its server's load"
-		if len(sources) > 0 {
-			c.NoData = "neither run sampled " + sources[0]
+		switch {
+		case first == nil:
+			c.NoData = "neither run recorded its server's load"
+		case first.NoData != "":
+			c.NoData = first.NoData
+		default:
+			c.NoData = "neither run sampled " + first.Source
 		}
 	}
 	return c

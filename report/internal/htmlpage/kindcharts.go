@@ -6,97 +6,27 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/firedrill/firedrill/timeline"
+	"github.com/firedrill/firedrill/report/present"
 )
 
-// kindCharts are the database charts of each kind of target but
-// PostgreSQL's (whose charts are drawn by code: buildCharts), keyed by
-// timeline.Target.Kind. A kind's charts live in a file of their own
-// (charts_<kind>.go) and read its samplers' keys from its metric leaf; a
-// kind without an entry gets only the neutral charts (workloads, host,
-// firedrill itself).
-var kindCharts = map[string][]dbChart{
-	"redis":   redisCharts,
-	"mariadb": mariadbCharts,
-}
+// neutralCharts are the database section of a run whose kind presents
+// no charts of its own: the workloads' throughput and latency.
+var neutralCharts = []present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}
 
-// compareLoad is, per kind, the one series the compare page overlays as
-// the database's load (PostgreSQL's is its average active sessions).
-type compareLoad struct {
-	Title, Help string
-	Axis        axisSpec
-	Source, Key string
-}
-
-// compareLoads are the compare page's load series of the kinds in
-// kindCharts.
-var compareLoads = map[string]compareLoad{
-	"redis":   redisLoad,
-	"mariadb": mariadbLoad,
-}
-
-// postgresKind says whether a run's database charts are PostgreSQL's:
-// its kind, or no kind at all (runs recorded before kinds existed).
-func postgresKind(t timeline.Target) bool { return t.Kind == "" || t.Kind == "postgres" }
-
-// dbChart declares one database chart: series read straight from the
-// sampled values, which the samplers already record as levels, rates or
-// counts per interval.
-type dbChart struct {
-	ID, Title, Help string
-	Axes            []axisSpec
-	Log             bool
-	Series          []dbSeries
-	// What names what the chart shows when none of its series has data
-	// ("the AOF's fsync counters"), for the reason it gives.
-	What string
-}
-
-// dbSeries is one line, or a family of lines, of a dbChart.
-type dbSeries struct {
-	Source string
-	// Key is one value key; or, when empty, every key that starts with
-	// Prefix and ends with Suffix is a line of its own, labelled with
-	// what lies between (sorted by total, largest first).
-	Key            string
-	Prefix, Suffix string
-	// Top keeps the family's largest lines on their own (default 6) and
-	// sums the rest into one "other" line.
-	Top   int
-	Label string // Key's label (the family's lines use their own part)
-	Axis  int
-	Color string // Key's colour (the family's lines use the palette)
-	Style string
-	Width float64
-	Alpha float64
-	Stack bool
-	// ZeroWhenAbsent: a good sample without the key means 0 (an event
-	// that did not happen), not a gap.
-	ZeroWhenAbsent bool
-	// SkipIfZero leaves the line out when it is 0 throughout (a limit
-	// that is not set, a counter that never moved).
-	SkipIfZero bool
-	Hidden     bool
-	// Ref marks a limit, not data (see seriesSpec.Ref).
-	Ref bool
-	// Scale multiplies Key's values into the axis's unit (0.001: ms to
-	// s); 0 is 1.
-	Scale float64
-}
-
-const defaultFamilyTop = 6
-
-// declaredCharts draws a kind's declared charts from the run's samples.
-func declaredCharts(d *chartData, src *chartSources, charts []dbChart) []chartSpec {
-	out := make([]chartSpec, 0, len(charts))
-	for _, dc := range charts {
-		out = append(out, declaredChart(d, src, dc))
+// axes turns a kind's declared axes into the page's.
+func axes(in []present.Axis) []axisSpec {
+	out := make([]axisSpec, len(in))
+	for i, a := range in {
+		out[i] = axisSpec{Label: a.Label, Unit: a.Unit, Text: a.Text, Min: a.Min, Max: a.Max, Headroom: a.Headroom, Fixed: a.Fixed}
 	}
 	return out
 }
 
-func declaredChart(d *chartData, src *chartSources, dc dbChart) chartSpec {
-	c := chartSpec{ID: dc.ID, Title: dc.Title, Help: dc.Help, Axes: dc.Axes, Log: dc.Log}
+const defaultFamilyTop = 6
+
+// declaredChart draws a kind's declared chart from the run's samples.
+func declaredChart(d *chartData, src *chartSources, dc present.Chart) chartSpec {
+	c := chartSpec{ID: dc.ID, Title: dc.Title, Help: dc.Help, Axes: axes(dc.Axes), Log: dc.Log, Sparse: dc.Sparse}
 	var sources []string
 	colorIdx := 0
 	for _, ds := range dc.Series {
@@ -157,7 +87,9 @@ func declaredChart(d *chartData, src *chartSources, dc dbChart) chartSpec {
 			}
 			keys = moved
 		}
-		slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(total[b], total[a]) })
+		if !ds.ByName { // keys are sorted by name
+			slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(total[b], total[a]) })
+		}
 		top := ds.Top
 		if top <= 0 {
 			top = defaultFamilyTop
@@ -178,7 +110,7 @@ func declaredChart(d *chartData, src *chartSources, dc dbChart) chartSpec {
 				cols[i] = t.cols[k]
 			}
 			other := sumCols(d, cols)
-			c.Series = append(c.Series, seriesSpec{Label: "other", X: t.x, Col: d.addCol(other), Axis: ds.Axis, Color: waitColors["other"][0],
+			c.Series = append(c.Series, seriesSpec{Label: "other", X: t.x, Col: d.addCol(other), Axis: ds.Axis, Color: otherColor,
 				Style: ds.Style, Width: ds.Width, Alpha: ds.Alpha, Stack: ds.Stack, Hidden: ds.Hidden})
 			dropCols(d, t, rest)
 		}

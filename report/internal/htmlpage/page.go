@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -163,7 +164,7 @@ func startedText(run *timeline.Run) string {
 	return run.Manifest.Started.UTC().Format("2006-01-02 15:04:05 MST")
 }
 
-func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
+func buildPage(run *timeline.Run, findings []diagnose.Finding, kinds present.Kinds) (*page, error) {
 	p := &page{M: &run.Manifest}
 	p.Duration = runDuration(run)
 	p.Started = startedText(run)
@@ -209,7 +210,8 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding) (*page, error) {
 	p.Settings = settingViews(run.Manifest.Settings, p.SettingChanges)
 	p.Samplers = samplerViews(run)
 
-	cd := buildCharts(run, p.Duration)
+	kind, _ := kinds.Of(run.Manifest.Target)
+	cd := buildCharts(run, kind)
 	p.Charts, p.Omitted = fitCharts(&cd)
 	data := pageData{
 		Duration: p.Duration,

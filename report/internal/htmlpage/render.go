@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -47,13 +48,14 @@ var funcs = template.FuncMap{
 
 // Render writes the report page of run and its findings to w, inlining
 // the template, script and style files of assets (see the *File names).
+// The database charts are those kinds presents for the run's kind.
 // Nothing is written if the page cannot be built.
-func Render(w io.Writer, assets fs.FS, run *timeline.Run, findings []diagnose.Finding) error {
+func Render(w io.Writer, assets fs.FS, run *timeline.Run, findings []diagnose.Finding, kinds present.Kinds) error {
 	tmpl, a, err := loadTemplate(assets, TemplateFile)
 	if err != nil {
 		return err
 	}
-	p, err := buildPage(run, findings)
+	p, err := buildPage(run, findings, kinds)
 	if err != nil {
 		return err
 	}

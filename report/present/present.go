@@ -1,0 +1,105 @@
+// Package present is what a kind of target hands the report so that the
+// report never names a kind: the server's name for people, its database
+// charts, the series the compare page overlays as its load, and the
+// counters compare weighs. Each kind's backend offers its Kind through
+// Presenter; the caller that holds the registry gathers them into Kinds
+// and hands them to report.
+//
+// It is a leaf package (timeline only) so that a kind's folder can
+// declare its presentation without linking the report.
+package present
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/firedrill/firedrill/timeline"
+)
+
+// Kind is how the report presents runs of one kind of target.
+type Kind struct {
+	// Product names the server for people ("PostgreSQL"), for runs that
+	// did not record one (timeline.Target.Product).
+	Product string
+	// Charts are the run page's database charts, in order, between the
+	// neutral ones (throughput and latency first, the host's and
+	// firedrill's own last). A kind with none gets only the neutral
+	// charts.
+	Charts []Chart
+	// Load is the one series the compare page overlays as the database's
+	// load; nil: the compare page has none.
+	Load *Load
+	// Compare is what compare weighs beyond the percentiles; nil: the
+	// percentiles, the findings and the settings only.
+	Compare *Compare
+}
+
+// Presenter is a kind (a backend) that says how the report presents its
+// runs.
+type Presenter interface {
+	Presentation() Kind
+}
+
+// Kinds are the presentations of every kind firedrill has, by kind name.
+// Its zero value knows no kind: every run gets the neutral charts only.
+type Kinds struct {
+	byKind      map[string]Kind
+	defaultKind string
+}
+
+// NewKinds gathers the kinds' presentations; defaultKind is the kind of
+// runs that recorded none (those before kinds existed).
+func NewKinds(defaultKind string, byKind map[string]Kind) Kinds {
+	return Kinds{byKind: maps.Clone(byKind), defaultKind: defaultKind}
+}
+
+// Of is the presentation of a run of target t: its kind's, the default
+// kind's when the run recorded no kind; ok is false for a kind without
+// one.
+func (k Kinds) Of(t timeline.Target) (Kind, bool) {
+	kind := t.Kind
+	if kind == "" {
+		kind = k.defaultKind
+	}
+	p, ok := k.byKind[kind]
+	return p, ok
+}
+
+// Same says whether two runs are of the same kind (a run that recorded
+// none is of the default kind).
+func (k Kinds) Same(a, b timeline.Target) bool { return k.kindOf(a) == k.kindOf(b) }
+
+func (k Kinds) kindOf(t timeline.Target) string {
+	if t.Kind == "" {
+		return k.defaultKind
+	}
+	return t.Kind
+}
+
+// Fill completes what a run recorded before its kind's backend filled it
+// in: the server's name for people.
+func (k Kinds) Fill(run *timeline.Run) {
+	t := &run.Manifest.Target
+	if t.Product != "" {
+		return
+	}
+	if p, ok := k.Of(*t); ok {
+		t.Product = p.Product
+	}
+}
+
+// Names lists the kinds with a presentation, sorted.
+func (k Kinds) Names() []string { return slices.Sorted(maps.Keys(k.byKind)) }
+
+// KindsOf gathers the presentations of the backends that offer one
+// (Presenter), by their kind; defaultKind is the kind of runs that
+// recorded none.
+func KindsOf[B interface{ Kind() string }](defaultKind string, backends []B) Kinds {
+	byKind := map[string]Kind{}
+	for _, b := range backends {
+		if p, ok := any(b).(Presenter); ok {
+			byKind[b.Kind()] = p.Presentation()
+		}
+	}
+	return Kinds{byKind: byKind, defaultKind: defaultKind}
+}

@@ -49,7 +49,7 @@ func isCommitWait(event string) bool {
 }
 
 func (commitBound) Check(run *timeline.Run) []diagnose.Finding {
-	from, to := loadWindow(run)
+	from, to := diagnose.LoadWindow(run)
 	w := waitsIn(run, from, to, isCommitWait)
 	if w.Samples < 3 || w.Waiting == 0 {
 		return nil
@@ -58,7 +58,7 @@ func (commitBound) Check(run *timeline.Run) []diagnose.Finding {
 	if share < commitInfoShare || queue < commitMinQueue {
 		return nil
 	}
-	cpus := hostCPUs(run)
+	cpus := diagnose.HostCPUs(run)
 	onCPU := waitsIn(run, from, to, func(e string) bool { return e == "CPU" }).MeanWaiting()
 	syncOff := strings.EqualFold(diagnose.Setting(run, "synchronous_commit", "on"), "off")
 	severity := diagnose.Info
@@ -80,13 +80,13 @@ func (commitBound) Check(run *timeline.Run) []diagnose.Finding {
 	}
 	var events []string
 	for _, e := range w.TopEvents() {
-		events = append(events, fmt.Sprintf("%s %s", e, humanNum(w.ByEvent[e]/float64(w.Samples))))
+		events = append(events, fmt.Sprintf("%s %s", e, diagnose.HumanNum(w.ByEvent[e]/float64(w.Samples))))
 	}
 	f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "pg_stat_activity:wait.LWLock:WALWrite+IO:WALSync+IO:WALWrite", T: w.PeakT, Value: share,
 		Text: fmt.Sprintf("%s of active time is commits waiting for the WAL flush: %s of %s active sessions on average (%s)",
-			humanPct(share), humanNum(queue), humanNum(w.MeanActive()), strings.Join(events, ", "))})
+			diagnose.HumanPct(share), diagnose.HumanNum(queue), diagnose.HumanNum(w.MeanActive()), strings.Join(events, ", "))})
 	f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.WaitCPU), Value: onCPU,
-		Text: fmt.Sprintf("%s sessions on CPU on average, on %s CPUs", humanNum(onCPU), humanNum(cpus))})
+		Text: fmt.Sprintf("%s sessions on CPU on average, on %s CPUs", diagnose.HumanNum(onCPU), diagnose.HumanNum(cpus))})
 	commits := diagnose.Over(run.Series(pgmetric.Database, pgmetric.XactCommitPerS), from, to)
 	syncs := diagnose.Over(run.Series(pgmetric.WAL, pgmetric.WALSyncPerS), from, to)
 	perFlush := 0.0
@@ -94,11 +94,11 @@ func (commitBound) Check(run *timeline.Run) []diagnose.Finding {
 		perFlush = commits.Mean / syncs.Mean
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "wal:wal_sync_per_s", Value: syncs.Mean,
 			Text: fmt.Sprintf("%s commits/s with %s WAL flushes/s: %s commits per flush (group commit), one flush every %s",
-				humanNum(commits.Mean), humanNum(syncs.Mean), humanNum(perFlush), humanMS(1000/syncs.Mean))})
+				diagnose.HumanNum(commits.Mean), diagnose.HumanNum(syncs.Mean), diagnose.HumanNum(perFlush), diagnose.HumanMS(1000/syncs.Mean))})
 	}
 	if st := diagnose.Over(run.Series(pgmetric.WAL, pgmetric.WALSyncTimeMS), from, to); st.N > 0 && st.Mean > 0 && syncs.Mean > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "wal:wal_sync_time_ms", Value: st.Mean / (syncs.Mean * diagnose.Tick(run)),
-			Text: fmt.Sprintf("%s per WAL flush (track_wal_io_timing)", humanMS(st.Mean/(syncs.Mean*diagnose.Tick(run))))})
+			Text: fmt.Sprintf("%s per WAL flush (track_wal_io_timing)", diagnose.HumanMS(st.Mean/(syncs.Mean*diagnose.Tick(run))))})
 	}
 	idle := diagnose.Over(run.Series(hostmetric.Host, hostmetric.CPUIdle), from, to)
 	iowait := diagnose.Over(run.Series(hostmetric.Host, hostmetric.CPUIowait), from, to)
@@ -108,7 +108,7 @@ func (commitBound) Check(run *timeline.Run) []diagnose.Finding {
 	}
 	if aw := diagnose.Over(run.Series(hostmetric.Host, hostmetric.DiskAwaitMS), from, to); aw.N > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "host:disk.await_ms", Value: aw.Mean,
-			Text: fmt.Sprintf("disk requests took %s on average", humanMS(aw.Mean))})
+			Text: fmt.Sprintf("disk requests took %s on average", diagnose.HumanMS(aw.Mean))})
 	}
 	f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "settings:synchronous_commit",
 		Text: "synchronous_commit = " + diagnose.Setting(run, "synchronous_commit", "on (default)") + ", commit_delay = " + diagnose.Setting(run, "commit_delay", "0") +
@@ -117,16 +117,16 @@ func (commitBound) Check(run *timeline.Run) []diagnose.Finding {
 	tps := diagnose.TotalTPS(run, from, to)
 	if severity == diagnose.Warning {
 		f.Headline = fmt.Sprintf("Commit-bound: %s of active time is commits waiting for the WAL flush (%s of %s active sessions, %s on CPU of %s CPUs)",
-			humanPct(share), humanNum(queue), humanNum(w.MeanActive()), humanNum(onCPU), humanNum(cpus))
+			diagnose.HumanPct(share), diagnose.HumanNum(queue), diagnose.HumanNum(w.MeanActive()), diagnose.HumanNum(onCPU), diagnose.HumanNum(cpus))
 	} else {
 		f.Headline = fmt.Sprintf("Commits wait for the WAL flush: %s of active time (%s sessions on average)",
-			humanPct(share), humanNum(queue))
+			diagnose.HumanPct(share), diagnose.HumanNum(queue))
 	}
 	if tps > 0 {
-		f.Headline += fmt.Sprintf("; %s transactions/s", humanNum(tps))
+		f.Headline += fmt.Sprintf("; %s transactions/s", diagnose.HumanNum(tps))
 	}
 	if perFlush > 0 {
-		f.Headline += fmt.Sprintf(", %s commits per flush", humanNum(perFlush))
+		f.Headline += fmt.Sprintf(", %s commits per flush", diagnose.HumanNum(perFlush))
 	}
 	if severity == diagnose.Info {
 		f.Headline += " — what every commit costs with synchronous_commit = on on this disk, not a fault"

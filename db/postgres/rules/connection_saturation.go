@@ -187,11 +187,11 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 	conns := run.Series(activitySource, pgmetric.ConnectionsTotal)
 	maxText := diagnose.Setting(run, "max_connections", "")
 	if maxConn.N > 0 {
-		maxText = humanNum(maxConn.Last)
+		maxText = diagnose.HumanNum(maxConn.Last)
 	}
 	reservedText := diagnose.Setting(run, "superuser_reserved_connections", "")
 	if reserved.N > 0 {
-		reservedText = humanNum(reserved.Last)
+		reservedText = diagnose.HumanNum(reserved.Last)
 	}
 	limit := 0.0
 	if maxConn.N > 0 {
@@ -229,7 +229,7 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 		peak := diagnose.Over(conns, 0, math.Inf(1))
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(activitySource, pgmetric.ConnectionsTotal), T: peak.MaxT, Value: peak.Max,
 			Text: fmt.Sprintf("%s connections at %.0f s, at the limit of %s (max_connections %s − %s reserved for superusers), in %d samples",
-				humanNum(peak.Max), peak.MaxT, humanNum(limit), humanNum(maxConn.Last), humanNum(reserved.Last), len(atLimit))})
+				diagnose.HumanNum(peak.Max), peak.MaxT, diagnose.HumanNum(limit), diagnose.HumanNum(maxConn.Last), diagnose.HumanNum(reserved.Last), len(atLimit))})
 	}
 	var refused []*refusedWorkload
 	for _, w := range byWorkload {
@@ -252,7 +252,7 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 		})
 		for _, code := range codes {
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "workload:" + w.name + ".refused." + code, T: w.last, Value: float64(w.codes[code]),
-				Text: fmt.Sprintf("%s connection attempts of %s refused from %.0f s to %.0f s: %s", humanNum(float64(w.codes[code])), w.name, w.first, w.last, refusalText(run, w.name, code))})
+				Text: fmt.Sprintf("%s connection attempts of %s refused from %.0f s to %.0f s: %s", diagnose.HumanNum(float64(w.codes[code])), w.name, w.first, w.last, refusalText(run, w.name, code))})
 		}
 		if n := w.clientsRefused(); n > 0 {
 			text := fmt.Sprintf("%d of %s's %d clients could not get a connection", n, w.name, w.clients)
@@ -286,18 +286,18 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 	switch {
 	case errs > 0 && len(who) > 0:
 		f.Headline = fmt.Sprintf("The server refused %s connections (%s): %s got no connection at %s",
-			humanNum(float64(errs)), codeText, strings.Join(who, ", "), limitText)
+			diagnose.HumanNum(float64(errs)), codeText, strings.Join(who, ", "), limitText)
 	case errs > 0:
-		f.Headline = fmt.Sprintf("The server refused %s connections (%s): connections reached %s", humanNum(float64(errs)), codeText, limitText)
+		f.Headline = fmt.Sprintf("The server refused %s connections (%s): connections reached %s", diagnose.HumanNum(float64(errs)), codeText, limitText)
 	default:
-		f.Headline = fmt.Sprintf("Connections reached the server's limit (%s usable of max_connections %s): the next client will be refused", humanNum(limit), humanNum(maxConn.Last))
+		f.Headline = fmt.Sprintf("Connections reached the server's limit (%s usable of max_connections %s): the next client will be refused", diagnose.HumanNum(limit), diagnose.HumanNum(maxConn.Last))
 	}
 	f.Mechanism = "Every connection is a server process with its own memory, so PostgreSQL caps them at max_connections (minus superuser_reserved_connections kept for administrators); past the cap new connections fail at once with 53300. " +
 		"Many clients each opening their own connections, or pools sized without regard to the other pools, reach it long before the server runs out of CPU. " +
 		"A refused client gets nothing done: here, as an application's pool would, it retried with growing pauses, so the run measured the clients that got in while the others waited."
 	f.Remedy = "Put the clients behind a pool (in the application, or PgBouncer in transaction mode) whose total size across all application instances stays below max_connections − superuser_reserved_connections"
 	if limit > 0 {
-		f.Remedy += fmt.Sprintf(" (here %s, less the other sessions: monitoring, migrations)", humanNum(limit))
+		f.Remedy += fmt.Sprintf(" (here %s, less the other sessions: monitoring, migrations)", diagnose.HumanNum(limit))
 	}
 	f.Remedy += "; raise max_connections only with the memory for it (each backend: work_mem and more) and a restart."
 	return f, true

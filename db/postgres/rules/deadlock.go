@@ -172,7 +172,7 @@ func deadlockLocks(run *timeline.Run, from, to float64) (relations []string, que
 			if p.Relation != "" {
 				relCount[p.Relation]++
 			}
-			if q := oneLine(p.BlockedQuery, 120); q != "" {
+			if q := diagnose.OneLine(p.BlockedQuery, 120); q != "" {
 				queryCount[sqlcheck.NormalizeLiterals(q)]++
 			}
 		}
@@ -238,21 +238,21 @@ func (deadlock) Check(run *timeline.Run) []diagnose.Finding {
 	if count.HaveServer {
 		ev := diagnose.Evidence{Series: serverSeries, T: f.End, Value: count.Server,
 			Text: fmt.Sprintf("%s deadlocks detected by the server between %.0f s and %.0f s (%s/min)",
-				humanNum(count.Server), f.Start, f.End, humanNum(count.Server/span*60))}
+				diagnose.HumanNum(count.Server), f.Start, f.End, diagnose.HumanNum(count.Server/span*60))}
 		f.Evidence = append(f.Evidence, ev)
 		if count.ServerPeak.V > 0 {
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: serverSeries, T: count.ServerPeak.T,
-				Value: count.ServerPeak.V, Text: fmt.Sprintf("peak: %s deadlocks in one interval", humanNum(count.ServerPeak.V))})
+				Value: count.ServerPeak.V, Text: fmt.Sprintf("peak: %s deadlocks in one interval", diagnose.HumanNum(count.ServerPeak.V))})
 		}
 	}
 	for _, w := range workloads {
 		errorSeries := "workload:" + w + ".errors." + deadlockCode
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: errorSeries, T: f.End,
 			Value: float64(count.ByWorkload[w]),
-			Text:  fmt.Sprintf("%s tries of workload %s failed with %s", humanNum(float64(count.ByWorkload[w])), w, clientCode)})
+			Text:  fmt.Sprintf("%s tries of workload %s failed with %s", diagnose.HumanNum(float64(count.ByWorkload[w])), w, clientCode)})
 	}
 	for _, d := range uniqueStrings(count.Details) {
-		text := "DETAIL: " + oneLine(d, 400)
+		text := "DETAIL: " + diagnose.OneLine(d, 400)
 		if desc := describeDeadlockDetail(d); desc != "" {
 			text = desc + ". " + text
 		}
@@ -261,7 +261,7 @@ func (deadlock) Check(run *timeline.Run) []diagnose.Finding {
 	for _, fc := range count.Failed {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: fmt.Sprintf("script:%s:%d", fc.Script, fc.Line),
 			Value: float64(fc.Failures),
-			Text:  fmt.Sprintf("%s failures at %s:%d `%s`", humanNum(float64(fc.Failures)), fc.Script, fc.Line, oneLine(fc.Text, 100))})
+			Text:  fmt.Sprintf("%s failures at %s:%d `%s`", diagnose.HumanNum(float64(fc.Failures)), fc.Script, fc.Line, diagnose.OneLine(fc.Text, 100))})
 	}
 	relations, queries := deadlockLocks(run, f.Start, f.End)
 	if len(relations) > 0 || len(queries) > 0 {
@@ -276,7 +276,7 @@ func (deadlock) Check(run *timeline.Run) []diagnose.Finding {
 	}
 
 	timeout := diagnose.Setting(run, "deadlock_timeout", "1s")
-	rate := fmt.Sprintf("%s deadlocks in %s", humanNum(total), humanMS(span*1000))
+	rate := fmt.Sprintf("%s deadlocks in %s", diagnose.HumanNum(total), diagnose.HumanMS(span*1000))
 	if len(concurrent) > 0 {
 		inv := concurrent[0]
 		f.Evidence = append(f.Evidence, diagnose.InversionEvidence(inv)...)
@@ -307,7 +307,7 @@ func (deadlock) Check(run *timeline.Run) []diagnose.Finding {
 func latentDeadlock(run *timeline.Run, f diagnose.Finding, invs []sqlcheck.Inversion) diagnose.Finding {
 	inv := invs[0]
 	f.Severity = diagnose.Info
-	f.Start, f.End = loadWindow(run)
+	f.Start, f.End = diagnose.LoadWindow(run)
 	f.End = math.Max(f.Start, f.End-1e-9)
 	if inv.A.Workload == inv.B.Workload {
 		f.Workload = inv.A.Workload

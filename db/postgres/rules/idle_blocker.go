@@ -86,7 +86,7 @@ func (r idleBlocker) Check(run *timeline.Run) []diagnose.Finding {
 			if p.Relation != "" {
 				h.Relations[p.Relation] = true
 			}
-			h.WaitedQueries[oneLine(p.BlockedQuery, 100)]++
+			h.WaitedQueries[diagnose.OneLine(p.BlockedQuery, 100)]++
 			if p.WaitS >= minWait {
 				seen[p.BlockingPID] = true
 				h.MaxWaitS = math.Max(h.MaxWaitS, p.WaitS)
@@ -137,11 +137,11 @@ func (r idleBlocker) finding(run *timeline.Run, h *idleHead) diagnose.Finding {
 	}
 	held := h.Last - start
 	f.Headline = fmt.Sprintf("A session idle in transaction heads the lock chain: %s ran `%s` and then sat idle holding its locks for %s, "+
-		"with up to %d sessions waiting behind it", who, oneLine(h.Query, 80), formatSeconds(held), h.MaxBehind)
+		"with up to %d sessions waiting behind it", who, diagnose.OneLine(h.Query, 80), formatSeconds(held), h.MaxBehind)
 	f.Evidence = append(f.Evidence,
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Locks, pgmetric.LocksRootBlockers), T: h.First, Value: float64(h.PID),
 			Text: fmt.Sprintf("%s was %s at the head of the blocking chains in %d lock samples from %.0f s to %.0f s; its last statement: `%s`",
-				who, h.State, h.Samples, h.First, h.Last, oneLine(h.Query, 120))},
+				who, h.State, h.Samples, h.First, h.Last, diagnose.OneLine(h.Query, 120))},
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), T: h.Last, Value: h.MaxWaitS,
 			Text: fmt.Sprintf("sessions waited on it for up to %s (deadlock_timeout, after which log_lock_waits logs a wait, is %s)",
 				formatSeconds(h.MaxWaitS), formatSeconds(r.deadlockTimeoutS(run, h.First)))},

@@ -48,7 +48,7 @@ func isLockWait(event string) bool { return strings.HasPrefix(event, "Lock:") }
 // least half of active time (rolling over three samples); the whole load
 // window when none.
 func contendedWindow(run *timeline.Run) (from, to float64, found bool) {
-	lf, lt := loadWindow(run)
+	lf, lt := diagnose.LoadWindow(run)
 	type pt struct{ t, lock, aas float64 }
 	var pts []pt
 	for i := range run.Samples {
@@ -149,8 +149,8 @@ func lockChains(run *timeline.Run, from, to float64) (roots []*rootBlocker, spot
 				waits++
 				// The shape is cut after the literals are out, so that the
 				// same statement with longer or shorter values groups once.
-				stmt, keys := sqlcheck.SplitLiterals(oneLine(p.BlockedQuery, 1000))
-				stmt = oneLine(stmt, 120)
+				stmt, keys := sqlcheck.SplitLiterals(diagnose.OneLine(p.BlockedQuery, 1000))
+				stmt = diagnose.OneLine(stmt, 120)
 				k := [2]string{stmt, p.Relation}
 				h := spotIndex[k]
 				if h == nil {
@@ -244,7 +244,7 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 	if severity == diagnose.Warning && share >= contentionCriticalShare && (longWaits || lockTimeouts > 0) {
 		severity = diagnose.Critical
 	}
-	deadlocks := sumPoints(run.Series(pgmetric.Database, pgmetric.Deadlocks), from, to+diagnose.Tick(run))
+	deadlocks := diagnose.SumPoints(run.Series(pgmetric.Database, pgmetric.Deadlocks), from, to+diagnose.Tick(run))
 	if deadlocks > 0 && severity == diagnose.Critical {
 		severity = diagnose.Warning // the deadlock rule reports the cycles
 	}
@@ -265,10 +265,10 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 	}
 	f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "pg_stat_activity:wait.Lock:*", T: w.PeakT, Value: share,
 		Text: fmt.Sprintf("%s of active time waiting for heavyweight locks (%s sessions waiting on average of %s active; peak %s at %.0f s)",
-			humanPct(share), humanNum(queue), humanNum(w.MeanActive()), humanNum(w.PeakWait), w.PeakT)})
+			diagnose.HumanPct(share), diagnose.HumanNum(queue), diagnose.HumanNum(w.MeanActive()), diagnose.HumanNum(w.PeakWait), w.PeakT)})
 	for _, e := range w.TopEvents() {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "pg_stat_activity:wait." + e, Value: w.ByEvent[e] / float64(w.Samples),
-			Text: fmt.Sprintf("%s sessions on average in %s", humanNum(w.ByEvent[e]/float64(w.Samples)), e)})
+			Text: fmt.Sprintf("%s sessions on average in %s", diagnose.HumanNum(w.ByEvent[e]/float64(w.Samples)), e)})
 		if len(f.Evidence) >= 3 {
 			break
 		}
@@ -276,12 +276,12 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 	if maxWait.N > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "locks:max_wait_s", T: maxWait.MaxT, Value: maxWait.Max,
 			Text: fmt.Sprintf("longest lock wait %s (median of the per-sample longest: %s)",
-				humanMS(maxWait.Max*1000), humanMS(diagnose.Median(run.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), from, to)*1000))})
+				diagnose.HumanMS(maxWait.Max*1000), diagnose.HumanMS(diagnose.Median(run.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), from, to)*1000))})
 	}
 	if perTx > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "workload:*.tps", Value: perTx,
 			Text: fmt.Sprintf("at %s transactions/s, each waits %s for locks on average (Little's law: %s waiting sessions ÷ throughput)",
-				humanNum(tps), humanMS(perTx), humanNum(queue))})
+				diagnose.HumanNum(tps), diagnose.HumanMS(perTx), diagnose.HumanNum(queue))})
 	}
 
 	// Where the waits concentrate.
@@ -293,12 +293,12 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 		if top.Relation != "" {
 			what += " on " + top.Relation
 		}
-		spotText = fmt.Sprintf("%s of sampled lock waits are in %s", humanPct(spotShare), what)
+		spotText = fmt.Sprintf("%s of sampled lock waits are in %s", diagnose.HumanPct(spotShare), what)
 		if key, keyShare := top.topKey(); key != "" {
 			if len(top.Keys) == 1 || keyShare >= 0.5 {
-				spotText += fmt.Sprintf(", %s of them for the same row (%s)", humanPct(keyShare), key)
+				spotText += fmt.Sprintf(", %s of them for the same row (%s)", diagnose.HumanPct(keyShare), key)
 			} else {
-				spotText += fmt.Sprintf(", spread over %d key values (hottest %s: %s)", len(top.Keys), key, humanPct(keyShare))
+				spotText += fmt.Sprintf(", spread over %d key values (hottest %s: %s)", len(top.Keys), key, diagnose.HumanPct(keyShare))
 			}
 		}
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "locks:detail", Value: spotShare, Text: spotText})
@@ -321,7 +321,7 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 		for _, x := range roots {
 			heads += x.Samples
 		}
-		desc := fmt.Sprintf("pid %d (%s, %s: `%s`)", r.PID, appOrUnknown(r.App), stateOrUnknown(r.State), oneLine(r.Query, 100))
+		desc := fmt.Sprintf("pid %d (%s, %s: `%s`)", r.PID, appOrUnknown(r.App), stateOrUnknown(r.State), diagnose.OneLine(r.Query, 100))
 		if heads > 0 && float64(r.Samples) >= 0.5*float64(heads) {
 			rootText = "chain head " + desc
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "locks:root_blockers", T: r.FirstT, Value: float64(r.PID),
@@ -336,7 +336,7 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 			}
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "locks:root_blockers", T: longest.FirstT, Value: float64(len(roots)),
 				Text: fmt.Sprintf("the head of the chain changes all the time (%d different sessions in %d observations): each holder passes the row on; the longest chain, %d sessions, waited behind pid %d (%s, %s: `%s`)",
-					len(roots), heads, longest.MaxWaiters, longest.PID, appOrUnknown(longest.App), stateOrUnknown(longest.State), oneLine(longest.Query, 100))})
+					len(roots), heads, longest.MaxWaiters, longest.PID, appOrUnknown(longest.App), stateOrUnknown(longest.State), diagnose.OneLine(longest.Query, 100))})
 		}
 		if byState := rootStates(roots); byState != "" {
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "locks:detail", Text: "what the chains' heads were doing: " + byState})
@@ -347,7 +347,7 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 	}
 	if deadlocks > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.Deadlocks), Value: deadlocks,
-			Text: fmt.Sprintf("%s deadlocks in this window: some of these waits end in a cycle (see the deadlock finding)", humanNum(deadlocks))})
+			Text: fmt.Sprintf("%s deadlocks in this window: some of these waits end in a cycle (see the deadlock finding)", diagnose.HumanNum(deadlocks))})
 	}
 	if lat := workloadLatency(run, f.Workload, from, to); lat != "" {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "workload:" + f.Workload + ".latency", Text: lat})
@@ -357,15 +357,15 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 	switch severity {
 	case diagnose.Info:
 		f.Headline = fmt.Sprintf("Background lock waits: %s of active time (%s sessions on average) waiting for row locks — short hand-overs, not a queue",
-			humanPct(share), humanNum(queue))
+			diagnose.HumanPct(share), diagnose.HumanNum(queue))
 		if spotText != "" {
 			f.Headline += "; " + spotText
 		}
 	default:
 		f.Headline = fmt.Sprintf("Sessions queue for locks: %s of active time (%s of %s active sessions on average) waiting",
-			humanPct(share), humanNum(queue), humanNum(w.MeanActive()))
+			diagnose.HumanPct(share), diagnose.HumanNum(queue), diagnose.HumanNum(w.MeanActive()))
 		if perTx > 0 {
-			f.Headline += fmt.Sprintf(", %s per transaction", humanMS(perTx))
+			f.Headline += fmt.Sprintf(", %s per transaction", diagnose.HumanMS(perTx))
 		}
 		if spotText != "" {
 			f.Headline += "; " + spotText
@@ -374,7 +374,7 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 			f.Headline += "; " + rootText
 		}
 		if deadlocks > 0 {
-			f.Headline += fmt.Sprintf("; %s of these waits ended in deadlocks (see the deadlock finding)", humanNum(deadlocks))
+			f.Headline += fmt.Sprintf("; %s of these waits ended in deadlocks (see the deadlock finding)", diagnose.HumanNum(deadlocks))
 		}
 	}
 	f.Mechanism = "A row lock taken by UPDATE, DELETE or SELECT … FOR UPDATE is held until the transaction ends, so every other transaction that needs the same row waits in line (Lock:transactionid, then Lock:tuple for the ones behind): " +
@@ -426,7 +426,7 @@ func rootStates(roots []*rootBlocker) string {
 	}
 	var parts []string
 	for _, k := range topKeys(count, 3) {
-		parts = append(parts, fmt.Sprintf("%s %s", k, humanPct(float64(count[k])/float64(total))))
+		parts = append(parts, fmt.Sprintf("%s %s", k, diagnose.HumanPct(float64(count[k])/float64(total))))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -543,9 +543,9 @@ func workloadLatency(run *timeline.Run, workload string, from, to float64) strin
 	if len(in) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%s latency: median of the intervals' p50 %s", workload, humanMS(diagnose.Median(in, math.Inf(-1), math.Inf(1))))
+	s := fmt.Sprintf("%s latency: median of the intervals' p50 %s", workload, diagnose.HumanMS(diagnose.Median(in, math.Inf(-1), math.Inf(1))))
 	if len(out) >= 3 {
-		s += fmt.Sprintf(" (outside this window: %s)", humanMS(diagnose.Median(out, math.Inf(-1), math.Inf(1))))
+		s += fmt.Sprintf(" (outside this window: %s)", diagnose.HumanMS(diagnose.Median(out, math.Inf(-1), math.Inf(1))))
 	}
 	return s
 }

@@ -471,7 +471,7 @@ func (u scanUse) what(first bool) string {
 		how = append(how, "for a join")
 	}
 	if first {
-		s := fmt.Sprintf("reads all %s rows of %s", humanNum(u.tableRows), u.qualified())
+		s := fmt.Sprintf("reads all %s rows of %s", diagnose.HumanNum(u.tableRows), u.qualified())
 		for _, h := range how {
 			switch h {
 			case "sorted":
@@ -484,11 +484,11 @@ func (u scanUse) what(first bool) string {
 		}
 		return s
 	}
-	return fmt.Sprintf("%s (%s)", u.qualified(), strings.Join(append([]string{humanNum(u.tableRows) + " rows"}, how...), ", "))
+	return fmt.Sprintf("%s (%s)", u.qualified(), strings.Join(append([]string{diagnose.HumanNum(u.tableRows) + " rows"}, how...), ", "))
 }
 
 func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) diagnose.Finding {
-	from, to := loadWindow(run)
+	from, to := diagnose.LoadWindow(run)
 	f := diagnose.Finding{Start: from, End: math.Max(from, to-1e-9),
 		References: []string{
 			"https://www.postgresql.org/docs/current/sql-createindex.html#SQL-CREATEINDEX-CONCURRENTLY",
@@ -535,12 +535,12 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) dia
 	if c.stmt != nil {
 		perCall := ""
 		if c.stmt.Calls > 0 && c.stmt.BlksHit+c.stmt.BlksRead > 0 {
-			perCall = fmt.Sprintf(", %s blocks (%s) touched per call", humanNum((c.stmt.BlksHit+c.stmt.BlksRead)/c.stmt.Calls),
+			perCall = fmt.Sprintf(", %s blocks (%s) touched per call", diagnose.HumanNum((c.stmt.BlksHit+c.stmt.BlksRead)/c.stmt.Calls),
 				diagnose.HumanBytes((c.stmt.BlksHit+c.stmt.BlksRead)/c.stmt.Calls*8192))
 		}
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Statements + ":" + c.stmt.QueryID, T: c.stmt.LastT, Value: c.stmt.meanMS(),
 			Text: fmt.Sprintf("`%s`: %s calls, mean %s, %s of the database's execution time%s",
-				oneLine(c.stmt.Query, 160), humanNum(c.stmt.Calls), humanMS(c.stmt.meanMS()), humanPct(share), perCall)})
+				diagnose.OneLine(c.stmt.Query, 160), diagnose.HumanNum(c.stmt.Calls), diagnose.HumanMS(c.stmt.meanMS()), diagnose.HumanPct(share), perCall)})
 		if c.stmt.where != "" {
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "script:" + c.stmt.where, Text: fmt.Sprintf("the statement of workload %s's %s", c.stmt.workload, c.stmt.where)})
 		}
@@ -552,12 +552,12 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) dia
 			if u.parallel {
 				scan = "Parallel Seq Scan"
 			}
-			text := fmt.Sprintf("generic plan: %s on %s (%s rows)", scan, u.qualified(), humanNum(u.tableRows))
+			text := fmt.Sprintf("generic plan: %s on %s (%s rows)", scan, u.qualified(), diagnose.HumanNum(u.tableRows))
 			if u.filter != "" {
-				text += ", Filter: " + oneLine(u.filter, 160)
+				text += ", Filter: " + diagnose.OneLine(u.filter, 160)
 			}
 			if u.join != "" {
-				text += ", feeding a join on " + oneLine(u.join, 80)
+				text += ", feeding a join on " + diagnose.OneLine(u.join, 80)
 			}
 			if u.perOuterRow {
 				text += ", in a correlated subquery (run once per outer row)"
@@ -569,7 +569,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) dia
 		} else if len(u.conds) > 0 || len(u.sortKeys) > 0 {
 			text := fmt.Sprintf("in the statement, %s is read with", u.qualified())
 			if len(u.conds) > 0 {
-				text += " conditions " + oneLine(strings.Join(u.conds, " AND "), 140)
+				text += " conditions " + diagnose.OneLine(strings.Join(u.conds, " AND "), 140)
 			}
 			if len(u.sortKeys) > 0 {
 				text += " ordered by " + strings.Join(u.sortKeys, ", ")
@@ -582,7 +582,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) dia
 		if t := u.table; t != nil && t.SeqScan > 0 {
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "pg_stat_user_tables:" + t.Name + ".seq_tup_read", T: f.End, Value: t.SeqTupRead,
 				Text: fmt.Sprintf("%s sequential scans of %s read %s rows (%s per scan, %s rows/s); index scans: %s",
-					humanNum(t.SeqScan), t.Name, humanNum(t.SeqTupRead), humanNum(t.rowsPerScan()), humanNum(t.SeqTupRead/span), humanNum(t.IdxScan))})
+					diagnose.HumanNum(t.SeqScan), t.Name, diagnose.HumanNum(t.SeqTupRead), diagnose.HumanNum(t.rowsPerScan()), diagnose.HumanNum(t.SeqTupRead/span), diagnose.HumanNum(t.IdxScan))})
 		}
 	}
 	event := ""
@@ -595,7 +595,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) dia
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "pg_stat_user_tables:" + main.table.Name + ".seq_tup_read", T: resolvedT, Text: text})
 		if after := statementIn(run, c.stmt.queryID(), resolvedT+diagnose.Tick(run), math.Inf(1)); after.Calls > 0 && c.stmt != nil {
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Statements + ":" + c.stmt.QueryID, T: after.LastT, Value: after.meanMS(),
-				Text: fmt.Sprintf("after that: mean %s over %s calls (before: %s)", humanMS(after.meanMS()), humanNum(after.Calls), humanMS(c.stmt.meanMS()))})
+				Text: fmt.Sprintf("after that: mean %s over %s calls (before: %s)", diagnose.HumanMS(after.meanMS()), diagnose.HumanNum(after.Calls), diagnose.HumanMS(c.stmt.meanMS()))})
 		}
 	}
 	if lat := workloadLatency(run, f.Workload, f.Start, f.End); lat != "" {
@@ -621,17 +621,17 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) dia
 			what += ", and scans " + strings.Join(more, ", ")
 		}
 		if c.stmt.Calls > 0 && c.stmt.Rows > 0 {
-			what += fmt.Sprintf(" to return %s rows per call", humanNum(c.stmt.Rows/c.stmt.Calls))
+			what += fmt.Sprintf(" to return %s rows per call", diagnose.HumanNum(c.stmt.Rows/c.stmt.Calls))
 		}
 		noun := "missing index on "
 		if len(indexes) > 1 {
 			noun = "missing indexes on "
 		}
 		f.Headline = fmt.Sprintf("Top statement `%s` (%s of database time, mean %s, %s calls) %s: %s%s",
-			oneLine(c.stmt.Query, 90), humanPct(share), humanMS(c.stmt.meanMS()), humanNum(c.stmt.Calls), what, noun, strings.Join(indexes, "; "))
+			diagnose.OneLine(c.stmt.Query, 90), diagnose.HumanPct(share), diagnose.HumanMS(c.stmt.meanMS()), diagnose.HumanNum(c.stmt.Calls), what, noun, strings.Join(indexes, "; "))
 	default:
 		f.Headline = fmt.Sprintf("%s is read by sequential scans: %s scans of %s rows each (%s rows in all), %s",
-			main.qualified(), humanNum(main.table.SeqScan), humanNum(main.table.rowsPerScan()), humanNum(main.table.SeqTupRead), unnamedScans(run, main))
+			main.qualified(), diagnose.HumanNum(main.table.SeqScan), diagnose.HumanNum(main.table.rowsPerScan()), diagnose.HumanNum(main.table.SeqTupRead), unnamedScans(run, main))
 	}
 	if resolved {
 		prefix := fmt.Sprintf("Resolved at %.0f s", resolvedT)
@@ -671,7 +671,7 @@ func unnamedScans(run *timeline.Run, u scanUse) string {
 	var naming []string
 	for _, st := range sortedStats(stats) {
 		if st.Calls > 0 && contains(sqlcheck.QueryTables(st.Query), u.relation) && len(naming) < 2 {
-			naming = append(naming, "`"+oneLine(st.Query, 80)+"`")
+			naming = append(naming, "`"+diagnose.OneLine(st.Query, 80)+"`")
 		}
 	}
 	if len(naming) > 0 {
@@ -705,7 +705,7 @@ func resolvedAt(run *timeline.Run, t *tableScans, explainT float64, planStillSca
 		return 0, false
 	}
 	after := pts[last+1:]
-	if sumPoints(t.idxByT, pts[last].T, math.Inf(1)) == 0 || float64(len(after)) < 0.15*float64(len(pts)) {
+	if diagnose.SumPoints(t.idxByT, pts[last].T, math.Inf(1)) == 0 || float64(len(after)) < 0.15*float64(len(pts)) {
 		return 0, false
 	}
 	return pts[last].T, true

@@ -212,13 +212,13 @@ func (r tempSpill) finding(run *timeline.Run, s spillStretch) diagnose.Finding {
 			f.Workload = top.stat.workload
 		}
 		perCall := top.perCall()
-		f.Headline += fmt.Sprintf("; `%s`%s writes %s per call", oneLine(top.stat.Query, 120), where, diagnose.HumanBytes(perCall))
+		f.Headline += fmt.Sprintf("; `%s`%s writes %s per call", diagnose.OneLine(top.stat.Query, 120), where, diagnose.HumanBytes(perCall))
 		for i, sp := range sps {
 			if i == 3 {
 				break
 			}
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Statements, sp.stat.QueryID), Value: sp.perCall(),
-				Text: fmt.Sprintf("`%s`: %s temporary blocks written over %s calls, %s per call", oneLine(sp.stat.Query, 100),
+				Text: fmt.Sprintf("`%s`: %s temporary blocks written over %s calls, %s per call", diagnose.OneLine(sp.stat.Query, 100),
 					formatCount(sp.tempBlocks), formatCount(sp.calls), diagnose.HumanBytes(sp.perCall()))})
 		}
 		// An in-memory sort needs more than its rows' size on disk (tuple

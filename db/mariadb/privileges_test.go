@@ -264,12 +264,25 @@ func runPrivilegesOnly(t *testing.T, dsn, src string, during ...func()) (*runner
 	}
 	var log syncLog
 	opts := runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true}
+	// done orders during's writes before the caller reads them (the
+	// race detector wants the edge, not only the second in between).
+	done := make(chan struct{})
 	if len(during) > 0 {
 		opts.OnStart = func(string) {
-			time.AfterFunc(time.Second, during[0])
+			time.AfterFunc(time.Second, func() {
+				defer close(done)
+				during[0]()
+			})
 		}
+	} else {
+		close(done)
 	}
 	res, err := runner.Run(t.Context(), opts)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the check during the run did not run")
+	}
 	return res, log.String(), err
 }
 

@@ -20,6 +20,9 @@ type Finding struct {
 	Start    float64 `json:"t0"` // the window, seconds since the run's start
 	End      float64 `json:"t1"`
 	Workload string  `json:"workload,omitempty"` // the workload it concerns, if one
+	// Target names the target the finding is about, in a run of several
+	// (timeline.Manifest.Targets); "" in a run of one.
+	Target string `json:"target,omitempty"`
 	// Headline is one line a person understands at 3 am.
 	Headline string `json:"headline"`
 	// Evidence is the series and values that prove it, with timestamps.

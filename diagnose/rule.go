@@ -94,6 +94,27 @@ func Diagnose(run *timeline.Run, rules []Rule) []Finding {
 	return out
 }
 
+// DiagnoseTargets diagnoses each target of a run of several on its own
+// view of the run (timeline.Run.ForTarget), with the rules rulesFor
+// gives for the target's kind, and names the target in each finding;
+// a run of one system is diagnosed as Diagnose does.
+func DiagnoseTargets(run *timeline.Run, rulesFor func(kind string) []Rule) []Finding {
+	names := run.Manifest.TargetNames()
+	if len(names) == 0 {
+		return Diagnose(run, rulesFor(run.Manifest.Target.Kind))
+	}
+	var out []Finding
+	for _, name := range names {
+		view := run.ForTarget(name)
+		for _, f := range Diagnose(view, rulesFor(view.Manifest.Target.Kind)) {
+			f.Target = name
+			out = append(out, f)
+		}
+	}
+	Sort(out)
+	return out
+}
+
 // passes holds, per run being diagnosed, what its rules computed once for
 // all of them (Shared); Diagnose empties it when done, so that nothing of
 // a run stays once it is diagnosed.

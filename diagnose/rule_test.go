@@ -65,3 +65,39 @@ func TestSharedLastsOneDiagnose(t *testing.T) {
 		t.Error("the pass's answer outlived it")
 	}
 }
+
+// DiagnoseTargets runs each target's kind's rules on that target's view
+// and names the target; a run of one system gets its kind's rules.
+func TestDiagnoseTargets(t *testing.T) {
+	t.Parallel()
+	sees := func(source string) func(*timeline.Run) []Finding {
+		return func(run *timeline.Run) []Finding {
+			for _, s := range run.Samples {
+				if s.Source != source {
+					t.Errorf("a rule of %s's kind saw the sample %s", source, s.Source)
+				}
+			}
+			return []Finding{{Severity: Warning, Headline: run.Manifest.Target.Address}}
+		}
+	}
+	rules := map[string][]Rule{
+		"a-kind": {stubRule{id: "a-rule", needs: []string{"a-source"}, check: sees("a-source")}},
+		"b-kind": {stubRule{id: "b-rule", needs: []string{"b-source"}, check: sees("b-source")}},
+	}
+	run := &timeline.Run{
+		Manifest: timeline.Manifest{Target: timeline.Target{Kind: "a-kind"}, Targets: []timeline.NamedTarget{
+			{Name: "db", Target: timeline.Target{Kind: "a-kind", Address: "db:1"}},
+			{Name: "cache", Target: timeline.Target{Kind: "b-kind", Address: "cache:2"}},
+		}},
+		Samples: []timeline.Sample{{Source: "a-source", Target: "db"}, {Source: "b-source", Target: "cache"}},
+	}
+	got := DiagnoseTargets(run, func(kind string) []Rule { return rules[kind] })
+	if len(got) != 2 || got[0].Rule != "a-rule" || got[0].Target != "db" || got[0].Headline != "db:1" ||
+		got[1].Rule != "b-rule" || got[1].Target != "cache" || got[1].Headline != "cache:2" {
+		t.Errorf("findings %+v", got)
+	}
+	one := &timeline.Run{Manifest: timeline.Manifest{Target: timeline.Target{Kind: "b-kind"}}, Samples: []timeline.Sample{{Source: "b-source"}}}
+	if got := DiagnoseTargets(one, func(kind string) []Rule { return rules[kind] }); len(got) != 1 || got[0].Rule != "b-rule" || got[0].Target != "" {
+		t.Errorf("a run of one system: %+v", got)
+	}
+}

@@ -37,7 +37,11 @@ type Manifest struct {
 	Command  []string  `json:"command,omitempty"`
 	Interval float64   `json:"sample_interval_s"` // the tick: client intervals and samples
 	Target   Target    `json:"target"`
-	Host     Host      `json:"host"`
+	// Targets are the named systems of a run with several (the
+	// scenario's targets:), in the scenario's order, Target being the
+	// first's; empty in a run of one system, whose Target is it.
+	Targets []NamedTarget `json:"targets,omitempty"`
+	Host    Host          `json:"host"`
 	// Workloads and Events as planned, in scenario order.
 	Workloads []WorkloadInfo `json:"workloads"`
 	Events    []EventInfo    `json:"events,omitempty"`
@@ -129,7 +133,10 @@ type Host struct {
 
 // WorkloadInfo is a workload as planned.
 type WorkloadInfo struct {
-	Name    string       `json:"name"`
+	Name string `json:"name"`
+	// Target is the name of the target the workload loads, in a run of
+	// several (Manifest.Targets); "" in a run of one.
+	Target  string       `json:"target,omitempty"`
 	Scripts []ScriptInfo `json:"scripts"`
 	Clients int          `json:"clients,omitempty"` // closed model; the largest stage target with stages
 	Rate    float64      `json:"rate,omitempty"`    // open model, transactions/s; the largest stage target
@@ -158,7 +165,9 @@ type ScriptInfo struct {
 
 // EventInfo is an event as planned.
 type EventInfo struct {
-	Name     string  `json:"name"`
+	Name string `json:"name"`
+	// Target names the target the event acts on, in a run of several.
+	Target   string  `json:"target,omitempty"`
 	Kind     string  `json:"kind"`
 	At       float64 `json:"at_s"`
 	Duration float64 `json:"duration_s,omitempty"`
@@ -168,6 +177,18 @@ type EventInfo struct {
 type SamplerInfo struct {
 	Name  string `json:"name"`
 	Notes string `json:"notes,omitempty"`
+}
+
+// NamedTarget is one system of a run with several: its name in the
+// scenario, what Target says of a run's only one, and its own server
+// settings, samplers and frozen windows (the Manifest's fields of the
+// same names hold the first target's, as in a run of one system).
+type NamedTarget struct {
+	Name     string            `json:"name"`
+	Target   Target            `json:"target"`
+	Settings map[string]string `json:"settings,omitempty"`
+	Samplers []SamplerInfo     `json:"samplers,omitempty"`
+	Frozen   []FrozenWindow    `json:"frozen,omitempty"`
 }
 
 // Record is one line of timeline.jsonl: exactly one field is set.
@@ -286,7 +307,10 @@ func (iv *Interval) TPS() float64 {
 // Detail holds what is not a number (who holds the xmin horizon, blocking
 // pairs, top statements).
 type Sample struct {
-	Source   string             `json:"s"`
+	Source string `json:"s"`
+	// Target is the name of the target sampled, in a run of several
+	// (Manifest.Targets); "" in a run of one, and for the host's samples.
+	Target   string             `json:"tg,omitempty"`
 	T        float64            `json:"t"` // seconds since the run's start
 	Values   map[string]float64 `json:"v,omitempty"`
 	Detail   json.RawMessage    `json:"d,omitempty"`
@@ -298,9 +322,10 @@ type Sample struct {
 // the outcome.
 type Mark struct {
 	T       float64        `json:"t"`
-	Event   string         `json:"event"` // the event's name
-	Kind    string         `json:"kind"`  // hold_transaction, sql, settings …
-	Phase   string         `json:"phase"` // PhaseStart or PhaseEnd
+	Event   string         `json:"event"`            // the event's name
+	Target  string         `json:"target,omitempty"` // the event's target, in a run of several
+	Kind    string         `json:"kind"`             // hold_transaction, sql, settings …
+	Phase   string         `json:"phase"`            // PhaseStart or PhaseEnd
 	Outcome string         `json:"outcome,omitempty"`
 	Error   string         `json:"error,omitempty"`
 	Detail  map[string]any `json:"d,omitempty"` // e.g. the holder's pid and xid

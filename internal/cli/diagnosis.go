@@ -7,9 +7,9 @@ import (
 )
 
 // diagnoseRun runs on run the neutral rules and those of its kind, as the
-// registry of kinds has them.
+// registry of kinds has them: on each target's view of a run of several.
 func diagnoseRun(backends *backend.Registry, run *timeline.Run) []diagnose.Finding {
-	return diagnose.Diagnose(run, backends.Rules(run.Manifest.Target.Kind))
+	return diagnose.DiagnoseTargets(run, backends.Rules)
 }
 
 // everyRule is every rule of every kind: what a threshold or a drill's

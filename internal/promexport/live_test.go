@@ -130,7 +130,11 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 	}
 	served = map[string]map[string]bool{}
 	servedNames(first, served)
-	time.Sleep(2 * time.Second)
+	// Scrape all along: a series that a sampler serves only while
+	// something happens (lock waits) must not fall between two scrapes.
+	for until := time.Now().Add(2 * time.Second); time.Now().Before(until); time.Sleep(300 * time.Millisecond) {
+		servedNames(scrape(t, url), served)
+	}
 	second = scrape(t, url)
 	servedNames(second, served)
 	var r result

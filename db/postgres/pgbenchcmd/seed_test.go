@@ -429,7 +429,7 @@ func TestSamplingRateSameTransactions(t *testing.T) {
 // drawing from pgbench's ts_throttle_rs. The schedule is recovered from
 // -l (end time minus latency, which --rate measures from the scheduled
 // start); both tools read the clock for the log a little after the
-// transaction ends, so each point may be off by that: 90 % of the points
+// transaction ends, so each point may be off by that: 75 % of the points
 // must agree within 300 µs once the tools' start times are aligned, where
 // another generator is off by milliseconds after a few transactions.
 func TestRateScheduleSameAsPgbench(t *testing.T) {
@@ -501,7 +501,11 @@ func TestRateScheduleSameAsPgbench(t *testing.T) {
 					worst = max(worst, d, -d)
 				}
 			}
-			if off*10 > len(w) {
+			// Both logs time a transaction's end when its client gets
+			// the CPU back, so on a loaded machine a few starts read
+			// late on either side; a different schedule would differ
+			// nearly everywhere, by a cumulated drift.
+			if off*4 > len(w) {
 				rel := func(xs []int64) []int64 {
 					out := make([]int64, len(xs))
 					for i := range xs {

@@ -97,8 +97,15 @@ func TestBufferGrowsAndShrinks(t *testing.T) {
 		t.Fatalf("new buffer %d bytes, want %d", len(c.buf), initialSize)
 	}
 	big := bytes.Repeat([]byte("x"), 100<<10)
-	go write(t, peer, big)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := syscall.Write(peer, big) // blocking: all of it
+		sent <- err
+	}()
 	if err := c.Ensure(len(big)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
 	c.Consume(len(big))

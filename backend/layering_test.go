@@ -264,6 +264,19 @@ func TestEngineImportsNoLayerAboveIt(t *testing.T) {
 	}
 }
 
+// The socket layer under the clients (engine/sockio) is the bottom of the
+// hot path: it reaches nothing of firedrill, so the engine and every
+// kind's client build on it and it on neither (issue 21).
+func TestSocketLayerImportsNothingOfFiredrill(t *testing.T) {
+	graph := listDeps(t, module+"engine/sockio")
+	chains := reach(graph, "engine/sockio", func(string) bool { return false })
+	for _, pkg := range slices.Sorted(maps.Keys(chains)) {
+		if pkg != "engine/sockio" {
+			t.Errorf("engine/sockio reaches %s: %s", pkg, strings.Join(chains[pkg], " → "))
+		}
+	}
+}
+
 // The SQL static analyser reads text only: it reaches nothing of
 // firedrill but the script language it simulates scripts with, so the
 // rules in diagnose call it and never the other way round (issue 21).

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/firedrill/firedrill/engine/sockio"
 )
 
 // The event loop is how the engine keeps up with pgbench. pgbench serves
@@ -34,17 +36,9 @@ import (
 
 // Poller parks a client running on an event loop until its session's
 // socket is ready. Sessions of a LoopTarget call it from the client's own
-// coroutine.
-type Poller interface {
-	// WaitRead returns when fd is readable, or with an error when the run
-	// is being stopped hard (the session must then be considered broken).
-	WaitRead(fd int) error
-	// WaitWrite returns when fd is writable (a send larger than the
-	// socket's buffer), with the same error as WaitRead.
-	WaitWrite(fd int) error
-	// Forget is called before the session closes fd.
-	Forget(fd int)
-}
+// coroutine; it is the socket layer's (engine/sockio), which the clients'
+// sessions are built on.
+type Poller = sockio.Poller
 
 // LoopTarget is a Target whose sessions can run on an event loop.
 type LoopTarget interface {
@@ -277,7 +271,7 @@ func (c *client) waitFD(fd int, write bool) error {
 	if ls.lp.done || ls.yield == nil || ls.lp.running != c {
 		// Outside the loop (closing sessions after the run, or while
 		// connecting before it): block in poll(2), briefly.
-		return pollFD(fd, write, 5*time.Second)
+		return sockio.Poll(fd, write, 5*time.Second)
 	}
 	if c.r.hardStop.Load() {
 		return errHardStop
@@ -336,32 +330,4 @@ func (c *client) loopSleep(ctx context.Context, untilUS int64) bool {
 		return false
 	}
 	return !c.r.stopping.Load() && ctx.Err() == nil
-}
-
-// pollFD waits for fd with ppoll(2) (poll(2), which arm64 lacks, with a
-// timespec).
-func pollFD(fd int, write bool, timeout time.Duration) error {
-	type pollfd struct {
-		fd      int32
-		events  int16
-		revents int16
-	}
-	p := pollfd{fd: int32(fd), events: 0x1} // POLLIN
-	if write {
-		p.events = 0x4 // POLLOUT
-	}
-	ts := syscall.NsecToTimespec(int64(timeout))
-	for {
-		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		if errno == syscall.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return errno
-		}
-		if n == 0 {
-			return errors.New("timed out waiting for the server")
-		}
-		return nil
-	}
 }

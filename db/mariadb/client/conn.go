@@ -2,7 +2,6 @@ package mariadb
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -50,15 +50,14 @@ const (
 
 // conn is one client's session.
 type conn struct {
-	t         *Target
-	fd        int
-	fdMu      sync.Mutex // guards fd against a hard Interrupt while closing
-	p         engine.Poller
-	goroutine bool // not on an event loop: a hard Interrupt shuts the socket
-	// tls, when the session is encrypted, is what fill and flush read
-	// and write through (blocking, on the client's own goroutine)
-	// instead of fd; fd stays the socket's duplicate, for Interrupt.
-	tls *tls.Conn
+	t *Target
+	// io is the socket: packets are built in io.W and read in place
+	// from io.Buffered. An encrypted session reads and writes through
+	// crypto/tls (blocking, on the client's own goroutine); its
+	// descriptor stays the socket's duplicate, for Interrupt.
+	io        sockio.Conn
+	fdMu      sync.Mutex // guards the socket against a hard Interrupt while closing
+	goroutine bool       // not on an event loop: a hard Interrupt shuts the socket
 
 	version string
 	connID  uint32
@@ -66,11 +65,7 @@ type conn struct {
 	status  uint16 // of the last OK or EOF; statusInTrans after an error
 	broken  error  // why the session can no longer be used
 
-	rbuf       []byte
-	rpos, rend int
-	wbuf       []byte
-	seq        byte
-	fresh      bool // a request was just sent
+	seq byte
 
 	text  []byte // the query text, reused
 	pbuf  []byte // parameter values, back to back
@@ -132,7 +127,7 @@ func (c *conn) execSimple(q *script.SQL, vars *script.Vars) error {
 		return nil
 	}
 	at := c.command(comQuery)
-	c.wbuf = append(c.wbuf, c.text...)
+	c.io.W = append(c.io.W, c.text...)
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
 		return err
@@ -144,7 +139,7 @@ func (c *conn) execSimple(q *script.SQL, vars *script.Vars) error {
 // rollback, KILL QUERY) and reads its results.
 func (c *conn) simpleQuery(text string) error {
 	at := c.command(comQuery)
-	c.wbuf = append(c.wbuf, text...)
+	c.io.W = append(c.io.W, text...)
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
 		return err
@@ -170,20 +165,20 @@ func (c *conn) execPrepared(q *script.SQL, vars *script.Vars) error {
 		return fmt.Errorf("the prepared statement has %d ? placeholders but the command %d :variables (write a literal ? as '?')", st.params, len(c.ends))
 	}
 	at := c.command(comStmtExecute)
-	c.wbuf = binary.LittleEndian.AppendUint32(c.wbuf, st.id)
-	c.wbuf = append(c.wbuf, 0)          // no cursor
-	c.wbuf = append(c.wbuf, 1, 0, 0, 0) // iteration count
+	c.io.W = binary.LittleEndian.AppendUint32(c.io.W, st.id)
+	c.io.W = append(c.io.W, 0)          // no cursor
+	c.io.W = append(c.io.W, 1, 0, 0, 0) // iteration count
 	if st.params > 0 {
 		for range (st.params + 7) / 8 {
-			c.wbuf = append(c.wbuf, 0) // NULL bitmap: none
+			c.io.W = append(c.io.W, 0) // NULL bitmap: none
 		}
-		c.wbuf = append(c.wbuf, 1) // types follow
+		c.io.W = append(c.io.W, 1) // types follow
 		start := 0
 		for _, end := range c.ends {
 			if isInteger(c.pbuf[start:end]) {
-				c.wbuf = append(c.wbuf, typeLongLong, 0)
+				c.io.W = append(c.io.W, typeLongLong, 0)
 			} else {
-				c.wbuf = append(c.wbuf, typeVarString, 0)
+				c.io.W = append(c.io.W, typeVarString, 0)
 			}
 			start = end
 		}
@@ -192,10 +187,10 @@ func (c *conn) execPrepared(q *script.SQL, vars *script.Vars) error {
 			v := c.pbuf[start:end]
 			if isInteger(v) {
 				n, _ := strconv.ParseInt(unsafeString(v), 10, 64)
-				c.wbuf = binary.LittleEndian.AppendUint64(c.wbuf, uint64(n))
+				c.io.W = binary.LittleEndian.AppendUint64(c.io.W, uint64(n))
 			} else {
-				c.wbuf = appendLenenc(c.wbuf, uint64(len(v)))
-				c.wbuf = append(c.wbuf, v...)
+				c.io.W = appendLenenc(c.io.W, uint64(len(v)))
+				c.io.W = append(c.io.W, v...)
 			}
 			start = end
 		}
@@ -237,7 +232,7 @@ func (c *conn) prepare(q *script.SQL) (*stmt, error) {
 		return st, nil
 	}
 	at := c.command(comStmtPrepare)
-	c.wbuf = append(c.wbuf, c.text...)
+	c.io.W = append(c.io.W, c.text...)
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
 		return nil, err
@@ -556,8 +551,8 @@ func (c *conn) Interrupt(hard bool) {
 	if hard {
 		if c.goroutine {
 			c.fdMu.Lock()
-			if c.fd >= 0 {
-				_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+			if fd := c.io.FD(); fd >= 0 {
+				_ = syscall.Shutdown(fd, syscall.SHUT_RDWR)
 			}
 			c.fdMu.Unlock()
 		}
@@ -571,7 +566,7 @@ func (c *conn) Interrupt(hard bool) {
 func (t *Target) killQuery(id uint32) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	side, err := t.open(ctx, blockingPoller{timeout: 3 * time.Second})
+	side, err := t.open(ctx, sockio.Blocking{Timeout: 3 * time.Second})
 	if err != nil {
 		return err
 	}
@@ -582,7 +577,7 @@ func (t *Target) killQuery(id uint32) error {
 // Close ends the session, rolling back an open transaction first so that
 // none is left on the server.
 func (c *conn) Close() error {
-	if c.fd < 0 {
+	if c.io.FD() < 0 {
 		return nil
 	}
 	if c.broken == nil {
@@ -595,13 +590,7 @@ func (c *conn) Close() error {
 }
 
 func (c *conn) closeFD() error {
-	c.p.Forget(c.fd)
 	c.fdMu.Lock()
 	defer c.fdMu.Unlock()
-	if c.tls != nil {
-		_ = c.tls.NetConn().Close() // the session ends with the socket's close below
-	}
-	err := syscall.Close(c.fd)
-	c.fd = -1
-	return err
+	return c.io.Close()
 }

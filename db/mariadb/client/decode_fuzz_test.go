@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -99,12 +100,11 @@ func FuzzDecodeResponse(f *testing.F) {
 		mode, data := data[0], data[1:]
 		c := &conn{
 			t:     &Target{addr: "fuzz:0"},
-			fd:    -1,
+			io:    sockio.NewConn(-1, nil),
 			caps:  clientCaps,
-			rbuf:  append(make([]byte, 0, len(data)+64), data...),
-			rend:  len(data),
 			stmts: make(map[*script.SQL]*stmt),
 		}
+		c.io.Preload(data)
 		if mode&2 != 0 {
 			c.caps &^= capDeprecateEOF
 		}
@@ -116,7 +116,8 @@ func FuzzDecodeResponse(f *testing.F) {
 				t.Fatal(err)
 			}
 			defer devNull.Close()
-			c.fd, c.p = int(devNull.Fd()), blockingPoller{timeout: time.Second}
+			c.io = sockio.NewConn(int(devNull.Fd()), sockio.Blocking{Timeout: time.Second})
+			c.io.Preload(data)
 			c.t.cfg = Config{User: "u", Password: "p", Database: "d", AppName: "fuzz"}
 			if err := c.handshake(time.Time{}, nil); err == nil && c.caps&capProtocol41 == 0 {
 				t.Fatal("handshake accepted a server without protocol 4.1")

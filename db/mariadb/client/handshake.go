@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/firedrill/firedrill/engine"
 )
@@ -116,22 +114,22 @@ func (c *conn) handshake(deadline time.Time, nc net.Conn) error {
 		return c.connectError(err)
 	}
 	at := c.startPacket()
-	c.wbuf = binary.LittleEndian.AppendUint32(c.wbuf, c.caps)
-	c.wbuf = binary.LittleEndian.AppendUint32(c.wbuf, maxPayload)
-	c.wbuf = append(c.wbuf, charsetUTF8MB4)
-	c.wbuf = append(c.wbuf, make([]byte, 23)...)
-	c.wbuf = append(append(c.wbuf, t.cfg.User...), 0)
+	c.io.W = binary.LittleEndian.AppendUint32(c.io.W, c.caps)
+	c.io.W = binary.LittleEndian.AppendUint32(c.io.W, maxPayload)
+	c.io.W = append(c.io.W, charsetUTF8MB4)
+	c.io.W = append(c.io.W, make([]byte, 23)...)
+	c.io.W = append(append(c.io.W, t.cfg.User...), 0)
 	if c.caps&capPluginAuthLenenc != 0 {
-		c.wbuf = appendLenenc(c.wbuf, uint64(len(auth)))
+		c.io.W = appendLenenc(c.io.W, uint64(len(auth)))
 	} else {
-		c.wbuf = append(c.wbuf, byte(len(auth)))
+		c.io.W = append(c.io.W, byte(len(auth)))
 	}
-	c.wbuf = append(c.wbuf, auth...)
+	c.io.W = append(c.io.W, auth...)
 	if c.caps&capConnectWithDB != 0 {
-		c.wbuf = append(append(c.wbuf, t.cfg.Database...), 0)
+		c.io.W = append(append(c.io.W, t.cfg.Database...), 0)
 	}
 	if c.caps&capPluginAuth != 0 {
-		c.wbuf = append(append(c.wbuf, plugin...), 0)
+		c.io.W = append(append(c.io.W, plugin...), 0)
 	}
 	if c.caps&capConnectAttrs != 0 {
 		var attrs []byte
@@ -141,8 +139,8 @@ func (c *conn) handshake(deadline time.Time, nc net.Conn) error {
 			attrs = appendLenencString(attrs, "program_name")
 			attrs = appendLenencString(attrs, t.cfg.AppName)
 		}
-		c.wbuf = appendLenenc(c.wbuf, uint64(len(attrs)))
-		c.wbuf = append(c.wbuf, attrs...)
+		c.io.W = appendLenenc(c.io.W, uint64(len(attrs)))
+		c.io.W = append(c.io.W, attrs...)
 	}
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
@@ -186,7 +184,7 @@ func (c *conn) authenticate(plugin string, scramble []byte) error {
 			switch p[1] {
 			case 3: // fast auth succeeded; OK follows
 			case 4: // full authentication: the password itself, which only a secure channel may carry
-				if c.tls == nil && c.t.cfg.Network != "unix" {
+				if c.io.TLS() == nil && c.t.cfg.Network != "unix" {
 					return c.connectError(errors.New("caching_sha2_password wants a full authentication, which needs TLS or the server's RSA key: " +
 						"connect with TLS, or once with the mysql client to fill the server's cache, or give the user mysql_native_password"))
 				}
@@ -205,7 +203,7 @@ func (c *conn) authenticate(plugin string, scramble []byte) error {
 
 func (c *conn) sendAuthData(auth []byte) error {
 	at := c.startPacket()
-	c.wbuf = append(c.wbuf, auth...)
+	c.io.W = append(c.io.W, auth...)
 	c.endPacket(at)
 	return c.flush()
 }
@@ -219,7 +217,7 @@ func (c *conn) connectError(err error) error {
 		msg := fmt.Errorf("connect to %s as %q: %w", c.t.addr, c.t.cfg.User, err)
 		if se.Number == 1045 {
 			msg = fmt.Errorf("%w (check the user and password)", msg)
-			if c.tls == nil {
+			if c.io.TLS() == nil {
 				msg = fmt.Errorf("%w%s", msg, hintPlainRefused)
 			}
 		}
@@ -294,40 +292,4 @@ func authResponse(plugin, password string, scramble []byte) ([]byte, error) {
 		return append([]byte(password), 0), nil
 	}
 	return nil, fmt.Errorf("authentication plugin %s is not supported (use mysql_native_password)", plugin)
-}
-
-// blockingPoller waits in poll(2): for sessions with a goroutine of their
-// own, and for side sessions (KILL QUERY).
-type blockingPoller struct{ timeout time.Duration }
-
-func (b blockingPoller) WaitRead(fd int) error  { return b.wait(fd, 0x1) }
-func (b blockingPoller) WaitWrite(fd int) error { return b.wait(fd, 0x4) }
-func (blockingPoller) Forget(int)               {}
-
-func (b blockingPoller) wait(fd int, events int16) error {
-	type pollfd struct {
-		fd      int32
-		events  int16
-		revents int16
-	}
-	p := pollfd{fd: int32(fd), events: events}
-	// ppoll(2): poll(2), which arm64 lacks, with a timespec (none: no limit).
-	var ts *syscall.Timespec
-	if b.timeout > 0 {
-		t := syscall.NsecToTimespec(int64(b.timeout))
-		ts = &t
-	}
-	for {
-		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
-		if errno == syscall.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return errno
-		}
-		if n == 0 {
-			return errors.New("timed out waiting for the server")
-		}
-		return nil
-	}
 }

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -189,7 +190,7 @@ func quoteString(s string) string {
 // Connect opens one client's session for a goroutine of its own: its waits
 // block in poll(2).
 func (t *Target) Connect(ctx context.Context, clientID int) (engine.Conn, error) {
-	c, err := t.open(ctx, blockingPoller{})
+	c, err := t.open(ctx, sockio.Blocking{})
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	fd, err := dupFD(nc.(syscall.Conn))
+	fd, err := sockio.DupFD(nc.(syscall.Conn))
 	var tlsOn net.Conn // the socket crypto/tls will use, if the target wants TLS
 	if t.cfg.TLS != nil && err == nil {
 		tlsOn = nc
@@ -229,8 +230,7 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 		return nil, &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to %s: %w", t.addr, err)}
 	}
 	c := &conn{
-		t: t, fd: fd, p: p,
-		rbuf:  make([]byte, 16<<10),
+		t: t, io: sockio.NewConn(fd, p),
 		stmts: make(map[*script.SQL]*stmt),
 	}
 	deadline, _ := ctx.Deadline()
@@ -244,7 +244,7 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 		c.closeTLSless(tlsOn)
 		return nil, cutShort(ctx, t.addr, err)
 	}
-	if tlsOn != nil && c.tls == nil {
+	if tlsOn != nil && c.io.TLS() == nil {
 		tlsOn.Close() // tls=preferred, and the server has none
 	}
 	if t.setup != "" {
@@ -255,8 +255,8 @@ func (t *Target) open(ctx context.Context, p engine.Poller) (*conn, error) {
 		}
 	}
 	release()
-	if c.tls != nil {
-		_ = c.tls.SetDeadline(time.Time{}) // only opening the session is bounded
+	if tc := c.io.TLS(); tc != nil {
+		_ = tc.SetDeadline(time.Time{}) // only opening the session is bounded
 	}
 	return c, nil
 }
@@ -294,36 +294,8 @@ func cutShort(ctx context.Context, addr string, err error) error {
 // closeTLSless closes a session that failed to open: its descriptor, and
 // the socket kept for TLS if TLS never started on it.
 func (c *conn) closeTLSless(tlsOn net.Conn) {
-	if tlsOn != nil && c.tls == nil {
+	if tlsOn != nil && c.io.TLS() == nil {
 		tlsOn.Close()
 	}
 	c.closeFD()
-}
-
-// dupFD duplicates the socket's descriptor and makes it non-blocking.
-func dupFD(sc syscall.Conn) (int, error) {
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	var dupErr error
-	if err := raw.Control(func(f uintptr) {
-		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
-		if errno != 0 {
-			dupErr = errno
-			return
-		}
-		fd = int(r)
-	}); err != nil {
-		return -1, err
-	}
-	if dupErr != nil {
-		return -1, fmt.Errorf("dup socket: %w", dupErr)
-	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return -1, err
-	}
-	return fd, nil
 }

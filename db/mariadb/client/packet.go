@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"syscall"
-	"unsafe"
 
 	"github.com/firedrill/firedrill/engine"
 )
@@ -20,9 +18,6 @@ import (
 // in the next packets.
 const maxPayload = 0xFFFFFF
 
-// errClosed is the error of a session the server ended.
-var errClosed = errors.New("server closed the connection")
-
 // fail marks the session broken (the protocol can no longer be followed)
 // and returns the engine's lost-connection error.
 func (c *conn) fail(err error) error {
@@ -30,49 +25,6 @@ func (c *conn) fail(err error) error {
 		c.broken = err
 	}
 	return &engine.DBError{Code: engine.CodeConnection, Err: fmt.Errorf("%s: %w", c.t.addr, err)}
-}
-
-// fill reads more of the server's bytes into rbuf.
-func (c *conn) fill() error {
-	if c.rpos > 0 {
-		c.rend = copy(c.rbuf, c.rbuf[c.rpos:c.rend])
-		c.rpos = 0
-	}
-	if c.rend == len(c.rbuf) {
-		c.rbuf = append(c.rbuf, make([]byte, max(len(c.rbuf), 4096))...)
-	}
-	if c.fd < 0 {
-		return c.fail(errClosed) // a decoder fed from memory ran out
-	}
-	if c.tls != nil {
-		return c.fillTLS()
-	}
-	if c.fresh {
-		// A request was just sent: its answer is almost never there
-		// yet, so wait rather than spend a read on EAGAIN.
-		c.fresh = false
-		if err := c.p.WaitRead(c.fd); err != nil {
-			return c.fail(err)
-		}
-	}
-	for {
-		b := c.rbuf[c.rend:]
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch errno {
-		case 0:
-			if n == 0 {
-				return c.fail(errClosed)
-			}
-			c.rend += int(n)
-			return nil
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.p.WaitRead(c.fd); err != nil {
-				return c.fail(err)
-			}
-		default:
-			return c.fail(fmt.Errorf("read: %w", errno))
-		}
-	}
 }
 
 // readPacket returns the next packet's payload, valid until the next call.
@@ -95,60 +47,48 @@ func (c *conn) readPacket() ([]byte, error) {
 // readOne reads one packet; full says its payload has the maximum length,
 // so the next packet continues it.
 func (c *conn) readOne() (payload []byte, full bool, err error) {
-	for c.rend-c.rpos < 4 {
-		if err := c.fill(); err != nil {
-			return nil, false, err
-		}
+	if err := c.io.Ensure(4); err != nil {
+		return nil, false, c.fail(err)
 	}
-	h := c.rbuf[c.rpos:]
+	h := c.io.Buffered()
 	n := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
 	c.seq = h[3] + 1
-	for c.rend-c.rpos < 4+n {
-		if need := 4 + n; need > len(c.rbuf) {
-			grown := make([]byte, need+4096)
-			c.rend = copy(grown, c.rbuf[c.rpos:c.rend])
-			c.rpos, c.rbuf = 0, grown
-		}
-		if err := c.fill(); err != nil {
-			return nil, false, err
-		}
+	if err := c.io.Ensure(4 + n); err != nil {
+		return nil, false, c.fail(err)
 	}
-	payload = c.rbuf[c.rpos+4 : c.rpos+4+n]
-	c.rpos += 4 + n
-	if c.rpos == c.rend {
-		c.rpos, c.rend = 0, 0
-	}
+	payload = c.io.Buffered()[4 : 4+n]
+	c.io.Consume(4 + n)
 	return payload, n == maxPayload, nil
 }
 
-// startPacket begins a packet in wbuf (its header is filled by endPacket)
+// startPacket begins a packet in io.W (its header is filled by endPacket)
 // and returns where it starts.
 func (c *conn) startPacket() int {
-	c.wbuf = append(c.wbuf, 0, 0, 0, 0)
-	return len(c.wbuf) - 4
+	c.io.W = append(c.io.W, 0, 0, 0, 0)
+	return len(c.io.W) - 4
 }
 
 // endPacket fills in the header of the packet started at at. A payload
 // too long for one packet is split.
 func (c *conn) endPacket(at int) {
-	n := len(c.wbuf) - at - 4
+	n := len(c.io.W) - at - 4
 	if n >= maxPayload {
 		c.splitPacket(at)
 		return
 	}
-	c.wbuf[at], c.wbuf[at+1], c.wbuf[at+2], c.wbuf[at+3] = byte(n), byte(n>>8), byte(n>>16), c.seq
+	c.io.W[at], c.io.W[at+1], c.io.W[at+2], c.io.W[at+3] = byte(n), byte(n>>8), byte(n>>16), c.seq
 	c.seq++
 }
 
 // splitPacket rewrites the too long packet at at as a sequence of packets.
 func (c *conn) splitPacket(at int) {
-	payload := append([]byte(nil), c.wbuf[at+4:]...)
-	c.wbuf = c.wbuf[:at]
+	payload := append([]byte(nil), c.io.W[at+4:]...)
+	c.io.W = c.io.W[:at]
 	for {
 		n := min(len(payload), maxPayload)
-		c.wbuf = append(c.wbuf, byte(n), byte(n>>8), byte(n>>16), c.seq)
+		c.io.W = append(c.io.W, byte(n), byte(n>>8), byte(n>>16), c.seq)
 		c.seq++
-		c.wbuf = append(c.wbuf, payload[:n]...)
+		c.io.W = append(c.io.W, payload[:n]...)
 		payload = payload[n:]
 		if n < maxPayload {
 			return
@@ -160,31 +100,15 @@ func (c *conn) splitPacket(at int) {
 func (c *conn) command(code byte) int {
 	c.seq = 0
 	at := c.startPacket()
-	c.wbuf = append(c.wbuf, code)
+	c.io.W = append(c.io.W, code)
 	return at
 }
 
-// flush writes wbuf.
+// flush sends the packets built in io.W.
 func (c *conn) flush() error {
-	if c.tls != nil {
-		return c.flushTLS()
+	if err := c.io.Flush(true); err != nil {
+		return c.fail(err)
 	}
-	b := c.wbuf
-	for len(b) > 0 {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch errno {
-		case 0:
-			b = b[n:]
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.p.WaitWrite(c.fd); err != nil {
-				return c.fail(err)
-			}
-		default:
-			return c.fail(fmt.Errorf("write: %w", errno))
-		}
-	}
-	c.wbuf = c.wbuf[:0]
-	c.fresh = true
 	return nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"time"
-
-	"github.com/firedrill/firedrill/internal/tlsread"
 )
 
 // TLS: a session asks for it with the SSLRequest packet (the handshake
@@ -32,10 +30,10 @@ var ErrNoTLS = errors.New("the server does not offer TLS")
 func (c *conn) startTLS(nc net.Conn, deadline time.Time) error {
 	c.caps |= capSSL
 	at := c.startPacket()
-	c.wbuf = appendUint32(c.wbuf, c.caps)
-	c.wbuf = appendUint32(c.wbuf, maxPayload)
-	c.wbuf = append(c.wbuf, charsetUTF8MB4)
-	c.wbuf = append(c.wbuf, make([]byte, 23)...)
+	c.io.W = appendUint32(c.io.W, c.caps)
+	c.io.W = appendUint32(c.io.W, maxPayload)
+	c.io.W = append(c.io.W, charsetUTF8MB4)
+	c.io.W = append(c.io.W, make([]byte, 23)...)
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
 		return err
@@ -47,33 +45,12 @@ func (c *conn) startTLS(nc net.Conn, deadline time.Time) error {
 	if err := tc.Handshake(); err != nil {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
-	c.tls = tc
+	c.io.StartTLS(tc)
 	return nil
 }
 
 func appendUint32(b []byte, v uint32) []byte {
 	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-}
-
-// fillTLS is fill on an encrypted session.
-func (c *conn) fillTLS() error {
-	c.fresh = false
-	n, err := tlsread.Read(c.tls, c.rbuf[c.rend:], errClosed)
-	c.rend += n
-	if err != nil {
-		return c.fail(err)
-	}
-	return nil
-}
-
-// flushTLS is flush on an encrypted session.
-func (c *conn) flushTLS() error {
-	if _, err := c.tls.Write(c.wbuf); err != nil {
-		return c.fail(fmt.Errorf("write: %w", err))
-	}
-	c.wbuf = c.wbuf[:0]
-	c.fresh = true
-	return nil
 }
 
 // TLSHint says what to do about a session that failed for want of TLS

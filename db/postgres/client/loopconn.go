@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -43,33 +43,14 @@ func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller)
 		h.Conn.Close()
 		return nil, engine.ErrNoLoop
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		h.Conn.Close()
-		return nil, engine.ErrNoLoop
-	}
-	fd := -1
-	var dupErr error
-	if err := raw.Control(func(f uintptr) {
-		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
-		if errno != 0 {
-			dupErr = errno
-			return
-		}
-		fd = int(r)
-	}); err != nil || dupErr != nil {
-		h.Conn.Close()
-		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: fmt.Errorf("dup socket: %v%v", err, dupErr)}
-	}
+	fd, err := sockio.DupFD(sc)
 	h.Conn.Close() // the duplicate keeps the session open
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
+	if err != nil {
 		return nil, &engine.DBError{Code: engine.CodeConnection, Fault: engine.Unavailable, Err: err}
 	}
 	c := &loopConn{
-		fd: fd, p: p, mode: t.mode, txStatus: h.TxStatus,
+		io: sockio.NewConn(fd, p), mode: t.mode, txStatus: h.TxStatus,
 		pid: h.PID, secret: h.SecretKey,
-		rbuf:     make([]byte, 8192),
 		prepared: make(map[*script.SQL]string),
 	}
 	if h.Config.Host != "" && h.Config.Host[0] == '/' {
@@ -125,21 +106,15 @@ func (t *Target) connectParked(ctx context.Context, p engine.Poller) (*pgconn.Pg
 }
 
 type loopConn struct {
-	fd       int
-	p        engine.Poller
+	// io is the socket: requests are built in io.W, replies read in
+	// place from io.Buffered.
+	io       sockio.Conn
 	mode     QueryMode
 	txStatus byte // from the last ReadyForQuery
 	broken   error
 
-	rbuf       []byte
-	rpos, rend int
-	wbuf       []byte
-	syncs      int // Syncs (or Queries) sent whose ReadyForQuery is unread
-	queued     int // Syncs (or Queries) in wbuf, not sent yet
-	// fresh says a request was just sent, so its answer is almost never
-	// there yet: wait for the socket before reading rather than spend a
-	// read on EAGAIN.
-	fresh bool
+	syncs  int // Syncs (or Queries) sent whose ReadyForQuery is unread
+	queued int // Syncs (or Queries) in io.W, not sent yet
 
 	pid                   uint32
 	secret                []byte
@@ -159,9 +134,6 @@ type loopConn struct {
 
 var _ engine.Conn = (*loopConn)(nil)
 
-// errClosed is the error of a session the server ended.
-var errClosed = errors.New("server closed the connection unexpectedly")
-
 func (c *loopConn) fail(err error) error {
 	if c.broken == nil {
 		c.broken = err
@@ -169,68 +141,21 @@ func (c *loopConn) fail(err error) error {
 	return &engine.DBError{Code: engine.CodeConnection, Fault: engine.Lost, Err: err}
 }
 
-// fill reads more of the server's messages into rbuf.
-func (c *loopConn) fill() error {
-	if c.rpos > 0 {
-		c.rend = copy(c.rbuf, c.rbuf[c.rpos:c.rend])
-		c.rpos = 0
-	}
-	if c.rend == len(c.rbuf) {
-		c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
-	}
-	if c.fresh {
-		c.fresh = false
-		if err := c.p.WaitRead(c.fd); err != nil {
-			return c.fail(err)
-		}
-	}
-	for {
-		b := c.rbuf[c.rend:]
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch errno {
-		case 0:
-			if n == 0 {
-				return c.fail(errClosed)
-			}
-			c.rend += int(n)
-			return nil
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.p.WaitRead(c.fd); err != nil {
-				return c.fail(err)
-			}
-		default:
-			return c.fail(fmt.Errorf("read: %w", errno))
-		}
-	}
-}
-
 // next returns the next message; body is valid until the next call.
 func (c *loopConn) next() (typ byte, body []byte, err error) {
-	for c.rend-c.rpos < 5 {
-		if err := c.fill(); err != nil {
-			return 0, nil, err
-		}
+	if err := c.io.Ensure(5); err != nil {
+		return 0, nil, c.fail(err)
 	}
-	n := int(binary.BigEndian.Uint32(c.rbuf[c.rpos+1:]))
+	n := int(binary.BigEndian.Uint32(c.io.Buffered()[1:]))
 	if n < 4 {
 		return 0, nil, c.fail(fmt.Errorf("protocol error: message length %d", n))
 	}
-	for c.rend-c.rpos < 1+n {
-		if need := 1 + n; need > len(c.rbuf) {
-			grown := make([]byte, need+4096)
-			c.rend = copy(grown, c.rbuf[c.rpos:c.rend])
-			c.rpos, c.rbuf = 0, grown
-		}
-		if err := c.fill(); err != nil {
-			return 0, nil, err
-		}
+	if err := c.io.Ensure(1 + n); err != nil {
+		return 0, nil, c.fail(err)
 	}
-	typ = c.rbuf[c.rpos]
-	body = c.rbuf[c.rpos+5 : c.rpos+1+n]
-	c.rpos += 1 + n
-	if c.rpos == c.rend {
-		c.rpos, c.rend = 0, 0
-	}
+	msg := c.io.Buffered()[:1+n]
+	c.io.Consume(1 + n)
+	typ, body = msg[0], msg[5:]
 	if typ == 'Z' {
 		c.syncs--
 		if len(body) > 0 {
@@ -240,52 +165,39 @@ func (c *loopConn) next() (typ byte, body []byte, err error) {
 	return typ, body, nil
 }
 
-// flush writes wbuf.
+// flush sends the requests built in io.W.
 func (c *loopConn) flush() error {
-	b := c.wbuf
-	for len(b) > 0 {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch errno {
-		case 0:
-			b = b[n:]
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.p.WaitWrite(c.fd); err != nil {
-				return c.fail(err)
-			}
-		default:
-			return c.fail(fmt.Errorf("write: %w", errno))
-		}
+	if err := c.io.Flush(c.queued > 0); err != nil {
+		return c.fail(err)
 	}
-	c.wbuf = c.wbuf[:0]
-	c.fresh = c.queued > 0
 	c.syncs += c.queued
 	c.queued = 0
 	return nil
 }
 
-// Message builders, appending to wbuf.
+// Message builders, appending to io.W.
 
 func (c *loopConn) begin(typ byte) int {
-	c.wbuf = append(c.wbuf, typ, 0, 0, 0, 0)
-	return len(c.wbuf) - 4
+	c.io.W = append(c.io.W, typ, 0, 0, 0, 0)
+	return len(c.io.W) - 4
 }
 
 func (c *loopConn) end(at int) {
-	binary.BigEndian.PutUint32(c.wbuf[at:], uint32(len(c.wbuf)-at))
+	binary.BigEndian.PutUint32(c.io.W[at:], uint32(len(c.io.W)-at))
 }
 
 func (c *loopConn) sendQuery(text []byte) {
 	at := c.begin('Q')
-	c.wbuf = append(append(c.wbuf, text...), 0)
+	c.io.W = append(append(c.io.W, text...), 0)
 	c.end(at)
 	c.queued++
 }
 
 func (c *loopConn) sendParse(name, query string) {
 	at := c.begin('P')
-	c.wbuf = append(append(c.wbuf, name...), 0)
-	c.wbuf = append(append(c.wbuf, query...), 0)
-	c.wbuf = append(c.wbuf, 0, 0) // no parameter types: the server infers them
+	c.io.W = append(append(c.io.W, name...), 0)
+	c.io.W = append(append(c.io.W, query...), 0)
+	c.io.W = append(c.io.W, 0, 0) // no parameter types: the server infers them
 	c.end(at)
 }
 
@@ -293,28 +205,28 @@ func (c *loopConn) sendParse(name, query string) {
 // parameters in pbuf, describes and executes it, as PQsendQueryPrepared.
 func (c *loopConn) sendExec(stmt string) {
 	at := c.begin('B')
-	c.wbuf = append(c.wbuf, 0) // unnamed portal
-	c.wbuf = append(append(c.wbuf, stmt...), 0)
-	c.wbuf = append(c.wbuf, 0, 0) // parameters in text
-	c.wbuf = binary.BigEndian.AppendUint16(c.wbuf, uint16(len(c.ends)))
+	c.io.W = append(c.io.W, 0) // unnamed portal
+	c.io.W = append(append(c.io.W, stmt...), 0)
+	c.io.W = append(c.io.W, 0, 0) // parameters in text
+	c.io.W = binary.BigEndian.AppendUint16(c.io.W, uint16(len(c.ends)))
 	start := 0
 	for _, e := range c.ends {
-		c.wbuf = binary.BigEndian.AppendUint32(c.wbuf, uint32(e-start))
-		c.wbuf = append(c.wbuf, c.pbuf[start:e]...)
+		c.io.W = binary.BigEndian.AppendUint32(c.io.W, uint32(e-start))
+		c.io.W = append(c.io.W, c.pbuf[start:e]...)
 		start = e
 	}
-	c.wbuf = append(c.wbuf, 0, 0) // results in text
+	c.io.W = append(c.io.W, 0, 0) // results in text
 	c.end(at)
 	at = c.begin('D')
-	c.wbuf = append(c.wbuf, 'P', 0)
+	c.io.W = append(c.io.W, 'P', 0)
 	c.end(at)
 	at = c.begin('E')
-	c.wbuf = append(c.wbuf, 0, 0, 0, 0, 0) // unnamed portal, all rows
+	c.io.W = append(c.io.W, 0, 0, 0, 0, 0) // unnamed portal, all rows
 	c.end(at)
 }
 
 func (c *loopConn) sendSync() {
-	c.wbuf = append(c.wbuf, 'S', 0, 0, 0, 4)
+	c.io.W = append(c.io.W, 'S', 0, 0, 0, 4)
 	c.queued++
 }
 
@@ -453,8 +365,8 @@ func (c *loopConn) readResults(cmd *script.Command, vars *script.Vars) (parsed b
 			}
 		case 'G': // COPY FROM STDIN: refuse it, the server then errors out
 			at := c.begin('f')
-			c.wbuf = append(c.wbuf, "COPY FROM STDIN is not supported in scripts"...)
-			c.wbuf = append(c.wbuf, 0)
+			c.io.W = append(c.io.W, "COPY FROM STDIN is not supported in scripts"...)
+			c.io.W = append(c.io.W, 0)
 			c.end(at)
 			if err := c.flush(); err != nil && first == nil {
 				first = err
@@ -487,7 +399,7 @@ func (c *loopConn) queue(cmd *script.Command, vars *script.Vars) error {
 		c.sendExec("")
 	}
 	c.pending = append(c.pending, pipeRequest{cmd: cmd})
-	if len(c.wbuf) > 64<<10 {
+	if len(c.io.W) > 64<<10 {
 		c.sent = true
 		return c.flush()
 	}
@@ -734,7 +646,7 @@ func (c *loopConn) drain() error {
 func (c *loopConn) Reset(context.Context) error {
 	if c.pipe {
 		c.pipe = false
-		c.wbuf, c.queued = c.wbuf[:0], 0 // never sent
+		c.io.W, c.queued = c.io.W[:0], 0 // never sent
 		// If part of it reached the server, end it there too.
 		if c.sent && c.broken == nil {
 			c.sendSync()
@@ -792,16 +704,13 @@ func (c *loopConn) Interrupt(hard bool) {
 // Close ends the session, rolling back an open transaction first so that
 // none is left on the target.
 func (c *loopConn) Close() error {
-	if c.fd < 0 {
+	if c.io.FD() < 0 {
 		return nil
 	}
 	if c.broken == nil {
 		_ = c.Reset(context.Background())
-		c.wbuf = append(c.wbuf[:0], 'X', 0, 0, 0, 4)
+		c.io.W = append(c.io.W[:0], 'X', 0, 0, 0, 4)
 		_ = c.flush()
 	}
-	c.p.Forget(c.fd)
-	err := syscall.Close(c.fd)
-	c.fd = -1
-	return err
+	return c.io.Close()
 }

@@ -97,7 +97,7 @@ func BenchmarkEncode(b *testing.B) {
 	rc := sc.Commands[0].Redis
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		c.wbuf, c.queued = c.wbuf[:0], 0
+		c.io.W, c.queued = c.io.W[:0], 0
 		if err := c.encode(rc, vars); err != nil {
 			b.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func BenchmarkEncodeLiteral(b *testing.B) {
 	rc := sc.Commands[0].Redis
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		c.wbuf, c.queued = c.wbuf[:0], 0
+		c.io.W, c.queued = c.io.W[:0], 0
 		if err := c.encode(rc, vars); err != nil {
 			b.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package redistarget
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/engine"
-	"github.com/firedrill/firedrill/internal/tlsread"
+	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -23,29 +22,21 @@ import (
 // pipelined commands are written together at \endpipeline (or when
 // 64 KiB are waiting), then their replies read in order.
 type conn struct {
-	fd   int
-	p    engine.Poller
-	addr string
-	// tls, when set, carries the session instead of fd (which is -1):
-	// blocking reads and writes through Go's TLS, off the event loop.
-	tls       *tls.Conn
+	// io is the socket: commands are encoded into io.W, replies read in
+	// place from io.Buffered. A TLS session has no descriptor (-1) and
+	// blocks in Go's TLS reads and writes, off the event loop.
+	io        sockio.Conn
+	addr      string
 	tlsClosed bool
 
-	rbuf       []byte
-	rpos, rend int
-	wbuf       []byte
-	arg        []byte // an argument with variables, rendered
+	arg []byte // an argument with variables, rendered
 	// literal caches the encoding of commands without variables, in
 	// slots chosen by the command's address.
 	literal [64]struct {
 		rc  *script.RedisCommand
 		enc []byte
 	}
-	// fresh says a request was just sent, so its answer is almost never
-	// there yet: wait for the socket before reading rather than spend a
-	// read on EAGAIN.
-	fresh bool
-	// queued are the commands in wbuf; owed, those sent whose replies
+	// queued are the commands in io.W; owed, those sent whose replies
 	// are unread.
 	queued, owed int
 	pipe         bool
@@ -54,7 +45,7 @@ type conn struct {
 	multi, watching bool
 	broken          error
 
-	// mu guards fd between Close and Interrupt, which may be called from
+	// mu guards the socket between Close and Interrupt, which may be called from
 	// another goroutine.
 	mu sync.Mutex
 }
@@ -62,20 +53,20 @@ type conn struct {
 var _ engine.Conn = (*conn)(nil)
 
 // errClosed is the error of a session the server ended.
-var errClosed = errors.New("server closed the connection unexpectedly")
+var errClosed = sockio.ErrClosed
 
 func newConn(fd int, p engine.Poller, addr string) *conn {
-	return &conn{fd: fd, p: p, addr: addr, rbuf: make([]byte, 8<<10), wbuf: make([]byte, 0, 4096)}
+	return &conn{io: sockio.NewConn(fd, p), addr: addr}
 }
 
 // handshake sends the session's setup commands (AUTH, HELLO, CLIENT
 // SETNAME, SELECT) at once and checks every reply, waiting for the server
 // in poll(2) at most until the connect timeout, as a blocking connect does.
 func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
-	p := c.p
-	c.p = until(deadline)
-	defer func() { c.p = p }()
-	c.wbuf = append(c.wbuf[:0], cmds...)
+	p := c.io.Poller()
+	c.io.SetPoller(sockio.Blocking{Deadline: deadline})
+	defer c.io.SetPoller(p)
+	c.io.W = append(c.io.W[:0], cmds...)
 	c.queued = n
 	// The session is not open until the server answered: failing here is
 	// failing to connect.
@@ -84,15 +75,13 @@ func (c *conn) handshake(cmds []byte, n int, deadline time.Time) error {
 		// commands may meet a closed socket, but its reply is there to
 		// read.
 		c.owed, c.queued = c.owed+c.queued, 0
-		if c.tls != nil {
+		if tc := c.io.TLS(); tc != nil {
 			// A TLS 1.3 server that refuses the client's certificate
 			// says why (an alert) after the handshake and hangs up: the
 			// alert, not the failed write, is the reason.
-			_ = c.tls.SetReadDeadline(time.Now().Add(time.Second))
-			n, rerr := c.tls.Read(c.rbuf[c.rend:])
-			c.rend += n
-			if redisconn.IsRemoteAlert(rerr) {
-				c.broken = fmt.Errorf("read: %w", rerr)
+			_ = tc.SetReadDeadline(time.Now().Add(time.Second))
+			if rerr := c.io.Fill(); redisconn.IsRemoteAlert(rerr) {
+				c.broken = rerr
 				return c.connectError()
 			}
 		}
@@ -144,7 +133,7 @@ func setupFault(msg []byte) engine.ConnFault {
 func (c *conn) connectError() error {
 	err := c.broken
 	switch {
-	case c.tls != nil:
+	case c.io.TLS() != nil:
 		err = redisconn.ExplainTLS(err)
 	case errors.Is(err, errClosed), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, errProtocol):
 		err = fmt.Errorf("%w (%s)", err, redisconn.PlainHint)
@@ -177,7 +166,7 @@ func (c *conn) Exec(_ context.Context, cmd *script.Command, vars *script.Vars) e
 			return err
 		}
 		if c.pipe {
-			if len(c.wbuf) > 64<<10 {
+			if len(c.io.W) > 64<<10 {
 				return c.flush()
 			}
 			return nil
@@ -230,13 +219,13 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 	p := uintptr(unsafe.Pointer(rc))
 	cached := &c.literal[(p>>6^p>>12)%uintptr(len(c.literal))]
 	if cached.rc == rc {
-		c.wbuf = append(c.wbuf, cached.enc...)
+		c.io.W = append(c.io.W, cached.enc...)
 		c.queued++
 		c.track(rc.Name)
 		return nil
 	}
-	start := len(c.wbuf)
-	b := appendLength(append(c.wbuf, '*'), len(rc.Args))
+	start := len(c.io.W)
+	b := appendLength(append(c.io.W, '*'), len(rc.Args))
 	literal := true
 	for i := range rc.Args {
 		a := &rc.Args[i]
@@ -245,7 +234,7 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 			var unset script.VarRef
 			c.arg, unset = a.Append(c.arg[:0], vars)
 			if unset != script.NoVar {
-				c.wbuf = b[:start]
+				c.io.W = b[:start]
 				return fmt.Errorf("undefined variable %q in argument %d", vars.Symbols().Name(unset), i+1)
 			}
 			val = unsafe.String(unsafe.SliceData(c.arg), len(c.arg))
@@ -255,7 +244,7 @@ func (c *conn) encode(rc *script.RedisCommand, vars *script.Vars) error {
 		b = append(b, val...)
 		b = append(b, '\r', '\n')
 	}
-	c.wbuf = b
+	c.io.W = b
 	c.queued++
 	if literal {
 		// A command without variables is sent as the same bytes every
@@ -290,88 +279,13 @@ func (c *conn) track(name string) {
 	}
 }
 
-// flush writes wbuf.
+// flush sends the commands encoded in io.W.
 func (c *conn) flush() error {
-	if c.tls != nil {
-		return c.flushTLS()
-	}
-	b := c.wbuf
-	for len(b) > 0 {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch errno {
-		case 0:
-			b = b[n:]
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.p.WaitWrite(c.fd); err != nil {
-				return c.fail(err)
-			}
-		default:
-			return c.fail(fmt.Errorf("write: %w", errno))
-		}
-	}
-	c.wbuf = c.wbuf[:0]
-	c.fresh = c.queued > 0
-	c.owed += c.queued
-	c.queued = 0
-	return nil
-}
-
-// fill reads more of the server's replies into rbuf.
-func (c *conn) fill() error {
-	if c.rpos > 0 {
-		c.rend = copy(c.rbuf, c.rbuf[c.rpos:c.rend])
-		c.rpos = 0
-	}
-	if c.rend == len(c.rbuf) {
-		c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
-	}
-	if c.tls != nil {
-		return c.fillTLS()
-	}
-	if c.fresh {
-		c.fresh = false
-		if err := c.p.WaitRead(c.fd); err != nil {
-			return c.fail(err)
-		}
-	}
-	for {
-		b := c.rbuf[c.rend:]
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch errno {
-		case 0:
-			if n == 0 {
-				return c.fail(errClosed)
-			}
-			c.rend += int(n)
-			return nil
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.p.WaitRead(c.fd); err != nil {
-				return c.fail(err)
-			}
-		default:
-			return c.fail(fmt.Errorf("read: %w", errno))
-		}
-	}
-}
-
-// flushTLS writes wbuf through TLS.
-func (c *conn) flushTLS() error {
-	if _, err := c.tls.Write(c.wbuf); err != nil {
-		return c.fail(fmt.Errorf("write: %w", err))
-	}
-	c.wbuf = c.wbuf[:0]
-	c.owed += c.queued
-	c.queued = 0
-	return nil
-}
-
-// fillTLS reads more of the server's replies through TLS.
-func (c *conn) fillTLS() error {
-	n, err := tlsread.Read(c.tls, c.rbuf[c.rend:], errClosed)
-	c.rend += n
-	if err != nil {
+	if err := c.io.Flush(c.queued > 0); err != nil {
 		return c.fail(err)
 	}
+	c.owed += c.queued
+	c.queued = 0
 	return nil
 }
 
@@ -379,17 +293,14 @@ func (c *conn) fillTLS() error {
 // attributes skipped); it is valid until the next read.
 func (c *conn) readReply() ([]byte, error) {
 	for {
-		if c.rend > c.rpos {
-			n, err := replyEnd(c.rbuf[c.rpos:c.rend])
+		if buffered := c.io.Buffered(); len(buffered) > 0 {
+			n, err := replyEnd(buffered)
 			if err != nil {
 				return nil, c.fail(err)
 			}
 			if n > 0 {
-				reply := c.rbuf[c.rpos : c.rpos+n]
-				c.rpos += n
-				if c.rpos == c.rend {
-					c.rpos, c.rend = 0, 0
-				}
+				reply := buffered[:n]
+				c.io.Consume(n)
 				if reply[0] == '|' {
 					at, err := skipAttributes(reply)
 					if err != nil {
@@ -407,8 +318,8 @@ func (c *conn) readReply() ([]byte, error) {
 		if c.owed <= 0 {
 			return nil, c.fail(errors.New("protocol error: a reply to no command"))
 		}
-		if err := c.fill(); err != nil {
-			return nil, err
+		if err := c.io.Fill(); err != nil {
+			return nil, c.fail(err)
 		}
 	}
 }
@@ -470,7 +381,7 @@ func isNil(reply []byte) bool { return len(reply) >= 3 && reply[1] == '-' && rep
 // WATCH) that the failed script left open.
 func (c *conn) Reset(context.Context) error {
 	c.pipe = false
-	c.wbuf, c.queued = c.wbuf[:0], 0
+	c.io.W, c.queued = c.io.W[:0], 0
 	if c.broken != nil {
 		return c.broken
 	}
@@ -489,7 +400,7 @@ func (c *conn) Reset(context.Context) error {
 		return nil
 	}
 	c.multi, c.watching = false, false
-	c.wbuf = appendCommand(c.wbuf, end)
+	c.io.W = appendCommand(c.io.W, end)
 	c.queued = 1
 	if err := c.flush(); err != nil {
 		return err
@@ -507,19 +418,19 @@ func (c *conn) Reset(context.Context) error {
 func (c *conn) Interrupt(bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.fd >= 0 {
-		_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+	if fd := c.io.FD(); fd >= 0 {
+		_ = syscall.Shutdown(fd, syscall.SHUT_RDWR)
 	}
-	if c.tls != nil && !c.tlsClosed {
+	if tc := c.io.TLS(); tc != nil && !c.tlsClosed {
 		// A deadline in the past ends the read or write in flight, and
 		// every later one, as the shutdown does on a raw socket.
-		_ = c.tls.NetConn().SetDeadline(time.Unix(1, 0))
+		_ = tc.NetConn().SetDeadline(time.Unix(1, 0))
 	}
 }
 
 // Close ends the session, discarding a transaction left open first.
 func (c *conn) Close() error {
-	if c.fd < 0 && (c.tls == nil || c.tlsClosed) {
+	if c.io.FD() < 0 && (c.io.TLS() == nil || c.tlsClosed) {
 		return nil
 	}
 	if c.broken == nil {
@@ -529,9 +440,9 @@ func (c *conn) Close() error {
 }
 
 func (c *conn) closeFD() error {
-	if c.tls != nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if tc := c.io.TLS(); tc != nil {
 		if c.tlsClosed {
 			return nil
 		}
@@ -539,62 +450,8 @@ func (c *conn) closeFD() error {
 		// Close sends close_notify first, which fails harmlessly on a
 		// session the server or Interrupt ended; the socket is closed
 		// either way.
-		_ = c.tls.Close()
+		_ = tc.Close()
 		return nil
 	}
-	c.p.Forget(c.fd)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	err := syscall.Close(c.fd)
-	c.fd = -1
-	return err
-}
-
-// poll waits for fd with poll(2), without a time limit.
-func poll(fd int, events int16) error {
-	return pollUntil(fd, events, -1)
-}
-
-// pollUntil waits for fd with poll(2) for at most timeout (-1: no limit).
-func pollUntil(fd int, events int16, timeout time.Duration) error {
-	type pollfd struct {
-		fd      int32
-		events  int16
-		revents int16
-	}
-	p := pollfd{fd: int32(fd), events: events}
-	// ppoll(2): poll(2), which arm64 lacks, with a timespec (none: no limit).
-	var ts *syscall.Timespec
-	if timeout >= 0 {
-		t := syscall.NsecToTimespec(int64(timeout))
-		ts = &t
-	}
-	for {
-		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
-		if errno == syscall.EINTR {
-			continue
-		}
-		if errno != 0 {
-			return errno
-		}
-		if n == 0 {
-			return errors.New("timed out waiting for the server")
-		}
-		return nil
-	}
-}
-
-// until is the Poller of a session's handshake: poll(2) until a deadline.
-type until time.Time
-
-func (u until) WaitRead(fd int) error  { return u.wait(fd, 0x1) }
-func (u until) WaitWrite(fd int) error { return u.wait(fd, 0x4) }
-func (until) Forget(int)               {}
-
-func (u until) wait(fd int, events int16) error {
-	left := time.Until(time.Time(u))
-	if left <= 0 {
-		return errors.New("timed out waiting for the server")
-	}
-	return pollUntil(fd, events, left+time.Millisecond)
+	return c.io.Close()
 }

@@ -10,6 +10,7 @@ import (
 
 	redis "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -441,8 +442,8 @@ func TestServerStateErrors(t *testing.T) {
 // waits, to see where a session waits.
 type countingPoller struct{ reads int }
 
-func (p *countingPoller) WaitRead(fd int) error  { p.reads++; return poll(fd, 0x1) }
-func (p *countingPoller) WaitWrite(fd int) error { return poll(fd, 0x4) }
+func (p *countingPoller) WaitRead(fd int) error  { p.reads++; return sockio.Poll(fd, false, -1) }
+func (p *countingPoller) WaitWrite(fd int) error { return sockio.Poll(fd, true, -1) }
 func (p *countingPoller) Forget(int)             {}
 
 // TestConnectLoopParks checks that a loop client connecting waits

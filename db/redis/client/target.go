@@ -17,6 +17,7 @@ import (
 
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/engine/sockio"
 )
 
 // Config says how to reach a Redis server and what each session sets up.
@@ -144,7 +145,7 @@ func (t *Target) Addr() string { return t.cfg.Addr }
 // Connect opens a client's session that blocks in poll(2) when it waits
 // (a goroutine per client: runs with an application pool).
 func (t *Target) Connect(ctx context.Context, _ int) (engine.Conn, error) {
-	c, err := t.connect(ctx, blocking{})
+	c, err := t.connect(ctx, sockio.Blocking{})
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (t *Target) ConnectLoop(ctx context.Context, _ int, p engine.Poller) (engin
 	}
 	done := make(chan result, 1)
 	go func() {
-		c, err := t.connect(ctx, blocking{})
+		c, err := t.connect(ctx, sockio.Blocking{})
 		done <- result{c, err}
 		syscall.Close(fds[1]) // the read end sees end-of-file: the client wakes
 	}()
@@ -184,7 +185,7 @@ func (t *Target) ConnectLoop(ctx context.Context, _ int, p engine.Poller) (engin
 			if r.err != nil {
 				return nil, r.err
 			}
-			r.c.p = p
+			r.c.io.SetPoller(p)
 			return r.c, nil
 		default:
 		}
@@ -201,7 +202,7 @@ func (t *Target) ConnectLoop(ctx context.Context, _ int, p engine.Poller) (engin
 			if r.err != nil {
 				return nil, r.err
 			}
-			r.c.p = p
+			r.c.io.SetPoller(p)
 			return r.c, nil
 		}
 	}
@@ -253,8 +254,8 @@ func (t *Target) connectTLS(ctx context.Context, nc net.Conn) (*conn, error) {
 		return nil, &engine.DBError{Code: engine.CodeConnect,
 			Err: fmt.Errorf("connect to redis at %s: TLS handshake: %w", t.cfg.Addr, redisconn.ExplainTLS(err))}
 	}
-	c := newConn(-1, blocking{}, t.cfg.Addr)
-	c.tls = tc
+	c := newConn(-1, sockio.Blocking{}, t.cfg.Addr)
+	c.io.StartTLS(tc)
 	deadline, _ := ctx.Deadline()
 	_ = tc.SetDeadline(deadline)
 	if err := c.handshake(t.hello, t.count, deadline); err != nil {
@@ -274,36 +275,5 @@ func rawFD(nc net.Conn) (int, error) {
 	if !ok {
 		return -1, fmt.Errorf("%T has no socket", nc)
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	var dupErr error
-	if err := raw.Control(func(f uintptr) {
-		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f, syscall.F_DUPFD_CLOEXEC, 0)
-		if errno != 0 {
-			dupErr = errno
-			return
-		}
-		fd = int(r)
-	}); err != nil {
-		return -1, fmt.Errorf("dup socket: %w", err)
-	}
-	if dupErr != nil {
-		return -1, fmt.Errorf("dup socket: %w", dupErr)
-	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return -1, fmt.Errorf("socket non-blocking: %w", err)
-	}
-	return fd, nil
+	return sockio.DupFD(sc)
 }
-
-// blocking is the Poller of sessions outside an event loop: it waits in
-// poll(2). Interrupt shuts the socket down, which ends the wait.
-type blocking struct{}
-
-func (blocking) WaitRead(fd int) error  { return poll(fd, 0x1) }
-func (blocking) WaitWrite(fd int) error { return poll(fd, 0x4) }
-func (blocking) Forget(int)             {}

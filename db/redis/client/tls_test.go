@@ -13,6 +13,7 @@ import (
 	"github.com/firedrill/firedrill/db/redis/instance/tlstest"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -42,7 +43,7 @@ func TestTLSSessions(t *testing.T) {
 	}
 	// TLS sessions cannot park on an event loop: the engine falls back
 	// to goroutines.
-	if _, err := target.ConnectLoop(context.Background(), 0, blocking{}); !errors.Is(err, engine.ErrNoLoop) {
+	if _, err := target.ConnectLoop(context.Background(), 0, sockio.Blocking{}); !errors.Is(err, engine.ErrNoLoop) {
 		t.Fatalf("ConnectLoop over TLS: %v, want engine.ErrNoLoop", err)
 	}
 	s := connect(t, cfg)

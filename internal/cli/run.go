@@ -22,7 +22,7 @@ import (
 
 type runOpts struct {
 	backends   *backend.Registry // the kinds of database the run may target
-	dsn        string // the plain --dsn (dsnFlag.split)
+	dsn        string            // the plain --dsn (dsnFlag.split)
 	dsns       dsnFlag
 	runAs      string // --run-as: a confined account made by hand
 	out        string

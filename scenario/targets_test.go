@@ -135,3 +135,17 @@ func TestTargetsErrors(t *testing.T) {
 		})
 	}
 }
+
+// The copy of a scenario a run keeps masks the password of every
+// target's dsn.
+func TestTargetsRedactedSource(t *testing.T) {
+	t.Parallel()
+	text := "name: x\ntargets:\n  db: {kind: postgres, dsn: \"postgres://u:pw-one@h/d\"}\n  cache:\n    dsn: redis://:pw-two@h:6379/0\n"
+	s := &Scenario{Source: []byte(text)}
+	got := string(s.RedactedSource(func(v string) string {
+		return strings.NewReplacer("pw-one", "xxxxx", "pw-two", "xxxxx").Replace(v)
+	}))
+	if strings.Contains(got, "pw-") || !strings.Contains(got, "postgres://u:xxxxx@h/d") || !strings.Contains(got, "redis://:xxxxx@h:6379/0") {
+		t.Errorf("redacted:\n%s", got)
+	}
+}

@@ -221,10 +221,13 @@ func isTimeout(err error) bool {
 // end: workloads that started late (connecting many clients takes time)
 // finish their own duration, up to 5 s after the run's.
 func (r *run) stopIfFrozen(cancel context.CancelFunc) {
-	if r.freeze.frozen(time.Since(r.start).Seconds()) {
-		r.logf("the server has not answered since %.0f s: stopping the workloads and events at the run's deadline",
-			r.freeze.since())
-		cancel()
+	for _, tr := range r.targets {
+		if tr.freeze.frozen(time.Since(r.start).Seconds()) {
+			r.logf("%sthe server has not answered since %.0f s: stopping the workloads and events at the run's deadline",
+				tr.prefix(), tr.freeze.since())
+			cancel()
+			return
+		}
 	}
 }
 
@@ -318,7 +321,7 @@ func (r *run) waitEvents(events *sync.WaitGroup, deadline time.Time) {
 	case <-timer.C:
 	}
 	why := "the server did not answer"
-	if !r.freeze.frozen(time.Since(r.start).Seconds()) {
+	if !r.anyFrozen(time.Since(r.start).Seconds()) {
 		// A server that answers: the events' own cleanup (a rollback, a
 		// removal, each bounded) gets its time, with a limit for what
 		// no server bounds (an fsync on a hung disk).
@@ -338,9 +341,9 @@ func (r *run) waitEvents(events *sync.WaitGroup, deadline time.Time) {
 			continue
 		}
 		if !r.evMarks.started[spec.Name] {
-			r.mark(timeline.Mark{T: spec.At.Seconds(), Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart})
+			r.mark(timeline.Mark{T: spec.At.Seconds(), Event: spec.Name, Target: spec.Target, Kind: spec.Kind, Phase: timeline.PhaseStart})
 		}
-		end := timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseEnd,
+		end := timeline.Mark{Event: spec.Name, Target: spec.Target, Kind: spec.Kind, Phase: timeline.PhaseEnd,
 			Error: fmt.Sprintf("did not finish by the run's deadline (%.0f s): %s; given up",
 				deadline.Sub(r.start).Seconds(), why)}
 		if planned := spec.At + spec.Duration; spec.Duration > 0 && planned < now {
@@ -384,17 +387,19 @@ type unreachable struct {
 // reports list the time the server did not answer with the time it
 // refused: its start once the window is judged frozen, placed where the
 // server last answered, and its end.
-func (r *run) markFrozen(e frozenEdge) {
+func (r *run) markFrozen(tr *targetRun, e frozenEdge) {
 	var workloads []string
 	for _, wr := range r.workloads {
-		workloads = append(workloads, wr.spec.Name)
+		if wr.tr == tr {
+			workloads = append(workloads, wr.spec.Name)
+		}
 	}
 	detail := map[string]any{"workload": strings.Join(workloads, ", "), "code": frozenCode}
 	if !e.Ended {
-		r.frozenOutage = fmt.Sprintf("outage-%d", r.outages.Add(1))
+		tr.frozenOutage = fmt.Sprintf("outage-%d", r.outages.Add(1))
 		detail["cause"] = frozenCause
-		r.mark(timeline.Mark{T: e.Start, Event: r.frozenOutage, Kind: timeline.MarkOutage, Phase: timeline.PhaseStart, Detail: detail})
-		r.logf("the server has not answered since %.1f s (frozen?)", e.Start)
+		r.mark(timeline.Mark{T: e.Start, Event: tr.frozenOutage, Target: tr.name, Kind: timeline.MarkOutage, Phase: timeline.PhaseStart, Detail: detail})
+		r.logf("%sthe server has not answered since %.1f s (frozen?)", tr.prefix(), e.Start)
 		return
 	}
 	took := e.End - e.Start
@@ -403,8 +408,8 @@ func (r *run) markFrozen(e frozenEdge) {
 	if !e.Recovered {
 		outcome = fmt.Sprintf("not recovered by the end of the run, %.1f s later", took)
 	}
-	r.mark(timeline.Mark{T: e.End, Event: r.frozenOutage, Kind: timeline.MarkOutage, Phase: timeline.PhaseEnd, Outcome: outcome, Detail: detail})
-	r.logf("%s: the server did not answer: %s", r.frozenOutage, outcome)
+	r.mark(timeline.Mark{T: e.End, Event: tr.frozenOutage, Target: tr.name, Kind: timeline.MarkOutage, Phase: timeline.PhaseEnd, Outcome: outcome, Detail: detail})
+	r.logf("%s%s: the server did not answer: %s", tr.prefix(), tr.frozenOutage, outcome)
 }
 
 // The code and cause of a frozen window's outage marks.
@@ -417,15 +422,21 @@ const (
 // ErrDegraded, saying when, if the server stopped answering for a while
 // or could not be reached when the load ended (an outage not recovered).
 func (r *run) degraded(end float64) error {
-	windows := r.freeze.finish(end)
-	r.man.Frozen = windows
 	var spans []string
-	for _, w := range windows {
-		to := fmt.Sprintf("%.0f s", w.End)
-		if !w.Recovered {
-			to = "the end of the run"
+	for i, tr := range r.targets {
+		windows := tr.freeze.finish(end)
+		if r.several() {
+			r.man.Targets[i].Frozen = windows
+		} else {
+			r.man.Frozen = windows
 		}
-		spans = append(spans, fmt.Sprintf("from %.0f s to %s", w.Start, to))
+		for _, w := range windows {
+			to := fmt.Sprintf("%.0f s", w.End)
+			if !w.Recovered {
+				to = "the end of the run"
+			}
+			spans = append(spans, fmt.Sprintf("%sfrom %.0f s to %s", tr.prefix(), w.Start, to))
+		}
 	}
 	r.unreachable.Lock()
 	for _, o := range r.unreachable.outages {

@@ -69,11 +69,19 @@ func Validate(sc *scenario.Scenario, opts Options) error {
 	if opts.Backends == nil {
 		return errNoBackends
 	}
-	be, err := opts.Backends.Resolve(sc, opts.DSN)
+	targets, err := resolveTargets(sc, opts)
 	if err != nil {
 		return err
 	}
-	return preflight(be, sc, opts)
+	var errs []error
+	for _, tr := range targets {
+		topts := opts
+		topts.Scenario, topts.DSN = tr.sc, tr.dsn
+		if err := preflight(tr.be, tr.sc, topts); err != nil {
+			errs = append(errs, targetErr(tr, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // preflight is Preflight, the check of --run-as and the backend's own

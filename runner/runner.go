@@ -113,7 +113,11 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	sc := opts.Scenario
 	// One redactor for all this run prints and writes: it knows the
 	// target's password however it was given (internal/secret).
-	red := secret.New(opts.DSN, sc.Target.DSN, opts.RunAs)
+	dsns := []string{opts.DSN, sc.Target.DSN, opts.RunAs}
+	for _, t := range sc.Targets {
+		dsns = append(dsns, t.Target.DSN)
+	}
+	red := secret.New(dsns...)
 	opts.Log = red.Writer(opts.Log)
 	defer func() { err = red.Error(err) }()
 	logf := func(format string, args ...any) {
@@ -124,15 +128,19 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if opts.Backends == nil {
 		return nil, errNoBackends
 	}
-	be, err := opts.Backends.Resolve(sc, opts.DSN)
+	targets, err := resolveTargets(sc, opts)
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := be.(backend.Passworder); ok {
-		red.Resolve(p.Password) // a passfile's or service file's password too
-	}
-	if err := preflight(be, sc, opts); err != nil {
-		return nil, err
+	for _, tr := range targets {
+		if p, ok := tr.be.(backend.Passworder); ok {
+			red.Resolve(p.Password) // a passfile's or service file's password too
+		}
+		topts := opts
+		topts.Scenario, topts.DSN = tr.sc, tr.dsn
+		if err := preflight(tr.be, tr.sc, topts); err != nil {
+			return nil, targetErr(tr, err)
+		}
 	}
 	if err := CheckShard(opts, time.Now()); err != nil {
 		return nil, err
@@ -158,7 +166,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	w.RedactWith(red.Redact)
-	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf, red: red, eventKinds: backend.EventKindsOf(be)}
+	r := &run{opts: opts, sc: sc, dir: dir, w: w, man: &man, logf: logf, red: red, targets: targets}
 	man.Shard = r.shardInfo()
 	defer func() {
 		if cerr := w.Close(); cerr != nil && err == nil {
@@ -194,18 +202,21 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			opts.Secret(password)
 		}
 	}
-	tgt, err := be.Open(ctx, backend.Spec{Scenario: sc, DSN: opts.DSN, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
-		AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly, Connections: connections(sc)})
+	// Each system: a throwaway server of its backend, or the given one.
+	// Every one opened is closed on any outcome.
+	err = r.openTargets(ctx, func(tr *targetRun) backend.Spec {
+		return backend.Spec{Scenario: tr.sc, DSN: tr.dsn, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
+			AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly, Connections: connections(tr.sc)}
+	})
 	if err != nil {
 		return nil, interrupted(ctx, err)
 	}
-	r.tgt = tgt
-	man.Target = tgt.Info()
+	r.recordTargets()
 	defer func() {
 		// A frozen or dead server gets one short try, so that the run
 		// still ends near its deadline; what it could not do (settings
 		// left changed) joins the run's error, whose status stays.
-		if cerr := tgt.Close(errors.Is(err, ErrDegraded)); cerr != nil {
+		if cerr := r.closeTargets(errors.Is(err, ErrDegraded)); cerr != nil {
 			logf("%v", cerr)
 			err = errors.Join(err, cerr)
 		}
@@ -219,9 +230,6 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	if err := r.startSamplers(ctx); err != nil {
 		return nil, interrupted(ctx, err)
-	}
-	if r.sampling != nil && r.sampling.Close != nil {
-		defer r.sampling.Close()
 	}
 	if err := timeline.WriteJSON(dir, timeline.ManifestFile, &man); err != nil {
 		return nil, err
@@ -322,26 +330,18 @@ type run struct {
 	w    *timeline.Writer
 	man  *timeline.Manifest
 	logf func(string, ...any)
-	red  *secret.Redactor // masks the target's password in all the run writes
-	tgt  backend.Target   // the database, through its backend
-	// eventKinds are the kinds of event the backend's targets have.
-	eventKinds []event.Kind
+	red  *secret.Redactor // masks the targets' passwords in all the run writes
+	// targets are the systems under test: one, or the scenario's
+	// targets: in the file's order.
+	targets []*targetRun
 
 	workloads []*workloadRun
 	events    []event.Event
-	sampling  *backend.Sampling // nil without samplers
-	samplers  []backend.Source
-	lastRead  []time.Time // when each sampler was last read
-	start     time.Time
-	// settingsDue asks the clock for a settings snapshot (after a settings
-	// event), recorded as a sample of the backend's SettingsSource.
-	settingsDue atomic.Bool
-	freeze      *freezeWatch // when the server stopped answering
-	evMarks     eventMarks   // the events' marks, closed at the deadline
-	outages     atomic.Int32 // numbers the outage marks
-	// frozenOutage names the outage marks of the open frozen window
-	// (under freeze.mu).
-	frozenOutage string
+	// eventTargets are each event's target, in events' order.
+	eventTargets []*targetRun
+	start        time.Time
+	evMarks      eventMarks   // the events' marks, closed at the deadline
+	outages      atomic.Int32 // numbers the outage marks
 	// unreachable are the outages not recovered when their workload
 	// ended: a server that died (deadline.go, degraded).
 	unreachable struct {
@@ -352,6 +352,7 @@ type run struct {
 
 // workloadRun is one workload ready to run.
 type workloadRun struct {
+	tr      *targetRun // the system it loads
 	spec    *scenario.Workload
 	cfg     engine.Config
 	scripts []*script.Script
@@ -372,14 +373,15 @@ func (r *run) plan() error {
 	runEnd := r.sc.Duration
 	for i := range r.sc.Workloads {
 		spec := &r.sc.Workloads[i]
+		tr := r.target(spec.Target)
 		syms := script.NewSymbols()
-		scripts, infos, err := loadScripts(r.sc, spec, syms, r.dir)
+		scripts, infos, err := loadScripts(tr.sc, spec, syms, r.dir)
 		if err != nil {
 			return err
 		}
-		wl, err := r.tgt.Workload(spec, scripts, AppName(spec.Name))
+		wl, err := tr.tgt.Workload(spec, scripts, AppName(spec.Name))
 		if err != nil {
-			return err
+			return targetErr(tr, err)
 		}
 		fn, clients, rateModel, maxRate := shape(spec)
 		fn, clients, maxRate, runs := r.opts.Shard.shareShape(fn, clients, rateModel, maxRate)
@@ -396,9 +398,9 @@ func (r *run) plan() error {
 		seed = r.opts.Shard.shardSeed(seed)
 		scale := spec.Scale
 		if scale == 0 {
-			scale = max(r.sc.Setup.PgbenchScale, 1)
+			scale = max(tr.sc.Setup.PgbenchScale, 1)
 		}
-		wr := &workloadRun{spec: spec, scripts: scripts, target: wl.Target, start: spec.Start, stop: stop,
+		wr := &workloadRun{tr: tr, spec: spec, scripts: scripts, target: wl.Target, start: spec.Start, stop: stop,
 			ticks: make(chan time.Time, 1)}
 		var defines []engine.Define
 		for _, k := range sortedKeys(spec.Defines) {
@@ -411,7 +413,7 @@ func (r *run) plan() error {
 			Ticks: wr.ticks, FinalProgress: true, Shape: fn, Pool: r.opts.Shard.sharePool(spec.Pool), PoolTimeout: spec.PoolTimeout,
 			ContinueOnError: true, Stderr: r.opts.Log,
 			FailureLimit: engine.FailureLimit{Ratio: r.sc.AbortOnFailure.Ratio, For: r.sc.AbortOnFailure.For},
-			OnOutage:     r.outageMarker(spec.Name),
+			OnOutage:     r.outageMarker(spec.Name, tr.name),
 		}
 		for i, src := range spec.Scripts {
 			loc := timeline.ScriptsDir + "/" + infos[i].File
@@ -433,11 +435,11 @@ func (r *run) plan() error {
 			r.workloads = append(r.workloads, wr)
 		}
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
-			Name: spec.Name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: r.opts.Shard.sharePool(spec.Pool),
+			Name: spec.Name, Target: tr.name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: r.opts.Shard.sharePool(spec.Pool),
 			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: wl.Mode, Settings: spec.Settings,
 			// What the scripts read but never set, as the scenario gave it
 			// (not the engine's default scale of 1), for the lock-order analysis.
-			Defines: spec.Defines, Scale: cmp.Or(spec.Scale, r.sc.Setup.PgbenchScale),
+			Defines: spec.Defines, Scale: cmp.Or(spec.Scale, tr.sc.Setup.PgbenchScale),
 		})
 	}
 	for i := range r.sc.Events {
@@ -445,13 +447,15 @@ func (r *run) plan() error {
 			break // events happen once, on shard 0
 		}
 		spec := r.sc.Events[i]
-		ev, err := event.New(r.eventKinds, spec)
+		tr := r.target(spec.Target)
+		ev, err := event.New(tr.eventKinds, spec)
 		if err != nil {
 			return fmt.Errorf("event %s: %w", spec.Name, err)
 		}
 		r.events = append(r.events, ev)
+		r.eventTargets = append(r.eventTargets, tr)
 		r.man.Events = append(r.man.Events, timeline.EventInfo{
-			Name: spec.Name, Kind: spec.Kind, At: spec.At.Seconds(), Duration: spec.Duration.Seconds()})
+			Name: spec.Name, Target: spec.Target, Kind: spec.Kind, At: spec.At.Seconds(), Duration: spec.Duration.Seconds()})
 	}
 	return nil
 }
@@ -465,46 +469,35 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// startSamplers connects the target's samplers and takes the settings
+// startSamplers connects each target's samplers and takes its settings
 // snapshot.
 func (r *run) startSamplers(ctx context.Context) error {
 	if r.opts.NoSamplers || !r.opts.Shard.Leads() { // samplers run once, on shard 0
 		return nil
 	}
-	if sampled, ok := r.tgt.(backend.Sampled); ok {
-		timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
-		sampling, err := sampled.Samplers(ctx, timeout)
-		if err != nil {
-			return err
+	for _, tr := range r.targets {
+		if sampled, ok := tr.tgt.(backend.Sampled); ok {
+			timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
+			sampling, err := sampled.Samplers(ctx, timeout)
+			if err != nil {
+				return targetErr(tr, err)
+			}
+			tr.sampling, tr.samplers = sampling, sampling.Sources
 		}
-		r.sampling, r.samplers = sampling, sampling.Sources
-		for _, s := range r.samplers {
-			r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: s.Name(), Notes: sampling.Notes[s.Name()]})
-		}
-		for _, name := range sortedKeys(sampling.Notes) {
-			if !r.hasSampler(name) {
-				r.man.Samplers = append(r.man.Samplers, timeline.SamplerInfo{Name: name, Notes: sampling.Notes[name]})
+		if conf, ok := tr.tgt.(backend.Configured); ok {
+			if settings, err := conf.Settings(ctx); err == nil {
+				tr.settings = timeline.RedactSettings(settings, r.red.Redact) // primary_conninfo may hold a password
+			} else {
+				r.logf("%sreading the server's settings: %v", tr.prefix(), err)
 			}
 		}
 	}
-	if conf, ok := r.tgt.(backend.Configured); ok {
-		if settings, err := conf.Settings(ctx); err == nil {
-			r.man.Settings = timeline.RedactSettings(settings, r.red.Redact) // primary_conninfo may hold a password
-		} else {
-			r.logf("reading the server's settings: %v", err)
-		}
+	if !r.several() {
+		tr := r.targets[0]
+		r.man.Samplers, r.man.Settings = samplerInfos(tr), tr.settings
 	}
-	r.man.Target = r.tgt.Info()
+	r.recordTargets()
 	return nil
-}
-
-func (r *run) hasSampler(name string) bool {
-	for _, s := range r.samplers {
-		if s.Name() == name {
-			return true
-		}
-	}
-	return false
 }
 
 // connections is the most sessions the scenario's workloads may open at
@@ -528,8 +521,14 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 	defer cancel()
 	r.start = time.Now()
 	deadline := r.start.Add(r.sc.Duration + hardStopGrace) // see deadline.go
-	r.freeze = newFreezeWatch(r.sc.SampleInterval, r.samplers)
-	r.freeze.onEdge = r.markFrozen
+	for _, tr := range r.targets {
+		tr.freeze = newFreezeWatch(r.sc.SampleInterval, tr.samplers)
+		tr.freeze.onEdge = func(e frozenEdge) { r.markFrozen(tr, e) }
+		tr.env = &event.Env{AllowShell: r.opts.AllowShell, AppName: AppName}
+		if eventful, ok := tr.tgt.(backend.Eventful); ok {
+			tr.env = eventful.EventEnv(r.opts.AllowShell, AppName)
+		}
+	}
 	// On a frozen server, cancelled in time for the engines to close what
 	// is stuck by the deadline, however late the clock notices the end.
 	hardStop := time.AfterFunc(time.Until(deadline)-engineStopTime-closeTime, func() { r.stopIfFrozen(cancel) })
@@ -582,17 +581,13 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 			}
 		}()
 	}
-	env := &event.Env{AllowShell: r.opts.AllowShell, AppName: AppName}
-	if eventful, ok := r.tgt.(backend.Eventful); ok {
-		env = eventful.EventEnv(r.opts.AllowShell, AppName)
-	}
 	var evWG sync.WaitGroup
 	for i, ev := range r.events {
-		spec := r.sc.Events[i]
+		spec, tr := r.sc.Events[i], r.eventTargets[i]
 		evWG.Add(1)
 		go func() {
 			defer evWG.Done()
-			r.fire(runCtx, ev, spec, env)
+			r.fire(runCtx, ev, spec, tr)
 		}()
 	}
 
@@ -647,10 +642,8 @@ loop:
 	tickMu.Lock()
 	ivs := pending
 	tickMu.Unlock()
-	if !r.freeze.frozen(time.Since(r.start).Seconds()) { // a server that does not answer has nothing more to say
-		r.sampleLast(ivs)      // the last samples, after the load
-		r.collectEvidence(ctx) // for PostgreSQL: plans of the top statements, for missing-index
-	}
+	r.sampleLast(ivs)      // the last samples, after the load, of the servers that answer
+	r.collectEvidence(ctx) // for PostgreSQL: plans of the top statements, for missing-index
 	if err := r.w.Flush(); err != nil {
 		return nil, fmt.Errorf("write timeline: %w", err)
 	}
@@ -684,14 +677,14 @@ func (wr *workloadRun) location(script, command int) string {
 // outageMarker returns a workload's engine.Config.OnOutage: it marks each
 // outage's start and end on the timeline (kind timeline.MarkOutage),
 // named outage-N in the order they start.
-func (r *run) outageMarker(workload string) func(engine.Outage) {
+func (r *run) outageMarker(workload, target string) func(engine.Outage) {
 	var name, cause string
 	var began float64
 	return func(o engine.Outage) {
 		if o.End == 0 && !o.Recovered {
 			name = fmt.Sprintf("outage-%d", r.outages.Add(1))
 			began, cause = time.Since(r.start).Seconds(), firstLine(o.Message)
-			r.mark(timeline.Mark{Event: name, Kind: timeline.MarkOutage, Phase: timeline.PhaseStart,
+			r.mark(timeline.Mark{Event: name, Target: target, Kind: timeline.MarkOutage, Phase: timeline.PhaseStart,
 				Detail: map[string]any{"workload": workload, "code": o.Code, "cause": firstLine(o.Message)}})
 			r.logf("workload %s: connections failing: %s (%s)", workload, firstLine(o.Message), o.Code)
 			return
@@ -713,7 +706,7 @@ func (r *run) outageMarker(workload string) func(engine.Outage) {
 			r.unreachable.outages = append(r.unreachable.outages, unreachable{workload: workload, start: began, cause: cause})
 			r.unreachable.Unlock()
 		}
-		r.mark(timeline.Mark{Event: name, Kind: timeline.MarkOutage, Phase: timeline.PhaseEnd, Outcome: outcome,
+		r.mark(timeline.Mark{Event: name, Target: target, Kind: timeline.MarkOutage, Phase: timeline.PhaseEnd, Outcome: outcome,
 			Detail: map[string]any{"workload": workload, "code": o.Code, "failures": o.Failures, "codes": o.Codes, "duration_s": took}})
 		r.logf("workload %s: outage %s", workload, outcome)
 	}
@@ -744,29 +737,65 @@ func describeShape(wr *workloadRun) string {
 // slowPeriod is how often the other sources are read.
 const slowPeriod = time.Second
 
-// sample reads the samplers that are due (every one with all) and records
-// the samples.
+// sample reads each target's samplers that are due (every one with all)
+// and records the samples; a target judged frozen is not read at the end
+// (all), having nothing more to say.
 func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval, all bool) {
 	t := now.Sub(r.start).Seconds()
-	samples := make([]timeline.Sample, 0, len(r.samplers))
-	if r.lastRead == nil {
-		r.lastRead = make([]time.Time, len(r.samplers))
+	var samples []timeline.Sample
+	for _, tr := range r.targets {
+		if all && tr.freeze != nil && tr.freeze.frozen(t) {
+			continue
+		}
+		samples = append(samples, r.sampleTarget(ctx, tr, now, r.targetIntervals(tr, ivs), all)...)
+	}
+	if err := r.w.Flush(); err != nil {
+		r.logf("write timeline: %v", err)
+	}
+	if r.opts.OnTick != nil {
+		r.opts.OnTick(t, ivs, samples)
+	}
+}
+
+// targetIntervals are the intervals of the workloads that load tr.
+func (r *run) targetIntervals(tr *targetRun, ivs []timeline.Interval) []timeline.Interval {
+	if !r.several() {
+		return ivs
+	}
+	var out []timeline.Interval
+	for _, iv := range ivs {
+		for _, wr := range r.workloads {
+			if wr.tr == tr && wr.spec.Name == iv.Workload {
+				out = append(out, iv)
+			}
+		}
+	}
+	return out
+}
+
+// sampleTarget reads one target's due samplers, records their samples
+// and judges from them and ivs whether its server answers.
+func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, ivs []timeline.Interval, all bool) []timeline.Sample {
+	t := now.Sub(r.start).Seconds()
+	samples := make([]timeline.Sample, 0, len(tr.samplers))
+	if tr.lastRead == nil {
+		tr.lastRead = make([]time.Time, len(tr.samplers))
 	}
 	// Half a tick of slack, so that a tick arriving a little early still
 	// reads a slow source once per slowPeriod.
 	slack := r.sc.SampleInterval / 2
 	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
-	if r.sampling != nil {
-		probe.judge = r.sampling.Unanswered
+	if tr.sampling != nil {
+		probe.judge = tr.sampling.Unanswered
 	}
-	for i, s := range r.samplers {
-		if !all && !s.EveryTick && !r.lastRead[i].IsZero() && now.Sub(r.lastRead[i]) < slowPeriod-slack {
+	for i, s := range tr.samplers {
+		if !all && !s.EveryTick && !tr.lastRead[i].IsZero() && now.Sub(tr.lastRead[i]) < slowPeriod-slack {
 			continue
 		}
-		r.lastRead[i] = now
+		tr.lastRead[i] = now
 		t0 := time.Now()
 		values, detail, err := s.Sample(ctx)
-		smp := timeline.Sample{Source: s.Name(), T: t, Values: values,
+		smp := timeline.Sample{Source: s.Name(), Target: tr.name, T: t, Values: values,
 			Duration: float64(time.Since(t0).Microseconds()) / 1000}
 		if err != nil {
 			smp.Error = err.Error()
@@ -782,41 +811,52 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 		r.w.Add(timeline.Record{Sample: &smp})
 		samples = append(samples, smp)
 	}
-	if conf, ok := r.tgt.(backend.Configured); ok && r.settingsDue.Swap(false) && r.sampling != nil {
+	if conf, ok := tr.tgt.(backend.Configured); ok && tr.settingsDue.Swap(false) && tr.sampling != nil {
 		if settings, err := conf.Settings(ctx); err == nil {
 			b, _ := json.Marshal(timeline.RedactSettings(settings, r.red.Redact))
-			r.w.Add(timeline.Record{Sample: &timeline.Sample{Source: conf.SettingsSource(), T: t, Detail: b}})
+			r.w.Add(timeline.Record{Sample: &timeline.Sample{Source: conf.SettingsSource(), Target: tr.name, T: t, Detail: b}})
 		} else {
-			r.logf("reading the server's settings after a settings event: %v", err)
+			r.logf("%sreading the server's settings after a settings event: %v", tr.prefix(), err)
 		}
 	}
-	if err := r.w.Flush(); err != nil {
-		r.logf("write timeline: %v", err)
+	if tr.freeze != nil {
+		tr.freeze.tick(t, ivs, probe.unanswered())
 	}
-	if r.freeze != nil {
-		r.freeze.tick(t, ivs, probe.unanswered())
+	return samples
+}
+
+// prefix names the target in log lines of a run of several.
+func (tr *targetRun) prefix() string {
+	if tr.name == "" {
+		return ""
 	}
-	if r.opts.OnTick != nil {
-		r.opts.OnTick(t, ivs, samples)
+	return "target " + tr.name + ": "
+}
+
+// targetErr names the target in an error of a run of several.
+func targetErr(tr *targetRun, err error) error {
+	if tr.name == "" || err == nil {
+		return err
 	}
+	return fmt.Errorf("target %s: %w", tr.name, err)
 }
 
 // fire waits for an event's moment, runs it, and marks its start and end.
-func (r *run) fire(ctx context.Context, ev event.Event, spec scenario.Event, env *event.Env) {
+func (r *run) fire(ctx context.Context, ev event.Event, spec scenario.Event, tr *targetRun) {
 	select {
 	case <-time.After(spec.At - time.Since(r.start)):
 	case <-ctx.Done():
 		return
 	}
 	started := false
-	outcome, detail, err := ev.Run(ctx, env, func(d map[string]any) {
+	outcome, detail, err := ev.Run(ctx, tr.env, func(d map[string]any) {
 		started = true
-		r.eventMark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart, Detail: d})
+		r.eventMark(timeline.Mark{Event: spec.Name, Target: spec.Target, Kind: spec.Kind, Phase: timeline.PhaseStart, Detail: d})
 	})
 	if !started {
-		r.eventMark(timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseStart})
+		r.eventMark(timeline.Mark{Event: spec.Name, Target: spec.Target, Kind: spec.Kind, Phase: timeline.PhaseStart})
 	}
-	m := timeline.Mark{Event: spec.Name, Kind: spec.Kind, Phase: timeline.PhaseEnd, Outcome: outcome, Detail: detail}
+	m := timeline.Mark{Event: spec.Name, Target: spec.Target, Kind: spec.Kind, Phase: timeline.PhaseEnd, Outcome: outcome, Detail: detail}
 	if err != nil {
 		m.Error = err.Error()
 		r.logf("event %s (%s): %v", spec.Name, spec.Kind, err)
@@ -826,7 +866,7 @@ func (r *run) fire(ctx context.Context, ev event.Event, spec scenario.Event, env
 	r.keepPlannedEnd(&m, spec)
 	r.eventMark(m)
 	if changer, ok := ev.(event.SettingsChanger); ok && changer.ChangesSettings() && err == nil {
-		r.settingsDue.Store(true) // the clock snapshots them: it owns the samplers' session
+		tr.settingsDue.Store(true) // the clock snapshots them: it owns the samplers' session
 	}
 }
 
@@ -844,17 +884,22 @@ func (r *run) mark(m timeline.Mark) {
 // ended (for PostgreSQL: the top statements' plans). Failing is logged
 // and recorded in the samples, never the run's failure.
 func (r *run) collectEvidence(ctx context.Context) {
-	ev, ok := r.tgt.(backend.Evidenced)
-	if !ok || ctx.Err() != nil || !r.opts.Shard.Leads() {
+	if ctx.Err() != nil || !r.opts.Shard.Leads() {
 		return
 	}
-	samples, err := ev.Evidence(ctx)
-	if err != nil {
-		r.logf("%v", err)
-	}
-	t := time.Since(r.start).Seconds()
-	for i := range samples {
-		samples[i].T = t
-		r.w.Add(timeline.Record{Sample: &samples[i]})
+	for _, tr := range r.targets {
+		ev, ok := tr.tgt.(backend.Evidenced)
+		if !ok || tr.freeze.frozen(time.Since(r.start).Seconds()) {
+			continue
+		}
+		samples, err := ev.Evidence(ctx)
+		if err != nil {
+			r.logf("%s%v", tr.prefix(), err)
+		}
+		t := time.Since(r.start).Seconds()
+		for i := range samples {
+			samples[i].T, samples[i].Target = t, tr.name
+			r.w.Add(timeline.Record{Sample: &samples[i]})
+		}
 	}
 }

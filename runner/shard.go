@@ -151,6 +151,9 @@ func CheckShard(opts Options, now time.Time) error {
 		return fmt.Errorf("--shard %s needs --start-at: the shards start their load together at that moment (RFC 3339, e.g. --start-at %s)",
 			opts.Shard, now.Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
+	if opts.Shard.Split() && len(opts.Scenario.Targets) > 0 {
+		return fmt.Errorf("--shard %s: a scenario of several targets cannot be split yet; run it whole", opts.Shard)
+	}
 	if opts.Shard.Split() && opts.DSN == "" && opts.Scenario.Target.DSN == "" {
 		return fmt.Errorf("--shard %s: the shards must drive one server: give it with --dsn or the scenario's target.dsn (each shard would otherwise start its own embedded server)", opts.Shard)
 	}
@@ -169,22 +172,31 @@ func CheckShard(opts Options, now time.Time) error {
 // they share. A target that cannot keep a mark (backend.SetupMarker) has
 // the other shards rely on --start-at alone, with a warning.
 func (r *run) setup(ctx context.Context) error {
+	if r.several() { // CheckShard refuses a split run of several
+		for _, tr := range r.targets {
+			if err := tr.tgt.Setup(ctx); err != nil {
+				return targetErr(tr, err)
+			}
+		}
+		return nil
+	}
+	tgt := r.targets[0].tgt
 	sh := r.opts.Shard
 	if sh.Leads() {
-		if err := r.tgt.Setup(ctx); err != nil {
+		if err := tgt.Setup(ctx); err != nil {
 			return err
 		}
 		if !sh.Split() {
 			return nil
 		}
-		if m, ok := r.tgt.(backend.SetupMarker); ok {
+		if m, ok := tgt.(backend.SetupMarker); ok {
 			if err := m.MarkSetupDone(ctx, r.runKey()); err != nil {
 				return fmt.Errorf("shard %s: record that setup is done for the other shards: %w", sh, err)
 			}
 		}
 		return nil
 	}
-	m, ok := r.tgt.(backend.SetupMarker)
+	m, ok := tgt.(backend.SetupMarker)
 	if !ok {
 		r.logf("shard %s: this kind of server cannot hold a mark that setup is done; starting at --start-at whether or not shard 0's setup is", sh)
 		return nil

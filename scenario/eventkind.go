@@ -39,6 +39,10 @@ type Options struct {
 	// Overrides are the command line's --set values, applied in order
 	// after the file is read and before it is checked.
 	Overrides []Override
+	// DSNs give targets of a scenario of several a server each
+	// (--dsn NAME=URL): name → connection string, as if written as the
+	// target's dsn; a name the scenario has no target of is an error.
+	DSNs map[string]string
 }
 
 // KindOptions are what one kind of database brings to a scenario.

@@ -70,6 +70,9 @@ func (l *loader) event(v *yaml.Node, index int) (Event, bool) {
 	for _, key := range l.eventKeys()[len(eventCommonKeys):] {
 		known = append(known, field{key, func(*yaml.Node) {}})
 	}
+	if l.several() {
+		known = append(known, field{"target", func(*yaml.Node) {}}) // read by targetEvents
+	}
 	var unknown []entry
 	present := l.decodeFields(v, "an event", known, false, func(e entry) { unknown = append(unknown, e) })
 	if present == nil {
@@ -89,11 +92,15 @@ func (l *loader) event(v *yaml.Node, index int) (Event, bool) {
 		l.unknownKeys(unknown, "an event", l.eventKeys())
 		return e, false
 	}
-	l.unknownKeys(unknown, fmt.Sprintf("a %s event", kind.Name), append(slices.Clone(eventCommonKeys), kind.Keys...))
+	common := slices.Clone(eventCommonKeys)
+	if l.several() {
+		common = append(common, "target")
+	}
+	l.unknownKeys(unknown, fmt.Sprintf("a %s event", kind.Name), append(common, kind.Keys...))
 	own := make(map[string]entry)
 	for _, key := range sortedKeys(present) {
 		switch {
-		case slices.Contains(eventCommonKeys, key):
+		case slices.Contains(eventCommonKeys, key), key == "target" && l.several():
 		case slices.Contains(kind.Keys, key):
 			own[key] = present[key]
 		default:
@@ -177,4 +184,35 @@ func sortedKeys(present map[string]entry) []string {
 		return a.Column < b.Column
 	})
 	return keys
+}
+
+// targetEvents decodes the events of a scenario of several targets: each
+// names its target (the only one by default) and is decoded with the
+// kinds of event of that target's kind.
+func (l *loader) targetEvents(items []*yaml.Node) {
+	for i, item := range items {
+		var ref *yaml.Node
+		name := ""
+		if m := deref(item); m.Kind == yaml.MappingNode {
+			if ref = mappingValue(m, "target"); ref != nil {
+				ref = deref(ref)
+				var ok bool
+				if name, ok = l.str(ref, "target"); !ok {
+					continue
+				}
+			}
+		}
+		what := fmt.Sprintf("event %d", i+1)
+		nt, ok := l.targetRef(ref, name, item, what)
+		if !ok {
+			continue
+		}
+		l.kinds = nt.kinds
+		if e, ok := l.event(item, i); ok {
+			e.Target = nt.Name
+			l.s.Events = append(l.s.Events, e)
+		}
+	}
+	l.kinds = nil
+	l.later = append(l.later, l.checkEventNames)
 }

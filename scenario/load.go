@@ -190,6 +190,15 @@ type loader struct {
 	// scripts are the script files already parsed, so that a file shared
 	// by several workloads reports its errors once.
 	scripts map[string]bool
+	// targetsNode is targets: when the scenario names several systems.
+	targetsNode *yaml.Node
+	// curTarget is the target whose keys are being decoded, for
+	// KindKeys (a workload's until resolved: workloadKeyMarker).
+	curTarget string
+	// workloadTargets are the workloads' target: keys as written, by the
+	// workload's place; badTarget the workloads whose target is wrong.
+	workloadTargets map[Pos]targetWritten
+	badTarget       map[Pos]bool
 }
 
 // The punctuation names may hold besides lower-case letters and digits;
@@ -206,11 +215,30 @@ const (
 func (l *loader) scenario(root *yaml.Node) {
 	s := l.s
 	var thresholds, events *yaml.Node
+	// targets: is read first: whether the scenario names several systems
+	// decides which keys its workloads and events take.
+	if r := deref(root); r.Kind == yaml.MappingNode {
+		l.targetsNode = mappingValue(r, "targets")
+	}
+	l.workloadTargets, l.badTarget = map[Pos]targetWritten{}, map[Pos]bool{}
 	present := l.fieldsExt(root, "the scenario", []field{
 		{"name", func(v *yaml.Node) { s.Name, _ = l.name(v, "name", scenarioNameChars) }},
 		{"description", func(v *yaml.Node) { s.Description, _ = l.str(v, "description") }},
-		{"target", l.target},
-		{"setup", l.setup},
+		{"target", func(v *yaml.Node) {
+			if l.several() {
+				l.hintf(v, "target: is the shorthand for one system; name each in targets:", "target and targets are both given")
+				return
+			}
+			l.target(v)
+		}},
+		{"targets", l.targets},
+		{"setup", func(v *yaml.Node) {
+			if l.several() {
+				l.hintf(v, "with targets:, each target has its own: targets: {db: {kind: postgres, setup: {…}}}", "setup: goes inside a target")
+				return
+			}
+			l.setup(v)
+		}},
 		{"sample_interval", func(v *yaml.Node) {
 			if iv, ok := l.duration(v, "sample_interval"); ok {
 				if iv < MinSampleInterval || iv > MaxSampleInterval {
@@ -240,8 +268,13 @@ func (l *loader) scenario(root *yaml.Node) {
 	if present == nil {
 		return
 	}
-	ko := l.opts.kindOptions(s.Target)
-	l.kinds, s.Dialect = ko.EventKinds, ko.Dialect
+	if l.several() {
+		l.kindOfTargets()
+		l.resolveWorkloadTargets()
+	} else {
+		ko := l.opts.kindOptions(s.Target)
+		l.kinds, s.Dialect = ko.EventKinds, ko.Dialect
+	}
 	for _, check := range l.scriptChecks {
 		check()
 	}
@@ -284,7 +317,7 @@ func (l *loader) defaults(root *yaml.Node) {
 			w.MaxTries = 1
 		}
 		if w.Scale == 0 {
-			w.Scale = max(s.Setup.PgbenchScale, 1)
+			w.Scale = max(l.setupOf(w).PgbenchScale, 1)
 		}
 		if w.Pool > 0 && w.PoolTimeout == 0 {
 			w.PoolTimeout = DefaultPoolTimeout
@@ -361,10 +394,15 @@ func charList(chars string) string {
 }
 
 func (l *loader) target(v *yaml.Node) {
-	t := &l.s.Target
+	l.targetInto(v, &l.s.Target, "target", nil)
+}
+
+// targetInto decodes a target's mapping into t: the scenario's target:,
+// or one of its targets: with extra keys of its own (setup).
+func (l *loader) targetInto(v *yaml.Node, t *Target, what string, extra []field) {
 	t.Pos = pos(v)
 	var settings *yaml.Node
-	present := l.fields(v, "target", []field{
+	present := l.fields(v, what, append([]field{
 		{"kind", func(v *yaml.Node) {
 			if kind, ok := l.str(v, "kind"); ok {
 				if !validName(kind, "") {
@@ -388,7 +426,7 @@ func (l *loader) target(v *yaml.Node) {
 			l.kindKey("target.settings", v)
 			t.Settings = l.stringMap(v, "settings", settingName)
 		}},
-	})
+	}, extra...))
 	if present == nil {
 		return
 	}
@@ -399,7 +437,12 @@ func (l *loader) target(v *yaml.Node) {
 }
 
 func (l *loader) setup(v *yaml.Node) {
-	st := &l.s.Setup
+	l.setupInto(v, &l.s.Setup)
+}
+
+// setupInto decodes a setup mapping into st: the scenario's setup:, or
+// the setup: of one of its targets:.
+func (l *loader) setupInto(v *yaml.Node, st *Setup) {
 	st.Pos = pos(v)
 	l.fields(v, "setup", []field{
 		{"pgbench", func(v *yaml.Node) {
@@ -542,7 +585,17 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 	var scriptNodes []*yaml.Node
 	var stageNodes []*yaml.Node
 	var stop, start time.Duration
-	present := l.fields(v, "a workload", []field{
+	var extra []field
+	if l.several() {
+		l.curTarget = workloadKeyMarker(w.Pos)
+		defer func() { l.curTarget = "" }()
+		l.workloadTargets[w.Pos] = targetWritten{at: v}
+		extra = append(extra, field{"target", func(n *yaml.Node) {
+			name, _ := l.str(n, "target")
+			l.workloadTargets[w.Pos] = targetWritten{node: n, name: name, at: v}
+		}})
+	}
+	present := l.fields(v, "a workload", append([]field{
 		{"name", func(v *yaml.Node) {
 			name, ok := l.name(v, "name", workloadNameChars)
 			w.Name = name // even when wrong, to name the workload in messages
@@ -627,7 +680,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 			l.kindKey("workloads.settings", v)
 			w.Settings = l.stringMap(v, "settings", settingName)
 		}},
-	})
+	}, extra...))
 	if present == nil {
 		return w, false
 	}
@@ -648,7 +701,16 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 	if set(present, "pool_timeout") && !set(present, "pool") {
 		l.hintf(present["pool_timeout"].key, "set pool, or remove pool_timeout", "%s: pool_timeout applies only with pool", what)
 	}
-	l.scriptChecks = append(l.scriptChecks, func() { l.checkScripts(&w, what, scriptNodes) })
+	l.scriptChecks = append(l.scriptChecks, func() {
+		dialect, ok := l.dialectOf(w.Pos)
+		if !ok {
+			return // its target is wrong (reported): no dialect to read it in
+		}
+		saved := l.s.Dialect
+		l.s.Dialect = dialect
+		l.checkScripts(&w, what, scriptNodes)
+		l.s.Dialect = saved
+	})
 	l.later = append(l.later, func() { l.checkWindow(&w, what, present, stageNodes) })
 	return w, true
 }
@@ -861,6 +923,10 @@ func (l *loader) scriptSource(v *yaml.Node, index int) (ScriptSource, *yaml.Node
 
 func (l *loader) events(v *yaml.Node) {
 	items := l.list(v, "events", false)
+	if l.several() {
+		l.targetEvents(items)
+		return
+	}
 	if len(items) > 0 && len(l.kinds) == 0 {
 		// A caller that loads scenarios without their events' kinds
 		// (Options.EventKinds) cannot check them.
@@ -920,7 +986,7 @@ func (l *loader) thresholds(v *yaml.Node) {
 // kindKey notes the use of a key whose meaning depends on the kind of
 // database, for the backend to accept or refuse (Scenario.KindKeys).
 func (l *loader) kindKey(key string, v *yaml.Node) {
-	use := KeyUse{Key: key, Pos: pos(v)}
+	use := KeyUse{Key: key, Pos: pos(v), Target: l.curTarget}
 	if n := deref(v); n.Kind == yaml.ScalarNode {
 		use.Value = n.Value
 	}

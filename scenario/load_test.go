@@ -139,8 +139,8 @@ func TestLoadFull(t *testing.T) {
 		}
 		s.Events[i].Config = nil
 	}
-	wantKeys := []KeyUse{{"target.settings", Pos{7, 5}, ""}, {"setup.pgbench", Pos{12, 12}, ""}, {"setup.sql", Pos{14, 5}, ""},
-		{"setup.schema", Pos{17, 11}, "firedrill"}, {"workloads.mode", Pos{30, 11}, "prepared"}, {"workloads.settings", Pos{38, 15}, ""}}
+	wantKeys := []KeyUse{{"target.settings", Pos{7, 5}, "", ""}, {"setup.pgbench", Pos{12, 12}, "", ""}, {"setup.sql", Pos{14, 5}, "", ""},
+		{"setup.schema", Pos{17, 11}, "firedrill", ""}, {"workloads.mode", Pos{30, 11}, "prepared", ""}, {"workloads.settings", Pos{38, 15}, "", ""}}
 	if !reflect.DeepEqual(s.KindKeys, wantKeys) {
 		t.Errorf("KindKeys %v, want %v", s.KindKeys, wantKeys)
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -17,8 +18,17 @@ import (
 // the text from the value to the next key instead.
 func (s *Scenario) RedactedSource(redact func(string) string) []byte {
 	src := s.Source
-	node := dsnNode(src)
-	if node == nil || redact(node.Value) == node.Value {
+	nodes := dsnNodes(src)
+	// The last value first, so that the offsets of the others hold.
+	for i := len(nodes) - 1; i >= 0; i-- {
+		src = redactValue(src, nodes[i], redact)
+	}
+	return src
+}
+
+// redactValue masks one scalar value of src.
+func redactValue(src []byte, node *yaml.Node, redact func(string) string) []byte {
+	if redact(node.Value) == node.Value {
 		return src
 	}
 	start, ok := offsetOf(src, node.Line, node.Column)
@@ -37,21 +47,32 @@ func (s *Scenario) RedactedSource(redact func(string) string) []byte {
 	return append(out, src[end:]...)
 }
 
-// dsnNode finds the value node of target.dsn, or nil.
-func dsnNode(src []byte) *yaml.Node {
+// dsnNodes finds the value nodes of target.dsn and of each targets.NAME.dsn,
+// in the file's order.
+func dsnNodes(src []byte) []*yaml.Node {
 	var doc yaml.Node
 	if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
 		return nil
 	}
-	target := mappingValue(doc.Content[0], "target")
-	if target == nil {
-		return nil
+	var targets []*yaml.Node
+	if t := mappingValue(doc.Content[0], "target"); t != nil {
+		targets = append(targets, t)
 	}
-	v := mappingValue(target, "dsn")
-	if v == nil || v.Kind != yaml.ScalarNode {
-		return nil
+	if m := mappingValue(doc.Content[0], "targets"); m != nil && m.Kind == yaml.MappingNode {
+		for i := 1; i < len(m.Content); i += 2 {
+			targets = append(targets, m.Content[i])
+		}
 	}
-	return v
+	var out []*yaml.Node
+	for _, t := range targets {
+		if v := mappingValue(t, "dsn"); v != nil && v.Kind == yaml.ScalarNode {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Line < out[j].Line || out[i].Line == out[j].Line && out[i].Column < out[j].Column
+	})
+	return out
 }
 
 func mappingValue(m *yaml.Node, key string) *yaml.Node {

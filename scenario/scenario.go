@@ -16,9 +16,15 @@ type Scenario struct {
 	File string
 	// Source is the file's text as read, kept so a run can store the
 	// scenario exactly as run.
-	Source         []byte
-	Target         Target
-	Setup          Setup
+	Source []byte
+	// Target and Setup are the system under test and its setup; in a
+	// scenario of several systems (targets:), the first target's, each
+	// target's being in Targets (ForTarget gives each one's view).
+	Target Target
+	Setup  Setup
+	// Targets are the named systems of a scenario with several
+	// (targets:), in the file's order; empty with target: (one system).
+	Targets        []NamedTarget
 	SampleInterval time.Duration // default 1 s, from 100 ms to 60 s
 	// Duration is the run's length; default: Bounds, the latest workload
 	// stop or stages' end and event end.
@@ -39,7 +45,8 @@ type Scenario struct {
 	KindKeys []KeyUse
 	// Dialect is the language of the workloads' scripts: the dialect of
 	// the target's kind of database (Options.ForKind), PostgreSQL's SQL
-	// by default.
+	// by default; with several targets, the first's (each workload's
+	// scripts are in its own target's: NamedTarget.Dialect).
 	Dialect script.Dialect
 	// Files are the script and SQL files the scenario names, as written
 	// (Resolve gives the path to open), in the order they appear: what
@@ -60,6 +67,9 @@ type KeyUse struct {
 	// Value is the key's value when it is a scalar ("extended"), as
 	// decoded: ${VAR} expanded, --set applied.
 	Value string
+	// Target names the target whose kind judges the key, in a scenario
+	// of several (targets:); "" with one.
+	Target string
 }
 
 // FailureLimit is when a run whose transactions keep failing is stopped:
@@ -129,8 +139,12 @@ type SQLSource struct {
 
 // Workload is a named stream of transactions with a load shape.
 type Workload struct {
-	Pos     Pos
-	Name    string
+	Pos  Pos
+	Name string
+	// Target names the target the workload loads, in a scenario of
+	// several (targets:), filled by Load when it was left to default to
+	// the only one; "" with target:.
+	Target  string
 	Scripts []ScriptSource
 	// Shape: Clients (closed model) or Rate (open model), or Stages.
 	// With Rate, or stages that set rates, Clients is how many clients
@@ -187,7 +201,10 @@ type Event struct {
 	Pos  Pos
 	Name string // default: kind-N, N its place in the events list, from 1
 	Kind string // one of the Options.EventKinds the scenario was loaded with
-	At   time.Duration
+	// Target names the target the event acts on, in a scenario of
+	// several (targets:); "" with target:.
+	Target string
+	At     time.Duration
 	// Duration is how long the event lasts, as its kind decoded it (the
 	// duration of hold_transaction and disk_pressure); 0 for an event that
 	// takes as long as its action. It is here, not only in Config, because

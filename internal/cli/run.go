@@ -22,7 +22,8 @@ import (
 
 type runOpts struct {
 	backends   *backend.Registry // the kinds of database the run may target
-	dsn        string
+	dsn        string            // the plain --dsn (dsnFlag.split)
+	dsns       dsnFlag
 	runAs      string // --run-as: a confined account made by hand
 	out        string
 	allowShell bool
@@ -116,7 +117,7 @@ directories into one.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(env, args[0]) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dsn, "dsn", "", "run against this server instead of the scenario's target (connection string or URL)")
+	f.StringArrayVar(&o.dsns.args, "dsn", nil, dsnUsage)
 	f.StringVar(&o.out, "out", "runs", "directory under which the run directory is created")
 	f.BoolVar(&o.allowShell, "allow-shell", false, "allow the scenario's shell events to run commands")
 	f.StringVar(&o.runAs, "run-as", "", runAsUsage)
@@ -134,15 +135,30 @@ directories into one.`,
 
 func (o *runOpts) run(env *clikit.Env, path string) error {
 	env, writeJSON := env.ForJSON(o.jsonOut)
+	dsn, named, err := o.dsns.split()
+	if err != nil {
+		return clikit.WithCode(clikit.ExitUsage, err)
+	}
+	o.dsn = dsn
+	for _, url := range named {
+		env.Learn(url)
+	}
 	sopts, err := o.scen.options(env, o.backends.ScenarioOptionsFor(o.dsn))
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
+	sopts.DSNs = named
 	sc, err := scenario.Load(path, sopts)
+	if err == nil {
+		err = checkNamed(sc, dsn, named)
+	}
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	env.Learn(sc.Target.DSN)
+	for _, t := range sc.Targets {
+		env.Learn(t.Target.DSN)
+	}
 	env.Learn(o.runAs)
 	if err := report.CheckThresholdMetrics(sc, everyRule(o.backends)); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
@@ -269,7 +285,8 @@ func writeRunJSON(write func([]byte) error, run *timeline.Run, findings []diagno
 }
 
 func newValidateCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
-	var dsn, runAs string
+	var runAs string
+	var dsns dsnFlag
 	var allowShell, allowOutside bool
 	var scen scenarioFlags
 	cmd := &cobra.Command{
@@ -302,12 +319,20 @@ for run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
+			dsn, named, err := dsns.split()
+			if err != nil {
+				return clikit.WithCode(clikit.ExitUsage, err)
+			}
 			sopts, err := scen.options(env, backends.ScenarioOptionsFor(dsn))
 			if err != nil {
 				return clikit.WithCode(clikit.ExitUsage, err)
 			}
+			sopts.DSNs = named
 			for _, path := range args {
 				sc, err := scenario.Load(path, sopts)
+				if err == nil {
+					err = checkNamed(sc, dsn, named)
+				}
 				if err == nil {
 					err = report.CheckThresholdMetrics(sc, everyRule(backends))
 				}
@@ -322,7 +347,7 @@ for run.`,
 				for _, w := range sc.Warnings {
 					fmt.Fprintln(env.Stderr, w)
 				}
-				fmt.Fprintf(env.Stdout, "%s: ok\n", path)
+				fmt.Fprintf(env.Stdout, "%s: ok%s\n", path, describeTargets(sc))
 			}
 			if bad > 0 {
 				return clikit.WithCode(clikit.ExitUsage, nil)
@@ -330,7 +355,7 @@ for run.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dsn, "dsn", "", "judge the events as for a run against this server (not contacted)")
+	cmd.Flags().StringArrayVar(&dsns.args, "dsn", nil, "judge the events as for a run against this server (not contacted); NAME=URL for a target of several (repeatable)")
 	cmd.Flags().BoolVar(&allowShell, "allow-shell", false, "judge the events as for a run with --allow-shell")
 	cmd.Flags().StringVar(&runAs, "run-as", "", "judge the scenario as for a run with this --run-as (not contacted)")
 	cmd.Flags().BoolVar(&allowOutside, "allow-outside-schema", false, "judge the SQL as for a run with --allow-outside-schema")

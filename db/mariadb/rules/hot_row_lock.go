@@ -153,11 +153,19 @@ func (hotRowLock) Check(run *timeline.Run) []diagnose.Finding {
 	if q, _ := waiters.top(); q != "" {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: mariadbmetric.Series(mariadbmetric.InnoDBLocks, "blocked_query"), Text: "waiting: `" + diagnose.OneLine(q, 160) + "`"})
 	}
-	idleHead := heads > 0 && float64(idleHeads) >= 0.5*float64(heads)
+	// An idle head is the cause only when idle-in-transaction-blocker
+	// finds it holding on: heads between two statements of a short
+	// transaction run no statement either.
+	idleHead := false
 	var idleID int64
-	for id, n := range idleIDs {
-		if n > idleIDs[idleID] || (n == idleIDs[idleID] && id < idleID) {
-			idleID = id
+	for _, b := range (idleBlocker{}).Check(run) {
+		if b.End >= winFrom && b.Start <= winTo && heads > 0 && float64(idleHeads) >= 0.5*float64(heads) {
+			idleHead = true
+			for id, n := range idleIDs {
+				if n > idleIDs[idleID] || (n == idleIDs[idleID] && id < idleID) {
+					idleID = id
+				}
+			}
 		}
 	}
 	if idleHead {

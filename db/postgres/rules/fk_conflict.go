@@ -113,11 +113,14 @@ const (
 )
 
 // lockCause picks the cause the evidence shows, most specific first.
-func lockCause(fk bool, head string, spots []hotSpot) string {
+// idleHeld says whether idle-in-transaction-blocker found a session idle
+// at the head of the chains: heads idle only between two statements of
+// a short transaction are a hot row's hand-overs, not an idle holder.
+func lockCause(fk, idleHeld bool, spots []hotSpot) string {
 	switch {
 	case fk:
 		return lockCauseFK
-	case head == "idle in transaction":
+	case idleHeld:
 		return lockCauseIdle
 	case len(spots) == 0:
 		return lockCauseUnnamed

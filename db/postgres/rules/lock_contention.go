@@ -394,7 +394,11 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 		f.Headline += "; " + fk.phrase()
 		f.Mechanism += fkMechanism
 	}
-	f.Remedy = lockRemedy(lockCause(isFK, head, spots), fk)
+	idleHeld := false
+	for _, b := range (idleBlocker{}).Check(run) {
+		idleHeld = idleHeld || (b.End >= from && b.Start <= to)
+	}
+	f.Remedy = lockRemedy(lockCause(isFK, idleHeld, spots), fk)
 	if severity == diagnose.Info && !isFK {
 		f.Remedy = "Nothing needs to change at this load; if it grows, the same rows will become a queue: keep the transactions that update them short."
 	}

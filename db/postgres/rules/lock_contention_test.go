@@ -106,10 +106,10 @@ func TestLockRemedyFitsTheCause(t *testing.T) {
 		cause   string
 		counter bool
 	}{
-		{"one hot row", lockCause(false, "", []hotSpot{hot}), true},
-		{"waits spread over 20 keys", lockCause(false, "", []hotSpot{spread}), false},
-		{"behind an idle session", lockCause(false, "idle in transaction", []hotSpot{hot}), false},
-		{"a foreign-key check", lockCause(true, "", []hotSpot{hot}), false},
+		{"one hot row", lockCause(false, false, []hotSpot{hot}), true},
+		{"waits spread over 20 keys", lockCause(false, false, []hotSpot{spread}), false},
+		{"behind an idle session", lockCause(false, true, []hotSpot{hot}), false},
+		{"a foreign-key check", lockCause(true, false, []hotSpot{hot}), false},
 	}
 	for _, tt := range tests {
 		if got := strings.Contains(lockRemedy(tt.cause, fkConflict{}), "counter"); got != tt.counter {

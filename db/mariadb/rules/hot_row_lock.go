@@ -25,7 +25,7 @@ func (hotRowLock) ID() string { return "hot-row-lock-waits" }
 
 // Inputs names the sources the rule reads.
 func (hotRowLock) Inputs() diagnose.Inputs {
-	return diagnose.Inputs{AnyOf: []string{mariadbmetric.InnoDBLocks}, Also: []string{mariadbmetric.Processlist, mariadbmetric.GlobalStatus}}
+	return diagnose.Inputs{AnyOf: []string{mariadbmetric.InnoDBLocks}, Also: []string{mariadbmetric.Processlist, mariadbmetric.GlobalStatus, mariadbmetric.Settings}}
 }
 
 // Thresholds: transactions waiting for a row or gap lock on average.

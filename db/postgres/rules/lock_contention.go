@@ -28,7 +28,7 @@ func (lockContention) ID() string { return "lock-contention" }
 
 // Inputs names the sources the rule reads.
 func (lockContention) Inputs() diagnose.Inputs {
-	return diagnose.Inputs{AnyOf: []string{pgmetric.Activity, pgmetric.Locks}, Also: []string{pgmetric.Database, hostmetric.Host}}
+	return diagnose.Inputs{AnyOf: []string{pgmetric.Activity, pgmetric.Locks}, Also: []string{pgmetric.Database, hostmetric.Host, pgmetric.ForeignKeys, pgmetric.Settings}}
 }
 
 // Thresholds, as shares of active time and numbers of sessions. A queue

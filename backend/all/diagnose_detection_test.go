@@ -96,6 +96,7 @@ var detectionCases = []struct {
 	{"postgres", "checkpoint-pressure", "checkpoints", "", "ingest", 3},
 	{"postgres", "temp-spill", "tempspill", "", "report", 4},
 	{"postgres", "idle-in-transaction-blocker", "idleblock", "forgotten-tx", "", 3},
+	{"mariadb", "idle-in-transaction-blocker", "mariadb-idleblock", "forgotten-tx", "", 3},
 }
 
 func TestDetectionSpeed(t *testing.T) {

@@ -16,5 +16,6 @@ func Rules() []diagnose.Rule {
 		autoIncLock{},
 		queryCacheLock{},
 		hotRowLock{},
+		idleBlocker{},
 	}
 }

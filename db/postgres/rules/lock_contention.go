@@ -28,7 +28,7 @@ func (lockContention) ID() string { return "lock-contention" }
 
 // Inputs names the sources the rule reads.
 func (lockContention) Inputs() diagnose.Inputs {
-	return diagnose.Inputs{AnyOf: []string{pgmetric.Activity, pgmetric.Locks}, Also: []string{pgmetric.Database, hostmetric.Host}}
+	return diagnose.Inputs{AnyOf: []string{pgmetric.Activity, pgmetric.Locks}, Also: []string{pgmetric.Database, hostmetric.Host, pgmetric.ForeignKeys, pgmetric.Settings}}
 }
 
 // Thresholds, as shares of active time and numbers of sessions. A queue
@@ -388,12 +388,18 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 	if deadlocks > 0 {
 		f.Mechanism += " Unlike a deadlock, a queue drains by itself; the deadlocks in this window are reported separately."
 	}
-	f.Remedy = "Take the hot row out of the line: update it last and commit right after (hold time = the rest of the transaction), " +
-		"aggregate instead of updating one counter row (insert deltas and sum them, or spread the counter over N rows and add them up), " +
-		"batch the increments of many requests into one UPDATE, and never keep a transaction open across application work " +
-		"(`idle_in_transaction_session_timeout`, `lock_timeout` to fail fast instead of queueing). Find the chain's head live with " +
-		"`SELECT pid, state, query FROM pg_stat_activity WHERE pid = ANY(pg_blocking_pids(<waiting pid>))`."
-	if severity == diagnose.Info {
+	fk, isFK := findFKConflict(run, spots, waits)
+	if isFK {
+		f.Evidence = append(f.Evidence, fk.evidence()...)
+		f.Headline += "; " + fk.phrase()
+		f.Mechanism += fkMechanism
+	}
+	idleHeld := false
+	for _, b := range (idleBlocker{}).Check(run) {
+		idleHeld = idleHeld || (b.End >= from && b.Start <= to)
+	}
+	f.Remedy = lockRemedy(lockCause(isFK, idleHeld, spots), fk)
+	if severity == diagnose.Info && !isFK {
 		f.Remedy = "Nothing needs to change at this load; if it grows, the same rows will become a queue: keep the transactions that update them short."
 	}
 	return []diagnose.Finding{f}

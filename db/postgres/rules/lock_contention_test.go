@@ -65,3 +65,55 @@ func TestLockContentionQuiet(t *testing.T) {
 		}
 	}
 }
+
+// TestLockContentionNamesAForeignKeyConflict: inserts into order_lines
+// wait for accounts rows that payments hold FOR UPDATE; the finding names
+// the foreign key, the KEY SHARE vs FOR UPDATE conflict and the FOR NO
+// KEY UPDATE fix, and never counter sharding. With FOR NO KEY UPDATE
+// (fklock-fixed) the inserts do not wait.
+func TestLockContentionNamesAForeignKeyConflict(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(lockContention{}, openRecording(t, "fklock"))
+	if len(fs) != 1 {
+		t.Fatalf("fklock: %d findings, want 1", len(fs))
+	}
+	f := fs[0]
+	for _, want := range []string{"foreign-key lock conflict", "order_lines_account_id_fkey", "FOR KEY SHARE", "FOR UPDATE"} {
+		if !strings.Contains(f.Headline, want) {
+			t.Errorf("headline lacks %q: %s", want, f.Headline)
+		}
+	}
+	if !strings.Contains(f.Remedy, "FOR NO KEY UPDATE") || strings.Contains(f.Remedy, "counter") {
+		t.Errorf("remedy: %s", f.Remedy)
+	}
+	for _, f := range findingsOf(lockContention{}, openRecording(t, "fklock-fixed")) {
+		if strings.Contains(f.Headline, "foreign-key") {
+			t.Errorf("fklock-fixed: %s", f.Headline)
+		}
+	}
+}
+
+// TestLockRemedyFitsTheCause: counter sharding only for one hot row.
+func TestLockRemedyFitsTheCause(t *testing.T) {
+	t.Parallel()
+	hot := hotSpot{Waits: 10, Keys: map[string]int{"1": 9, "2": 1}}
+	spread := hotSpot{Waits: 20, Keys: map[string]int{}}
+	for i := range 20 {
+		spread.Keys[string(rune('a'+i))] = 1
+	}
+	tests := []struct {
+		name    string
+		cause   string
+		counter bool
+	}{
+		{"one hot row", lockCause(false, false, []hotSpot{hot}), true},
+		{"waits spread over 20 keys", lockCause(false, false, []hotSpot{spread}), false},
+		{"behind an idle session", lockCause(false, true, []hotSpot{hot}), false},
+		{"a foreign-key check", lockCause(true, false, []hotSpot{hot}), false},
+	}
+	for _, tt := range tests {
+		if got := strings.Contains(lockRemedy(tt.cause, fkConflict{}), "counter"); got != tt.counter {
+			t.Errorf("%s (%s): remedy mentions a counter %v, want %v", tt.name, tt.cause, got, tt.counter)
+		}
+	}
+}

@@ -220,18 +220,19 @@ type Commander interface {
 	Commands(env *clikit.Env) []*cobra.Command
 }
 
-// Dialected is a backend whose scripts are not in PostgreSQL's SQL: the
-// dialect its workloads' scripts are read in (script.MySQL, script.Redis).
+// Dialected is a backend whose workloads' scripts are read in a dialect
+// of its own (db/<kind>/*dialect), rather than pgbench's.
 type Dialected interface {
 	Dialect() script.Dialect
 }
 
-// DialectOf is b's script dialect: its own, else PostgreSQL's SQL.
+// DialectOf is b's script dialect: its own, else the zero Dialect,
+// pgbench's.
 func DialectOf(b Backend) script.Dialect {
 	if d, ok := b.(Dialected); ok {
 		return d.Dialect()
 	}
-	return script.PostgreSQL
+	return script.Dialect{}
 }
 
 // Ruled is a backend with diagnosis rules of its own (db/<kind>/rules):

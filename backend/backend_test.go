@@ -152,18 +152,18 @@ func TestScenarioEventsDecodeWithTheirTargetsKinds(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry(
 		evented{fake{kind: "postgres", schemes: []string{"postgres"}}, []event.Kind{sqlKind("query")}},
-		dialected{evented{fake{kind: "mariadb", schemes: []string{"mysql"}}, []event.Kind{sqlKind("statement")}}, script.MySQL},
+		dialected{evented{fake{kind: "mariadb", schemes: []string{"mysql"}}, []event.Kind{sqlKind("statement")}}, fakeMySQL},
 	)
 	const body = "name: s\nduration: 5s\nworkloads: [{name: w, clients: 1, scripts: [{inline: 'SELECT 1;'}]}]\nevents: [{name: e, kind: sql, at: 1s, %s: x}]\n"
 	for _, tt := range []struct {
 		target, dsn, key, want string
 		dialect                script.Dialect
 	}{
-		{"", "", "query", "query=x", script.PostgreSQL},
-		{"target: {kind: mariadb}\n", "", "statement", "statement=x", script.MySQL},
-		{"", "mysql://u@127.0.0.1/db", "statement", "statement=x", script.MySQL},
-		{"target: {dsn: 'mysql://u@127.0.0.1/db'}\n", "", "statement", "statement=x", script.MySQL},
-		{"target: {kind: postgres}\n", "", "query", "query=x", script.PostgreSQL},
+		{"", "", "query", "query=x", script.Dialect{}},
+		{"target: {kind: mariadb}\n", "", "statement", "statement=x", fakeMySQL},
+		{"", "mysql://u@127.0.0.1/db", "statement", "statement=x", fakeMySQL},
+		{"target: {dsn: 'mysql://u@127.0.0.1/db'}\n", "", "statement", "statement=x", fakeMySQL},
+		{"target: {kind: postgres}\n", "", "query", "query=x", script.Dialect{}},
 	} {
 		src := tt.target + fmt.Sprintf(body, tt.key)
 		sc, err := scenario.Parse("s.yaml", []byte(src), r.ScenarioOptionsFor(tt.dsn))
@@ -189,3 +189,6 @@ type dialected struct {
 }
 
 func (d dialected) Dialect() script.Dialect { return d.d }
+
+// fakeMySQL is the dialect of the fake kind "mariadb".
+var fakeMySQL = script.Dialect{Name: "fake mysql", EverySemicolon: true, QuestionMarks: true}

@@ -241,10 +241,10 @@ func TestRunnerLinksNoKind(t *testing.T) {
 }
 
 // belowEngine are the packages of firedrill the engine builds on: the
-// script language it runs, the timeline it records into, and the
-// password masking of its errors. Everything else of firedrill is above
+// script language it runs (and the SQL lexer that splits its commands),
+// the timeline it records into, and the password masking of its errors. Everything else of firedrill is above
 // it (DESIGN.md: data flows one way).
-var belowEngine = []string{"script", "timeline", "internal/secret"}
+var belowEngine = []string{"script", "sqllex", "timeline", "internal/secret"}
 
 // The engine knows nothing of kinds, targets, samplers, rules, the
 // registry or the runner: it imports only the packages below it.
@@ -278,8 +278,9 @@ func TestSocketLayerImportsNothingOfFiredrill(t *testing.T) {
 }
 
 // The SQL static analyser reads text only: it reaches nothing of
-// firedrill but the script language it simulates scripts with, so the
-// rules in diagnose call it and never the other way round (issue 21).
+// firedrill but the script language it simulates scripts with and the
+// SQL lexer, so the rules in diagnose call it and never the other way
+// round (issue 21).
 func TestSQLCheckImportsOnlyTheScriptLanguage(t *testing.T) {
 	graph := listDeps(t, module+"sqlcheck/...")
 	for _, root := range slices.Sorted(maps.Keys(graph)) {
@@ -288,8 +289,25 @@ func TestSQLCheckImportsOnlyTheScriptLanguage(t *testing.T) {
 		}
 		chains := reach(graph, root, func(string) bool { return false })
 		for _, pkg := range slices.Sorted(maps.Keys(chains)) {
-			if !under(pkg, "sqlcheck") && !under(pkg, "script") {
+			if !under(pkg, "sqlcheck") && !under(pkg, "script") && !under(pkg, "sqllex") {
 				t.Errorf("%s reaches %s: %s", root, pkg, strings.Join(chains[pkg], " → "))
+			}
+		}
+	}
+}
+
+// The SQL lexer is shared by the script parser, the kinds' confinement
+// checks and the analyser: it imports nothing of firedrill, so any of
+// them may use it (issue 21).
+func TestSQLLexImportsNothing(t *testing.T) {
+	graph := listDeps(t, module+"sqllex/...")
+	for _, root := range slices.Sorted(maps.Keys(graph)) {
+		if !under(root, "sqllex") {
+			continue
+		}
+		for _, imp := range graph[root] {
+			if !under(imp, "sqllex") {
+				t.Errorf("sqllex must import nothing of firedrill; %s imports %s", root, imp)
 			}
 		}
 	}

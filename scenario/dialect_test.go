@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
+	"github.com/firedrill/firedrill/db/postgres/pgdialect"
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	. "github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 )
@@ -67,7 +70,7 @@ func TestScriptsParseInTheTargetsDialect(t *testing.T) {
 			want: "$D/unterminated.redis:2:17: unterminated quoted string"},
 		{name: "rediss --dsn", dsn: "rediss://127.0.0.1:1/0", scripts: "junk.redis",
 			want: `$D/junk.redis:2:1: "\x01\xff\xfe\x7fGET" is not a Redis command name`},
-		{name: "redis good", dsn: "redis://127.0.0.1:1/0", scripts: "good.redis", dialect: script.Redis},
+		{name: "redis good", dsn: "redis://127.0.0.1:1/0", scripts: "good.redis", dialect: redisdialect.Script()},
 		// Inline text: the error is at its place in the scenario file
 		// (line 5 holds the scripts; the inline text starts at column
 		// 25, so its quote at column 17 is at 41).
@@ -77,10 +80,10 @@ func TestScriptsParseInTheTargetsDialect(t *testing.T) {
 			want: "$D/d.yaml:5:41: unterminated quoted string"},
 		// MySQL's lexing: passes for a MariaDB target, as PostgreSQL's
 		// SQL it does not.
-		{name: "mysql kind after", after: "target: {kind: mariadb}", scripts: "good.mysql", dialect: script.MySQL},
-		{name: "mysql target.dsn", after: `target: {dsn: "mysql://app@127.0.0.1:1/shop"}`, scripts: "good.mysql", dialect: script.MySQL},
-		{name: "mariadb --dsn", dsn: "mariadb://app@127.0.0.1:1/shop", scripts: "good.mysql", dialect: script.MySQL},
-		{name: "mysql inline", after: "target: {kind: mariadb}", scripts: "{inline: \"SELECT `a` FROM t; # it's \\\\o/\"}", dialect: script.MySQL},
+		{name: "mysql kind after", after: "target: {kind: mariadb}", scripts: "good.mysql", dialect: mdbdialect.Script()},
+		{name: "mysql target.dsn", after: `target: {dsn: "mysql://app@127.0.0.1:1/shop"}`, scripts: "good.mysql", dialect: mdbdialect.Script()},
+		{name: "mariadb --dsn", dsn: "mariadb://app@127.0.0.1:1/shop", scripts: "good.mysql", dialect: mdbdialect.Script()},
+		{name: "mysql inline", after: "target: {kind: mariadb}", scripts: "{inline: \"SELECT `a` FROM t; # it's \\\\o/\"}", dialect: mdbdialect.Script()},
 		{name: "mysql bad", dsn: "mysql://app@127.0.0.1:1/shop", scripts: "bad.mysql",
 			want: "$D/bad.mysql:2:10: unrecognized time unit"},
 		{name: "mysql bad kind after", after: "target: {kind: mariadb}", scripts: "bad.mysql",
@@ -88,10 +91,10 @@ func TestScriptsParseInTheTargetsDialect(t *testing.T) {
 		// The same scripts as PostgreSQL's SQL: the other way round.
 		{name: "mysql script as postgres", scripts: "good.mysql",
 			want: "$D/good.mysql:1:36: invalid command \\n';"},
-		{name: "bad mysql as postgres", scripts: "bad.mysql", dialect: script.PostgreSQL},
+		{name: "bad mysql as postgres", scripts: "bad.mysql", dialect: pgdialect.Script()},
 		// A Redis script on a PostgreSQL target is PostgreSQL's SQL: the
 		// --dsn's scheme decides over no kind at all.
-		{name: "postgres --dsn", dsn: "postgres://app@127.0.0.1:1/db", scripts: "good.redis", dialect: script.PostgreSQL},
+		{name: "postgres --dsn", dsn: "postgres://app@127.0.0.1:1/db", scripts: "good.redis", dialect: pgdialect.Script()},
 		// A binary file is refused in every dialect.
 		{name: "junk as postgres", scripts: "{inline: \"SELECT 1;\\0\"}", want: "$D/d.yaml:5:24: inline script, line 1, column 10: a NUL byte"},
 	}

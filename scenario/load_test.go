@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/db/postgres/pgdialect"
 	. "github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 )
@@ -31,6 +32,7 @@ func TestLoadFull(t *testing.T) {
 		Name:        "multixact",
 		Description: "Row locks taken FOR SHARE by many clients thrash the multixact SLRU.",
 		File:        filepath.Join("testdata", "good", "full.yaml"),
+		Dialect:     pgdialect.Script(),
 		Target: Target{Pos: Pos{6, 3}, Settings: map[string]string{
 			"synchronous_commit": "off", "shared_buffers": "256MB", "max_connections": "200", "fsync": "false",
 		}},

@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/db/postgres/pgdialect"
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	. "github.com/firedrill/firedrill/scenario"
-	"github.com/firedrill/firedrill/script"
 )
 
 // twoTargets is a scenario of two systems; the targets come after the
@@ -58,12 +59,12 @@ func TestTargetsLoad(t *testing.T) {
 		t.Errorf("the scenario's Target and Setup are not the first target's: %+v %+v", sc.Target, sc.Setup)
 	}
 	db, cache := sc.ForTarget("db"), sc.ForTarget("cache")
-	if cache.Target.Kind != "redis" || cache.Dialect != script.Redis || cache.Setup.Keys.Count != 10 || cache.Setup.Schema != DefaultSchema ||
+	if cache.Target.Kind != "redis" || cache.Dialect != redisdialect.Script() || cache.Setup.Keys.Count != 10 || cache.Setup.Schema != DefaultSchema ||
 		len(cache.Workloads) != 1 || cache.Workloads[0].Name != "reads" || len(cache.Events) != 1 || cache.Events[0].Kind != "disk_pressure" ||
 		cache.Targets != nil {
 		t.Errorf("cache's view: %+v", cache)
 	}
-	if db.Dialect != script.PostgreSQL || len(db.Workloads) != 1 || db.Workloads[0].Target != "db" || len(db.Events) != 1 || db.Events[0].Name != "hold" {
+	if db.Dialect != pgdialect.Script() || len(db.Workloads) != 1 || db.Workloads[0].Target != "db" || len(db.Events) != 1 || db.Events[0].Name != "hold" {
 		t.Errorf("db's view: %+v", db)
 	}
 	var dbKeys, cacheKeys []string
@@ -84,7 +85,7 @@ func TestTargetsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := given.ForTarget("cache"); v.Target.DSN != "redis://127.0.0.1:1/0" || v.Dialect != script.Redis {
+	if v := given.ForTarget("cache"); v.Target.DSN != "redis://127.0.0.1:1/0" || v.Dialect != redisdialect.Script() {
 		t.Errorf("--dsn cache=…: %+v", v.Target)
 	}
 }

@@ -41,10 +41,10 @@ const (
 	KindStartPipeline             // \startpipeline
 	KindSyncPipeline              // \syncpipeline
 	KindEndPipeline               // \endpipeline
-	KindRedis                     // one Redis command line (Command.Redis), in the Redis dialect
+	KindRedis                     // one command line (Command.Redis) of a dialect of Lines
 )
 
-var kindNames = [...]string{"sql", "set", "sleep", "if", "elif", "else", "endif", "shell", "setshell", "startpipeline", "syncpipeline", "endpipeline", "redis"}
+var kindNames = [...]string{"sql", "set", "sleep", "if", "elif", "else", "endif", "shell", "setshell", "startpipeline", "syncpipeline", "endpipeline", "command"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -65,7 +65,7 @@ const (
 // names the script in errors and becomes its Name; variables are added to
 // syms. Errors are *Error values naming file:line:col.
 func Parse(file string, src []byte, syms *Symbols) (*Script, error) {
-	return parseIn(file, src, syms, PostgreSQL)
+	return parseIn(file, src, syms, pgbench)
 }
 
 // parseIn reads a script whose SQL commands are lexed as the dialect
@@ -75,7 +75,7 @@ func parseIn(file string, src []byte, syms *Symbols, d Dialect) (*Script, error)
 		file:  file,
 		src:   src,
 		syms:  syms,
-		lexer: sqlLexer{src: src, mysql: d == MySQL},
+		lexer: sqlLexer{src: src, dialect: d.SQL, everySemicolon: d.EverySemicolon},
 	}
 	for i, c := range src {
 		if c == '\n' {
@@ -135,8 +135,8 @@ func (p *parser) parse() error {
 // nothing but whitespace and comments.
 func (p *parser) addSQL(chunk sqlChunk) {
 	skip := skipSQLComments(chunk.text)
-	if p.lexer.mysql {
-		skip = skipMySQLComments(chunk.text)
+	if p.lexer.everySemicolon {
+		skip = skipEmptyStatement(p.lexer.dialect, chunk.text)
 	}
 	if skip < 0 {
 		return

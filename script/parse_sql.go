@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/firedrill/firedrill/sqllex"
 )
 
 // MaxParams is the most variable references one SQL command may hold when it
@@ -20,13 +22,14 @@ const (
 	stopEOF                       // the end of the script
 )
 
-// sqlLexer finds where pgbench's SQL commands end. It follows
-// src/fe_utils/psqlscan.l as pgbench uses it (standard_conforming_strings
-// on, no psql variables): a ';' ends a command unless it is inside quotes,
-// comments, dollar quotes, parentheses or a CREATE FUNCTION ... BEGIN ATOMIC
-// body; an unquoted '\' starts a meta-command; "\;" and "\:" put a literal
-// ';' or ':' into the command. The parenthesis and BEGIN counters survive
-// from one command to the next, as psqlscan's do.
+// sqlLexer finds where a script's SQL commands end. Tokens are the
+// dialect's (sqllex); on top of them it follows psqlscan.l as pgbench uses
+// it (no psql variables): a ';' ends a command unless it is inside quotes,
+// comments, dollar quotes, or, with psql's splitting, parentheses or a
+// CREATE FUNCTION ... BEGIN ATOMIC body; an unquoted '\' starts a
+// meta-command; "\;" and "\:" put a literal ';' or ':' into the command.
+// The parenthesis and BEGIN counters survive from one command to the next,
+// as psqlscan's do.
 type sqlLexer struct {
 	src        []byte
 	off        int
@@ -36,8 +39,10 @@ type sqlLexer struct {
 	// from the first letters of the statement's first identifiers.
 	identCount int
 	idents     [4]byte
-	// mysql lexes as MySQL does (scanMySQL).
-	mysql bool
+	// dialect lexes the SQL; everySemicolon ends a command at every
+	// unquoted ';' (Dialect.EverySemicolon).
+	dialect        sqllex.Dialect
+	everySemicolon bool
 }
 
 // sqlChunk is the text one scan collected: what psqlscan would have put in
@@ -52,9 +57,6 @@ type sqlChunk struct {
 // semicolon, a backslash or the end of the script. The semicolon is part of
 // the text; the backslash is consumed but not.
 func (lx *sqlLexer) scan() (sqlChunk, scanStop) {
-	if lx.mysql {
-		return lx.scanMySQL()
-	}
 	s, n := lx.src, len(lx.src)
 	chunk := sqlChunk{start: -1}
 	emit := func(from, to int) {
@@ -69,99 +71,14 @@ func (lx *sqlLexer) scan() (sqlChunk, scanStop) {
 		}
 		chunk.text = append(chunk.text, text...)
 	}
+	psql := !lx.everySemicolon
 	i := lx.off
 	for i < n {
-		c := s[i]
-		next := byteAt(s, i+1)
-		switch {
-		case isSQLSpace(c):
-			j := i + 1
-			for j < n && isSQLSpace(s[j]) {
-				j++
-			}
-			// Whitespace before the first token is dropped.
-			if len(chunk.text) > 0 {
-				emit(i, j)
-			}
-			i = j
-		case c == '-' && next == '-':
-			j := i + 2
-			for j < n && s[j] != '\n' && s[j] != '\r' {
-				j++
-			}
-			if len(chunk.text) > 0 {
-				emit(i, j)
-			}
-			i = j
-		case c == '/' && next == '*':
-			j := skipBlockComment(s, i+2)
-			emit(i, j)
-			i = j
-		case c == '\'':
-			j := skipQuoted(s, i+1, false)
-			emit(i, j)
-			i = j
-		case (c == 'e' || c == 'E') && next == '\'':
-			j := skipQuoted(s, i+2, true)
-			emit(i, j)
-			i = j
-		case (c == 'b' || c == 'B' || c == 'x' || c == 'X' || c == 'n' || c == 'N') && next == '\'':
-			j := skipQuoted(s, i+2, false)
-			emit(i, j)
-			i = j
-		case (c == 'u' || c == 'U') && next == '&':
-			var j int
-			switch byteAt(s, i+2) {
-			case '\'':
-				j = skipQuoted(s, i+3, false)
-			case '"':
-				j = skipDoubleQuoted(s, i+3)
-			default:
-				// psqlscan's xufailed: the letter alone, not an identifier.
-				j = i + 1
-			}
-			emit(i, j)
-			i = j
-		case c == '"':
-			j := skipDoubleQuoted(s, i+1)
-			emit(i, j)
-			i = j
-		case c == '$':
-			j := lx.dollar(i)
-			emit(i, j)
-			i = j
-		case isIdentStart(c):
-			j := i + 1
-			for j < n && isIdentCont(s[j]) {
-				j++
-			}
-			lx.identifier(s[i:j])
-			emit(i, j)
-			i = j
-		case isDigit(c):
-			j := skipNumber(s, i)
-			emit(i, j)
-			i = j
-		case c == '(':
-			lx.parenDepth++
-			emit(i, i+1)
-			i++
-		case c == ')':
-			if lx.parenDepth > 0 {
-				lx.parenDepth--
-			}
-			emit(i, i+1)
-			i++
-		case c == ';':
-			emit(i, i+1)
-			i++
-			if lx.parenDepth == 0 && lx.beginDepth == 0 {
-				lx.identCount = 0
-				lx.off = i
-				return chunk, stopSemicolon
-			}
-		case c == '\\':
-			switch next {
+		// A backslash and a colon start no SQL token: they are the
+		// script's own.
+		switch c := s[i]; c {
+		case '\\':
+			switch byteAt(s, i+1) {
 			case ';':
 				emitString(i+1, ";")
 				chunk.compound = true
@@ -174,7 +91,8 @@ func (lx *sqlLexer) scan() (sqlChunk, scanStop) {
 				lx.off = i + 1
 				return chunk, stopBackslash
 			}
-		case c == ':':
+			continue
+		case ':':
 			j, replacement := colonToken(s, i)
 			if replacement != "" {
 				emitString(i, replacement)
@@ -182,10 +100,42 @@ func (lx *sqlLexer) scan() (sqlChunk, scanStop) {
 				emit(i, j)
 			}
 			i = j
-		default:
-			emit(i, i+1)
-			i++
+			continue
 		}
+		tok := sqllex.Next(lx.dialect, s, i)
+		switch tok.Kind {
+		case sqllex.Space, sqllex.LineComment:
+			// Whitespace and -- comments before the first token are dropped.
+			if len(chunk.text) > 0 {
+				emit(i, tok.End)
+			}
+		case sqllex.Word:
+			if psql {
+				lx.identifier(s[i:tok.End])
+			}
+			emit(i, tok.End)
+		case sqllex.Punct:
+			emit(i, tok.End)
+			switch s[i] {
+			case '(':
+				if psql {
+					lx.parenDepth++
+				}
+			case ')':
+				if psql && lx.parenDepth > 0 {
+					lx.parenDepth--
+				}
+			case ';':
+				if lx.parenDepth == 0 && lx.beginDepth == 0 {
+					lx.identCount = 0
+					lx.off = tok.End
+					return chunk, stopSemicolon
+				}
+			}
+		default:
+			emit(i, tok.End)
+		}
+		i = tok.End
 	}
 	lx.off = n
 	return chunk, stopEOF
@@ -227,42 +177,6 @@ func (lx *sqlLexer) identifier(word []byte) {
 	}
 }
 
-// dollar returns the end of the token starting with the '$' at i: a dollar
-// quoted string, a positional parameter, or the lone '$'.
-func (lx *sqlLexer) dollar(i int) int {
-	s, n := lx.src, len(lx.src)
-	j := i + 1
-	if j < n && isDolqStart(s[j]) {
-		j++
-		for j < n && isDolqCont(s[j]) {
-			j++
-		}
-	}
-	if j < n && s[j] == '$' {
-		delim := s[i : j+1]
-		end := bytes.Index(s[j+1:], delim)
-		if end < 0 {
-			return n
-		}
-		return j + 1 + end + len(delim)
-	}
-	if isDigit(byteAt(s, i+1)) {
-		// $1, or psqlscan's param_junk ($1abc) as one token.
-		j = i + 1
-		for j < n && isDigit(s[j]) {
-			j++
-		}
-		if j < n && isIdentStart(s[j]) {
-			for j < n && isIdentCont(s[j]) {
-				j++
-			}
-		}
-		return j
-	}
-	// dolqfailed: only the '$'; what follows is lexed again.
-	return i + 1
-}
-
 // colonToken returns the end of the token starting with the ':' at i, and
 // what to put in the query instead when that is not the token's own text.
 // psqlscan's variable tokens (:name, :'name', :"name") are kept as written
@@ -296,149 +210,6 @@ func colonToken(s []byte, i int) (end int, replacement string) {
 		}
 	}
 	return i + 1, ""
-}
-
-// skipBlockComment returns the end of a (nestable) /* comment */ whose
-// opening was just before i.
-func skipBlockComment(s []byte, i int) int {
-	depth := 0
-	for i < len(s) {
-		switch {
-		case s[i] == '/' && byteAt(s, i+1) == '*':
-			depth++
-			i += 2
-		case s[i] == '*' && byteAt(s, i+1) == '/':
-			if depth == 0 {
-				return i + 2
-			}
-			depth--
-			i += 2
-		default:
-			i++
-		}
-	}
-	return len(s)
-}
-
-// skipQuoted returns the end of a '...' string whose opening quote was just
-// before i. escapes is true for E'...' strings, where a backslash escapes
-// the next byte. A string continues past a closing quote that is followed by
-// whitespace holding a newline and another quote, as in SQL.
-func skipQuoted(s []byte, i int, escapes bool) int {
-	for i < len(s) {
-		switch c := s[i]; {
-		case escapes && c == '\\':
-			i += 2
-		case c == '\'':
-			if byteAt(s, i+1) == '\'' {
-				i += 2
-				continue
-			}
-			i++
-			if resume, ok := quoteContinues(s, i); ok {
-				i = resume
-				continue
-			}
-			return i
-		default:
-			i++
-		}
-	}
-	return len(s)
-}
-
-// quoteContinues reports whether a string literal that closed just before i
-// continues, and where: psqlscan's {quotecontinue}.
-func quoteContinues(s []byte, i int) (int, bool) {
-	n := len(s)
-	// horizontal whitespace and -- comments
-	for i < n {
-		if c := s[i]; c == ' ' || c == '\t' || c == '\f' {
-			i++
-		} else if c == '-' && byteAt(s, i+1) == '-' {
-			i = skipLineComment(s, i)
-		} else {
-			break
-		}
-	}
-	if i >= n || (s[i] != '\n' && s[i] != '\r') {
-		return 0, false
-	}
-	i++
-	for i < n {
-		if isSQLSpace(s[i]) {
-			i++
-		} else if s[i] == '-' && byteAt(s, i+1) == '-' {
-			end := skipLineComment(s, i)
-			if end >= n {
-				return 0, false
-			}
-			i = end + 1
-		} else {
-			break
-		}
-	}
-	if i < n && s[i] == '\'' {
-		return i + 1, true
-	}
-	return 0, false
-}
-
-// skipLineComment returns the offset of the newline ending the -- comment at
-// i, or the end of s.
-func skipLineComment(s []byte, i int) int {
-	for i < len(s) && s[i] != '\n' && s[i] != '\r' {
-		i++
-	}
-	return i
-}
-
-// skipDoubleQuoted returns the end of a "quoted identifier" whose opening
-// quote was just before i.
-func skipDoubleQuoted(s []byte, i int) int {
-	for i < len(s) {
-		if s[i] == '"' {
-			if byteAt(s, i+1) == '"' {
-				i += 2
-				continue
-			}
-			return i + 1
-		}
-		i++
-	}
-	return len(s)
-}
-
-// skipNumber returns the end of the numeric token at i, including an
-// identifier glued to it (psqlscan's integer_junk), so that the 'E' of 1E'x'
-// is not taken for an escape-string prefix.
-func skipNumber(s []byte, i int) int {
-	n := len(s)
-	digits := func(j int) int {
-		for j < n && (isDigit(s[j]) || s[j] == '_') {
-			j++
-		}
-		return j
-	}
-	j := digits(i)
-	if j < n && s[j] == '.' && byteAt(s, j+1) != '.' {
-		j = digits(j + 1)
-	}
-	if j < n && (s[j] == 'e' || s[j] == 'E') {
-		k := j + 1
-		if k < n && (s[k] == '+' || s[k] == '-') {
-			k++
-		}
-		if k < n && isDigit(s[k]) {
-			j = digits(k)
-		}
-	}
-	if j < n && isIdentStart(s[j]) {
-		for j < n && isIdentCont(s[j]) {
-			j++
-		}
-	}
-	return j
 }
 
 // skipSQLComments mirrors pgbench's skip_sql_comments: the offset of the
@@ -549,11 +320,6 @@ func byteAt(s []byte, i int) byte {
 	return 0
 }
 
-// isSQLSpace is psqlscan's {space}; unlike C's isspace it excludes \v.
-func isSQLSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-}
-
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isASCIILetter(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
@@ -562,15 +328,8 @@ func isASCIILetter(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
 // character of a pgbench variable name).
 func isIdentStart(c byte) bool { return isASCIILetter(c) || c == '_' || c >= 0x80 }
 
-// isIdentCont is psqlscan's ident_cont, which allows '$'.
-func isIdentCont(c byte) bool { return isVarChar(c) || c == '$' }
-
 // isVarChar is psqlscan's variable_char (also dolq_cont).
 func isVarChar(c byte) bool { return isIdentStart(c) || isDigit(c) }
-
-func isDolqStart(c byte) bool { return isIdentStart(c) }
-
-func isDolqCont(c byte) bool { return isVarChar(c) }
 
 // asciiEqualFold compares like pg_strcasecmp: ASCII letters only.
 func asciiEqualFold(word []byte, lower string) bool {

@@ -3,6 +3,8 @@ package sqlcheck
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/firedrill/firedrill/sqllex"
 )
 
 // StmtKind is what a script command does to the transaction it runs in,
@@ -244,90 +246,22 @@ func uniq(s []string) []string {
 }
 
 // StripComments removes -- and (nested) /* */ comments, leaving string
-// literals, quoted identifiers and dollar-quoted bodies alone.
+// literals, quoted identifiers and dollar-quoted bodies alone; a block
+// comment becomes a space.
 func StripComments(text string) string {
 	var b strings.Builder
 	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '-' && i+1 < len(text) && text[i+1] == '-':
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(text) && text[i+1] == '*':
-			depth := 0
-			for i < len(text) {
-				if strings.HasPrefix(text[i:], "/*") {
-					depth++
-					i += 2
-				} else if strings.HasPrefix(text[i:], "*/") {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					i++
-				}
-			}
+		tok := sqllex.Next(sqllex.PostgreSQL, text, i)
+		switch tok.Kind {
+		case sqllex.LineComment:
+		case sqllex.BlockComment:
 			b.WriteByte(' ')
-		case c == '\'' || c == '"':
-			j := quotedEnd(text, i)
-			b.WriteString(text[i:j])
-			i = j
-		case c == '$':
-			if tag, ok := dollarTag(text[i:]); ok {
-				end := strings.Index(text[i+len(tag):], tag)
-				j := len(text)
-				if end >= 0 {
-					j = i + len(tag) + end + len(tag)
-				}
-				b.WriteString(text[i:j])
-				i = j
-				continue
-			}
-			b.WriteByte(c)
-			i++
 		default:
-			b.WriteByte(c)
-			i++
+			b.WriteString(text[i:tok.End])
 		}
+		i = tok.End
 	}
 	return b.String()
-}
-
-// quotedEnd returns the index just after the quoted text starting at i
-// ('…' or "…", a doubled quote standing for itself).
-func quotedEnd(text string, i int) int {
-	q := text[i]
-	for j := i + 1; j < len(text); j++ {
-		if text[j] == q {
-			if j+1 < len(text) && text[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(text)
-}
-
-// dollarTag returns the $tag$ opening s, if s opens a dollar quote ($1 is
-// a parameter, not a quote).
-func dollarTag(s string) (string, bool) {
-	for j := 1; j < len(s); j++ {
-		c := s[j]
-		if c == '$' {
-			if j > 1 && s[1] >= '0' && s[1] <= '9' {
-				return "", false
-			}
-			return s[:j+1], true
-		}
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80) {
-			return "", false
-		}
-	}
-	return "", false
 }
 
 func isIdentStart(r rune) bool {
@@ -344,49 +278,37 @@ func Tokens(text string) []string { return sqlTokensAt(text, nil) }
 func sqlTokensAt(text string, offsets *[]int) []string {
 	var toks []string
 	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == '\'':
-			toks = appendTok(toks, offsets, i, "'")
-			i = quotedEnd(text, i)
-		case c == '$':
-			if tag, ok := dollarTag(text[i:]); ok {
-				end := strings.Index(text[i+len(tag):], tag)
-				if end < 0 {
-					return toks
-				}
-				toks = appendTok(toks, offsets, i, "'")
-				i += len(tag) + end + len(tag)
-				continue
+		tok := sqllex.Next(sqllex.PostgreSQL, text, i)
+		switch tok.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.String, sqllex.DollarString:
+			if tok.Unterminated && tok.Kind == sqllex.DollarString {
+				return toks
 			}
-			toks = appendTok(toks, offsets, i, "$")
-			i++
-		case c == '"' || isIdentStart(rune(c)) || c >= 0x80:
-			j := i
-			for j < len(text) {
-				d := text[j]
-				if d == '"' {
-					j = quotedEnd(text, j)
-					continue
-				}
-				if d == '_' || d == '.' || d == '$' || d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' || d >= '0' && d <= '9' || d >= 0x80 {
-					j++
+			toks = appendTok(toks, offsets, i, "'")
+		case sqllex.Word, sqllex.QuotedName:
+			// A name qualified with dots, its parts quoted or not, is one
+			// token.
+			end := tok.End
+			for end < len(text) {
+				next := sqllex.Next(sqllex.PostgreSQL, text, end)
+				if next.Kind == sqllex.Word || next.Kind == sqllex.QuotedName || next.Kind == sqllex.Number ||
+					next.Kind == sqllex.Param || next.Kind == sqllex.Punct && text[end] == '.' {
+					end = next.End
 					continue
 				}
 				break
 			}
-			word := text[i:j]
+			word := text[i:end]
 			if !strings.Contains(word, `"`) {
 				word = strings.ToLower(word)
 			}
 			toks = appendTok(toks, offsets, i, word)
-			i = j
+			tok.End = end
 		default:
-			toks = appendTok(toks, offsets, i, string(c))
-			i++
+			toks = appendTok(toks, offsets, i, text[i:tok.End])
 		}
+		i = tok.End
 	}
 	return toks
 }

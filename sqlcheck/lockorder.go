@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/sqllex"
 )
 
 // The static lock-order check of the deadlock rule. Each workload script
@@ -367,9 +368,9 @@ func loadLockScript(src ScriptSource) *LockScript {
 			continue
 		}
 		sql := cmd.SQL
-		if dialect == script.MySQL {
+		if dialect.QuestionMarks {
 			numbered := *sql
-			numbered.Query = numberPlaceholders(sql.Query)
+			numbered.Query = numberPlaceholders(dialect.SQL, sql.Query)
 			sql = &numbered
 		}
 		if st := parseLockStep(sql, syms); st != nil {
@@ -411,47 +412,21 @@ func loadLockScript(src ScriptSource) *LockScript {
 	return ls
 }
 
-// numberPlaceholders writes a MySQL statement's ? placeholders as $1, $2
-// … (PostgreSQL's), which the lock analysis reads; quoted text and
-// comments are left alone.
-func numberPlaceholders(q string) string {
+// numberPlaceholders writes a statement's ? placeholders as $1, $2 …
+// (PostgreSQL's), which the lock analysis reads; quoted text and comments,
+// as the dialect d lexes them, are left alone.
+func numberPlaceholders(d sqllex.Dialect, q string) string {
 	var b strings.Builder
 	n := 0
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			j := i + 1
-			for j < len(q) && q[j] != c {
-				if q[j] == '\\' && c != '`' {
-					j++
-				}
-				j++
-			}
-			end := min(j+1, len(q))
-			b.WriteString(q[i:end])
-			i = end - 1
-		case c == '#' || c == '-' && i+2 < len(q) && q[i+1] == '-' && (q[i+2] == ' ' || q[i+2] == '\t'):
-			end := strings.IndexByte(q[i:], '\n')
-			if end < 0 {
-				end = len(q) - i
-			}
-			b.WriteString(q[i : i+end])
-			i += end - 1
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				b.WriteString(q[i:])
-				return b.String()
-			}
-			b.WriteString(q[i : i+end+4])
-			i += end + 3
-		case c == '?':
+	for i := 0; i < len(q); {
+		tok := sqllex.Next(d, q, i)
+		if tok.Kind == sqllex.Punct && q[i] == '?' {
 			n++
 			b.WriteString("$" + strconv.Itoa(n))
-		default:
-			b.WriteByte(c)
+		} else {
+			b.WriteString(q[i:tok.End])
 		}
+		i = tok.End
 	}
 	return b.String()
 }
@@ -739,24 +714,31 @@ func txControl(stmt string) int {
 	return txNone
 }
 
+// lockDialect is how the lock analysis lexes a command's Query: as
+// PostgreSQL's SQL, with MySQL's `quoted names` too, since a MySQL
+// command's ? placeholders are numbered $1 … before it is read.
+const lockDialect = sqllex.PostgreSQL | sqllex.Backquotes
+
 // splitStatements cuts a command (a \; compound) at top-level semicolons.
 func splitStatements(q string) []string {
 	var out []string
 	depth, start := 0, 0
-	for i := 0; i < len(q); i++ {
-		switch q[i] {
-		case '\'', '"':
-			i = skipQuote(q, i)
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ';':
-			if depth == 0 {
-				out = append(out, q[start:i])
-				start = i + 1
+	for i := 0; i < len(q); {
+		tok := sqllex.Next(lockDialect, q, i)
+		if tok.Kind == sqllex.Punct {
+			switch q[i] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case ';':
+				if depth == 0 {
+					out = append(out, q[start:i])
+					start = i + 1
+				}
 			}
 		}
+		i = tok.End
 	}
 	if strings.TrimSpace(q[start:]) != "" {
 		out = append(out, q[start:])
@@ -764,19 +746,9 @@ func splitStatements(q string) []string {
 	return out
 }
 
-func skipQuote(q string, i int) int {
-	quote := q[i]
-	for j := i + 1; j < len(q); j++ {
-		if q[j] == quote {
-			if j+1 < len(q) && q[j+1] == quote {
-				j++
-				continue
-			}
-			return j
-		}
-	}
-	return len(q) - 1
-}
+// skipQuote returns the index of the last byte of the quoted string at
+// q[i].
+func skipQuote(q string, i int) int { return sqllex.Next(lockDialect, q, i).End - 1 }
 
 // lockTok is a SQL token: identifiers and keywords lower-cased (unless
 // quoted), strings with their quotes, numbers, $n parameters, operators.
@@ -785,66 +757,41 @@ type lockTok struct {
 	kind byte // 'i' identifier, 'q' quoted identifier, 's' string, 'n' number, 'p' parameter, 'o' operator/punctuation
 }
 
+// operatorChars are the characters that join into one operator (<=, ::, ||).
+const operatorChars = "<>=!:|&"
+
 func lockTokens(q string) []lockTok {
 	var out []lockTok
 	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
-			i++
-		case c == '-' && i+1 < len(q) && q[i+1] == '-':
-			for i < len(q) && q[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				return out
-			}
-			i += end + 4
-		case c == '\'':
-			j := skipQuote(q, i)
-			out = append(out, lockTok{q[i : j+1], 's'})
-			i = j + 1
-		case c == '"':
-			j := skipQuote(q, i)
-			out = append(out, lockTok{strings.ReplaceAll(q[i+1:j], `""`, `"`), 'q'})
-			i = j + 1
-		case c == '`': // a MySQL quoted name
-			j := skipQuote(q, i)
-			out = append(out, lockTok{strings.ReplaceAll(q[i+1:j], "``", "`"), 'q'})
-			i = j + 1
-		case c == '$' && i+1 < len(q) && q[i+1] >= '0' && q[i+1] <= '9':
-			j := i + 1
-			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
-				j++
-			}
-			out = append(out, lockTok{q[i:j], 'p'})
-			i = j
-		case c >= '0' && c <= '9' || c == '.' && i+1 < len(q) && q[i+1] >= '0' && q[i+1] <= '9':
-			j := i
-			for j < len(q) && (q[j] >= '0' && q[j] <= '9' || q[j] == '.' || q[j] == 'e' || q[j] == 'E') {
-				j++
-			}
-			out = append(out, lockTok{q[i:j], 'n'})
-			i = j
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-			j := i
-			for j < len(q) && (q[j] == '_' || q[j] == '$' || q[j] >= 'a' && q[j] <= 'z' || q[j] >= 'A' && q[j] <= 'Z' || q[j] >= '0' && q[j] <= '9' || q[j] >= 0x80) {
-				j++
-			}
-			out = append(out, lockTok{strings.ToLower(q[i:j]), 'i'})
-			i = j
+		tok := sqllex.Next(lockDialect, q, i)
+		text := q[i:tok.End]
+		switch tok.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.String, sqllex.DollarString:
+			out = append(out, lockTok{text, 's'})
+		case sqllex.QuotedName:
+			out = append(out, lockTok{sqllex.Unquote(lockDialect, text), 'q'})
+		case sqllex.Param:
+			out = append(out, lockTok{text, 'p'})
+		case sqllex.Number:
+			out = append(out, lockTok{text, 'n'})
+		case sqllex.Word:
+			out = append(out, lockTok{strings.ToLower(text), 'i'})
 		default:
-			j := i + 1
-			if strings.ContainsRune("<>=!:|&", rune(c)) {
-				for j < len(q) && strings.ContainsRune("<>=!:|&", rune(q[j])) {
-					j++
-				}
+			if q[i] == '.' && tok.End < len(q) && q[tok.End] >= '0' && q[tok.End] <= '9' { // .5
+				tok.End = sqllex.Next(lockDialect, q, tok.End).End
+				out = append(out, lockTok{q[i:tok.End], 'n'})
+				break
 			}
-			out = append(out, lockTok{q[i:j], 'o'})
-			i = j
+			if strings.IndexByte(operatorChars, q[i]) >= 0 {
+				for tok.End < len(q) && strings.IndexByte(operatorChars, q[tok.End]) >= 0 {
+					tok.End++
+				}
+				text = q[i:tok.End]
+			}
+			out = append(out, lockTok{text, 'o'})
 		}
+		i = tok.End
 	}
 	return out
 }

@@ -2,8 +2,6 @@ package sqlcheck
 
 import (
 	"testing"
-
-	"github.com/firedrill/firedrill/script"
 )
 
 // TestLockOrderMySQL runs the lock-order analysis on scripts in the
@@ -32,7 +30,7 @@ func TestLockOrderMySQL(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := AnalyzeLockOrder(lockSources(script.MySQL, tc.scripts...))
+			a := AnalyzeLockOrder(lockSources(mysqlScripts, tc.scripts...))
 			if !tc.want {
 				if len(a.Inversions) != 0 {
 					t.Fatalf("found an inversion: %s", describe(a.Inversions[0]))

@@ -106,7 +106,7 @@ func TestLockOrderAnalysis(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a := AnalyzeLockOrder(lockSources(script.PostgreSQL, tc.scripts...))
+			a := AnalyzeLockOrder(lockSources(pgbenchScripts, tc.scripts...))
 			if tc.want == "" {
 				if len(a.Inversions) != 0 {
 					inv := a.Inversions[0]

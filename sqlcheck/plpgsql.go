@@ -1,6 +1,10 @@
 package sqlcheck
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/firedrill/firedrill/sqllex"
+)
 
 // BodyStmt is one statement of a function body, classified, with where
 // it runs: what the subtransaction and MultiXact rules look for.
@@ -212,8 +216,8 @@ type bodyPiece struct {
 	line int
 }
 
-// splitBody splits comment-free SQL at semicolons outside quotes
-// and dollar quotes.
+// splitBody splits SQL at semicolons outside quotes, dollar quotes
+// and comments.
 func splitBody(text string) []bodyPiece {
 	var out []bodyPiece
 	start, line, startLine := 0, 1, 1
@@ -224,33 +228,13 @@ func splitBody(text string) []bodyPiece {
 		}
 	}
 	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '\n':
-			line++
-			i++
-		case c == '\'' || c == '"':
-			j := quotedEnd(text, i)
-			line += strings.Count(text[i:j], "\n")
-			i = j
-		case c == '$':
-			if tag, ok := dollarTag(text[i:]); ok {
-				j := len(text)
-				if end := strings.Index(text[i+len(tag):], tag); end >= 0 {
-					j = i + len(tag) + end + len(tag)
-				}
-				line += strings.Count(text[i:j], "\n")
-				i = j
-				continue
-			}
-			i++
-		case c == ';':
+		tok := sqllex.Next(sqllex.PostgreSQL, text, i)
+		line += strings.Count(text[i:tok.End], "\n")
+		if tok.Kind == sqllex.Punct && text[i] == ';' {
 			flush(i)
-			i++
-			start, startLine = i, line
-		default:
-			i++
+			start, startLine = tok.End, line
 		}
+		i = tok.End
 	}
 	flush(len(text))
 	return out

@@ -32,6 +32,7 @@ import (
 	"github.com/firedrill/firedrill/bench/internal/benchkit"
 	redistarget "github.com/firedrill/firedrill/db/redis/client"
 	redis "github.com/firedrill/firedrill/db/redis/instance"
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )
@@ -235,7 +236,7 @@ func runChild(addr, caseName string, clients, threads int, seconds float64) erro
 		src = "\\startpipeline\n" + strings.Repeat(line, c.pipeline) + "\\endpipeline\n"
 	}
 	syms := script.NewSymbols()
-	sc, err := script.ParseDialect(c.name+".redis", []byte(src), syms, script.Redis)
+	sc, err := script.ParseDialect(c.name+".redis", []byte(src), syms, redisdialect.Script())
 	if err != nil {
 		return err
 	}

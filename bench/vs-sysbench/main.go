@@ -31,6 +31,7 @@ import (
 	"github.com/firedrill/firedrill/bench/internal/benchkit"
 	mdbtarget "github.com/firedrill/firedrill/db/mariadb/client"
 	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )
@@ -136,7 +137,7 @@ func runClient(addr, user, password, db, caseName, mode string, clients, seconds
 		return fmt.Errorf("unknown case %q", caseName)
 	}
 	syms := script.NewSymbols()
-	s, err := script.ParseDialect(caseName+".sql", []byte(c.script), syms, script.MySQL)
+	s, err := script.ParseDialect(caseName+".sql", []byte(c.script), syms, mdbdialect.Script())
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend"
 	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
 	"github.com/firedrill/firedrill/db/mariadb/mdbevent"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
@@ -81,7 +82,7 @@ func (Backend) Keys() []string {
 
 // Dialect is MySQL's SQL: the scripts' commands are lexed as the mysql
 // client lexes them.
-func (Backend) Dialect() script.Dialect { return script.MySQL }
+func (Backend) Dialect() script.Dialect { return mdbdialect.Script() }
 
 // EventKinds are MariaDB's own kinds of event.
 func (Backend) EventKinds() []event.Kind { return mdbevent.Kinds() }

@@ -3,7 +3,8 @@ package mariadb
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/firedrill/firedrill/sqllex"
 )
 
 // escape is a place in SQL that reaches outside firedrill's database.
@@ -320,49 +321,13 @@ func lexSQL(text string) []sqlToken {
 		}
 	}
 	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case isSpace(c):
-			advance(text[i : i+1])
-			i++
-		case c == '#' || (c == '-' && strings.HasPrefix(text[i:], "--") && (i+2 == len(text) || isSpace(text[i+2]))):
-			end := strings.IndexByte(text[i:], '\n')
-			if end < 0 {
-				end = len(text) - i
-			}
-			advance(text[i : i+end])
-			i += end
-		case c == '/' && strings.HasPrefix(text[i:], "/*") && executableCommentLen(text[i:]) > 0:
-			// /*! … */, /*M! … */, /*!50001 … */: the server runs the
-			// body, so it is lexed as SQL; its */ is skipped below.
-			n := executableCommentLen(text[i:])
-			advance(text[i : i+n])
-			i += n
-			inExecutable++
-		case inExecutable > 0 && c == '*' && strings.HasPrefix(text[i:], "*/"):
+		if inExecutable > 0 && strings.HasPrefix(text[i:], "*/") {
 			advance("*/")
 			i += 2
 			inExecutable--
-		case c == '/' && strings.HasPrefix(text[i:], "/*"):
-			end := strings.Index(text[i+2:], "*/")
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += i + 4
-			}
-			advance(text[i:end])
-			i = end
-		case c == '`' || c == '"' || c == '\'':
-			end := quotedEnd(text, i)
-			inner := text[i+1 : max(end-1, i+1)]
-			if c == '`' {
-				tokens = append(tokens, sqlToken{text: strings.ReplaceAll(inner, "``", "`"), quoted: true, line: line, col: col})
-			} else {
-				tokens = append(tokens, sqlToken{text: "'", line: line, col: col}) // a string: its content is no name
-			}
-			advance(text[i:end])
-			i = end
-		case isWordByte(c):
+			continue
+		}
+		if isWordByte(text[i]) {
 			end := i
 			for end < len(text) && isWordByte(text[end]) {
 				end++
@@ -370,34 +335,32 @@ func lexSQL(text string) []sqlToken {
 			tokens = append(tokens, sqlToken{text: strings.ToLower(text[i:end]), word: true, line: line, col: col})
 			advance(text[i:end])
 			i = end
-		default:
-			_, size := utf8.DecodeRuneInString(text[i:])
-			tokens = append(tokens, sqlToken{text: text[i : i+size], line: line, col: col})
-			advance(text[i : i+size])
-			i += size
+			continue
 		}
+		tok := sqllex.Next(sqllex.MySQL, text, i)
+		raw := text[i:tok.End]
+		switch tok.Kind {
+		case sqllex.BlockComment:
+			if n := sqllex.ExecutableOpening(raw); n > 0 {
+				// /*! … */, /*M! … */, /*!50001 … */: the server runs the
+				// body, so it is lexed as SQL; its */ is skipped above.
+				advance(raw[:n])
+				i += n
+				inExecutable++
+				continue
+			}
+		case sqllex.Space, sqllex.LineComment:
+		case sqllex.QuotedName:
+			tokens = append(tokens, sqlToken{text: sqllex.Unquote(sqllex.MySQL, raw), quoted: true, line: line, col: col})
+		case sqllex.String:
+			tokens = append(tokens, sqlToken{text: "'", line: line, col: col}) // a string: its content is no name
+		default:
+			tokens = append(tokens, sqlToken{text: raw, line: line, col: col})
+		}
+		advance(raw)
+		i = tok.End
 	}
 	return tokens
-}
-
-// executableCommentLen is the length of the opening of an executable
-// comment at the start of s — /*!, /*M!, with a version number of five or
-// six digits — or 0 when s starts no executable comment.
-func executableCommentLen(s string) int {
-	n := 0
-	switch {
-	case strings.HasPrefix(s, "/*!"):
-		n = 3
-	case strings.HasPrefix(s, "/*M!"):
-		n = 4
-	default:
-		return 0
-	}
-	digits := 0
-	for n+digits < len(s) && digits < 6 && s[n+digits] >= '0' && s[n+digits] <= '9' {
-		digits++
-	}
-	return n + digits
 }
 
 // isWordByte reports whether c can be part of an unquoted name or keyword

@@ -3,6 +3,8 @@ package mariadb
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/firedrill/firedrill/sqllex"
 )
 
 // statement is one SQL statement of a setup file, with where it starts.
@@ -61,42 +63,26 @@ func splitStatements(text string) []statement {
 		if start < 0 && !isSpace(c) {
 			start, startLine, startCol = i, line, col
 		}
-		switch {
-		case strings.HasPrefix(text[i:], delimiter):
+		if strings.HasPrefix(text[i:], delimiter) {
 			flush(i)
 			advance(delimiter)
 			i += len(delimiter)
 			continue
-		case c == '\'' || c == '"' || c == '`':
-			end := quotedEnd(text, i)
-			advance(text[i:end])
-			i = end
-			continue
-		case c == '#' || (c == '-' && strings.HasPrefix(text[i:], "--") && (i+2 == len(text) || isSpace(text[i+2]))):
-			end := strings.IndexByte(text[i:], '\n')
-			if end < 0 {
-				end = len(text) - i
-			}
+		}
+		tok := sqllex.Next(sqllex.MySQL, text, i)
+		switch tok.Kind {
+		case sqllex.String, sqllex.QuotedName, sqllex.BlockComment:
+		case sqllex.LineComment:
 			if start == i {
 				start = -1 // a comment alone is no statement
 			}
-			advance(text[i : i+end])
-			i += end
-			continue
-		case c == '/' && strings.HasPrefix(text[i:], "/*"):
-			end := strings.Index(text[i+2:], "*/")
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += i + 4
-			}
-			advance(text[i:end])
-			i = end
-			continue
+		default:
+			// Anything else may hold the delimiter (//, $$): one character at a time.
+			_, size := utf8.DecodeRuneInString(text[i:])
+			tok.End = i + size
 		}
-		_, size := utf8.DecodeRuneInString(text[i:])
-		advance(text[i : i+size])
-		i += size
+		advance(text[i:tok.End])
+		i = tok.End
 	}
 	flush(len(text))
 	return out
@@ -128,28 +114,6 @@ func atLineStart(text string, i int) bool {
 		}
 	}
 	return true
-}
-
-// quotedEnd is the index just past the quoted string or name starting at
-// text[i]: a doubled quote stays inside, and so does a backslash-escaped
-// one in strings (not in `names`). An unterminated one runs to the end.
-func quotedEnd(text string, i int) int {
-	quote := text[i]
-	for j := i + 1; j < len(text); j++ {
-		switch text[j] {
-		case '\\':
-			if quote != '`' {
-				j++
-			}
-		case quote:
-			if j+1 < len(text) && text[j+1] == quote {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(text)
 }
 
 // isSpace reports whether c is an ASCII blank.

@@ -22,6 +22,7 @@ import (
 	"github.com/firedrill/firedrill/backend"
 	pgtarget "github.com/firedrill/firedrill/db/postgres/client"
 	pginstance "github.com/firedrill/firedrill/db/postgres/instance"
+	"github.com/firedrill/firedrill/db/postgres/pgdialect"
 	"github.com/firedrill/firedrill/db/postgres/pgevent"
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	pgsampler "github.com/firedrill/firedrill/db/postgres/sampler"
@@ -53,6 +54,7 @@ var (
 	_ backend.Keyed       = Backend{}
 	_ backend.Preflighter = Backend{}
 	_ backend.Passworder  = Backend{}
+	_ backend.Dialected   = Backend{}
 )
 
 // New returns the PostgreSQL backend.
@@ -70,6 +72,9 @@ func (Backend) Password(connString string) string {
 
 // Kind is "postgres".
 func (Backend) Kind() string { return Kind }
+
+// Dialect is pgbench's: SQL lexed and split as psql does it.
+func (Backend) Dialect() script.Dialect { return pgdialect.Script() }
 
 // Rules are the diagnosis rules of postgres runs (db/postgres/rules).
 func (Backend) Rules() []diagnose.Rule { return pgrules.Rules() }

@@ -36,6 +36,7 @@ import (
 	"github.com/firedrill/firedrill/backend"
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/db/redis/redisevent"
 	"github.com/firedrill/firedrill/db/redis/rules"
 	"github.com/firedrill/firedrill/diagnose"
@@ -86,7 +87,7 @@ func (Backend) Schemes() []string { return []string{"redis", "rediss"} }
 func (Backend) Keys() []string { return []string{"target.settings", "setup.keys"} }
 
 // Dialect is Redis's: one command per line between the meta-commands.
-func (Backend) Dialect() script.Dialect { return script.Redis }
+func (Backend) Dialect() script.Dialect { return redisdialect.Script() }
 
 // Password is the password of a redis:// URL, wherever in it (userinfo,
 // a lone userinfo, ?password=), so that it is masked too.
@@ -156,7 +157,7 @@ func preflightScripts(sc *scenario.Scenario) error {
 				}
 				text = b
 			}
-			if s, err := script.ParseDialect(name, text, script.NewSymbols(), script.Redis); err == nil {
+			if s, err := script.ParseDialect(name, text, script.NewSymbols(), redisdialect.Script()); err == nil {
 				scripts = append(scripts, s)
 			}
 		}

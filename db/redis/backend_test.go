@@ -11,6 +11,7 @@ import (
 	"github.com/firedrill/firedrill/backend"
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/db/redis/redisevent"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
@@ -300,7 +301,7 @@ func TestServerWideCommandsAreRefusedOnAGivenServer(t *testing.T) {
 	}
 
 	src := "SET firedrill:k 1\n\\set db 3\nSELECT :db\nCONFIG GET save\nflushdb\n"
-	s, err := script.ParseDialect("w.redis", []byte(src), script.NewSymbols(), script.Redis)
+	s, err := script.ParseDialect("w.redis", []byte(src), script.NewSymbols(), redisdialect.Script())
 	if err != nil {
 		t.Fatal(err)
 	}

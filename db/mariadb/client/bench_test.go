@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	mdbtarget "github.com/firedrill/firedrill/db/mariadb/client"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
 	"github.com/firedrill/firedrill/script"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkPointSelect(b *testing.B) {
 				}
 				defer c.Close()
 				syms := script.NewSymbols()
-				s, err := script.ParseDialect("b.sql", []byte(src), syms, script.MySQL)
+				s, err := script.ParseDialect("b.sql", []byte(src), syms, mdbdialect.Script())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	mdbtarget "github.com/firedrill/firedrill/db/mariadb/client"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/internal/testcert"
 	"github.com/firedrill/firedrill/script"
@@ -52,7 +53,7 @@ func execScript(c engine.Conn, src string, vars *script.Vars) error {
 	if vars != nil {
 		syms = vars.Symbols()
 	}
-	s, err := script.ParseDialect("test.sql", []byte(src), syms, script.MySQL)
+	s, err := script.ParseDialect("test.sql", []byte(src), syms, mdbdialect.Script())
 	if err != nil {
 		return err
 	}
@@ -444,7 +445,7 @@ func TestEngineRun(t *testing.T) {
 		for _, v := range []struct{ goroutines, reconnect bool }{{false, false}, {true, false}, {false, true}} {
 			goroutines := v.goroutines
 			syms := script.NewSymbols()
-			s, err := script.ParseDialect("run.sql", []byte(src), syms, script.MySQL)
+			s, err := script.ParseDialect("run.sql", []byte(src), syms, mdbdialect.Script())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -477,7 +478,7 @@ func TestEngineRun(t *testing.T) {
 func TestKilledSessionsOnTheLoop(t *testing.T) {
 	forEachMode(t, func(t *testing.T, mode string) {
 		syms := script.NewSymbols()
-		s, err := script.ParseDialect("sleep.sql", []byte("SELECT SLEEP(0.02) AS slept;\n"), syms, script.MySQL)
+		s, err := script.ParseDialect("sleep.sql", []byte("SELECT SLEEP(0.02) AS slept;\n"), syms, mdbdialect.Script())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -565,7 +566,7 @@ COMMIT;
 `
 	forEachMode(t, func(t *testing.T, mode string) {
 		syms := script.NewSymbols()
-		s, err := script.ParseDialect("deadlock.sql", []byte(src), syms, script.MySQL)
+		s, err := script.ParseDialect("deadlock.sql", []byte(src), syms, mdbdialect.Script())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	mdbtarget "github.com/firedrill/firedrill/db/mariadb/client"
 	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )
@@ -73,7 +74,7 @@ func TestTLSSession(t *testing.T) {
 		}
 
 		src := "\\set k random(1, 3)\nSELECT v FROM kv WHERE k = :k;\nBEGIN;\nUPDATE locked SET v = v + 1 WHERE id = :k - 1;\nCOMMIT;\n"
-		s, err := script.ParseDialect("run.sql", []byte(src), syms, script.MySQL)
+		s, err := script.ParseDialect("run.sql", []byte(src), syms, mdbdialect.Script())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"sort"
 
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -82,7 +82,7 @@ func (deadlock) Check(run *timeline.Run) []diagnose.Finding {
 	if math.IsInf(count.First, 1) {
 		count.First, count.Last = 0, 0
 	}
-	analysis := sqlcheck.AnalyzeLockOrder(diagnose.LockOrderSources(run, script.MySQL))
+	analysis := sqlcheck.AnalyzeLockOrder(diagnose.LockOrderSources(run, mdbdialect.Script()))
 	var concurrent []sqlcheck.Inversion
 	for _, inv := range analysis.Inversions {
 		if inv.Concurrent {

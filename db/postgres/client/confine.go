@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/firedrill/firedrill/sqllex"
 )
 
 // Escape is a place where SQL meant to stay inside firedrill's schema on a
@@ -352,58 +354,22 @@ func lexSQL(src string, emit func(sqlToken)) {
 			}
 		}
 	}
-	i := 0
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '\n' || c == ' ' || c == '\t' || c == '\r' || c == '\f':
-			advance(src[i : i+1])
-			i++
-		case c == '-' && i+1 < len(src) && src[i+1] == '-':
-			j := strings.IndexByte(src[i:], '\n')
-			if j < 0 {
-				j = len(src) - i
-			}
-			advance(src[i : i+j])
-			i += j
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			j, depth := i+2, 1
-			for j < len(src) && depth > 0 {
-				switch {
-				case strings.HasPrefix(src[j:], "/*"):
-					depth, j = depth+1, j+2
-				case strings.HasPrefix(src[j:], "*/"):
-					depth, j = depth-1, j+2
-				default:
-					j++
-				}
-			}
-			advance(src[i:j])
-			i = j
-		case c == '\'' || ((c == 'E' || c == 'e') && i+1 < len(src) && src[i+1] == '\''):
-			start := i
-			if c != '\'' {
-				i++
-			}
-			text, j := unquote(src, i, '\'', c != '\'')
-			emit(sqlToken{kind: tokString, text: text, line: line, col: col})
-			advance(src[start:j])
-			i = j
-		case c == '"':
-			text, j := unquote(src, i, '"', false)
-			emit(sqlToken{kind: tokQuoted, text: text, line: line, col: col})
-			advance(src[i:j])
-			i = j
-		case c == '$' && dollarTagEnd(src, i) > 0:
-			tagEnd := dollarTagEnd(src, i)
-			tag := src[i:tagEnd]
+	for i := 0; i < len(src); {
+		tok := sqllex.Next(sqllex.PostgreSQL, src, i)
+		text := src[i:tok.End]
+		switch tok.Kind {
+		case sqllex.Space, sqllex.LineComment, sqllex.BlockComment:
+		case sqllex.String:
+			emit(sqlToken{kind: tokString, text: sqllex.Unquote(sqllex.PostgreSQL, text), line: line, col: col})
+		case sqllex.QuotedName:
+			emit(sqlToken{kind: tokQuoted, text: sqllex.Unquote(sqllex.PostgreSQL, text), line: line, col: col})
+		case sqllex.DollarString:
+			tag := sqllex.DollarTag(text)
 			advance(tag)
-			bodyStart := tagEnd
-			end := strings.Index(src[bodyStart:], tag)
-			if end < 0 {
-				end = len(src) - bodyStart
+			body := text[len(tag):]
+			if !tok.Unterminated {
+				body = body[:len(body)-len(tag)]
 			}
-			body := src[bodyStart : bodyStart+end]
 			lexSQL(body, func(t sqlToken) {
 				if t.line == 1 {
 					t.col += col - 1
@@ -411,51 +377,19 @@ func lexSQL(src string, emit func(sqlToken)) {
 				t.line += line - 1
 				emit(t)
 			})
-			advance(body)
-			i = bodyStart + end
-			if i < len(src) {
-				advance(tag)
-				i += len(tag)
-			}
-		case isIdentStartByte(c):
-			j := i + 1
-			for j < len(src) && (isIdentStartByte(src[j]) || src[j] >= '0' && src[j] <= '9' || src[j] == '$') {
-				j++
-			}
-			emit(sqlToken{kind: tokWord, text: src[i:j], line: line, col: col})
-			advance(src[i:j])
-			i = j
-		case c >= '0' && c <= '9':
-			j := i + 1
-			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.' && (j+1 >= len(src) || src[j+1] != '.') || src[j] == 'e' || src[j] == 'E' || src[j] == '_') {
-				j++
-			}
-			emit(sqlToken{kind: tokNumber, text: src[i:j], line: line, col: col})
-			advance(src[i:j])
-			i = j
+			advance(text[len(tag):])
+			i = tok.End
+			continue
+		case sqllex.Word:
+			emit(sqlToken{kind: tokWord, text: text, line: line, col: col})
+		case sqllex.Number, sqllex.Param:
+			emit(sqlToken{kind: tokNumber, text: text, line: line, col: col})
 		default:
-			emit(sqlToken{kind: tokPunct, text: src[i : i+1], line: line, col: col})
-			advance(src[i : i+1])
-			i++
+			emit(sqlToken{kind: tokPunct, text: text, line: line, col: col})
 		}
+		advance(text)
+		i = tok.End
 	}
-}
-
-// dollarTagEnd returns the end of a dollar-quote opening tag ($$, $body$)
-// at i, or 0 when there is none (a $1 parameter).
-func dollarTagEnd(s string, i int) int {
-	j := i + 1
-	for j < len(s) && (isIdentStartByte(s[j]) || (j > i+1 && s[j] >= '0' && s[j] <= '9')) {
-		j++
-	}
-	if j < len(s) && s[j] == '$' {
-		return j + 1
-	}
-	return 0
-}
-
-func isIdentStartByte(c byte) bool {
-	return c == '_' || c >= 0x80 || (c|0x20) >= 'a' && (c|0x20) <= 'z'
 }
 
 // splitStatements cuts tokens at semicolons (Escapes gives it one
@@ -491,28 +425,4 @@ func splitStatements(toks []sqlToken) [][]sqlToken {
 		cut = append(cut, st[from:])
 	}
 	return cut
-}
-
-// unquote reads the quoted text that starts with quote at src[i]: a
-// doubled quote stands for one, and with escapes a backslash takes the
-// next byte as it is (E'…'). It returns the text and where it ends.
-func unquote(src string, i int, quote byte, escapes bool) (string, int) {
-	var text strings.Builder
-	j := i + 1
-	for j < len(src) {
-		switch {
-		case escapes && src[j] == '\\' && j+1 < len(src):
-			text.WriteByte(src[j+1])
-			j += 2
-		case src[j] == quote && j+1 < len(src) && src[j+1] == quote:
-			text.WriteByte(quote)
-			j += 2
-		case src[j] == quote:
-			return text.String(), j + 1
-		default:
-			text.WriteByte(src[j])
-			j++
-		}
-	}
-	return text.String(), j
 }

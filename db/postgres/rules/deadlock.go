@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firedrill/firedrill/db/postgres/pgdialect"
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
-	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -199,7 +199,7 @@ func topKeys(m map[string]int, n int) []string {
 
 func (deadlock) Check(run *timeline.Run) []diagnose.Finding {
 	count := countDeadlocks(run)
-	analysis := sqlcheck.AnalyzeLockOrder(diagnose.LockOrderSources(run, script.PostgreSQL))
+	analysis := sqlcheck.AnalyzeLockOrder(diagnose.LockOrderSources(run, pgdialect.Script()))
 	var concurrent []sqlcheck.Inversion
 	for _, inv := range analysis.Inversions {
 		if inv.Concurrent {

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
+	"github.com/firedrill/firedrill/db/postgres/pgdialect"
 	"github.com/firedrill/firedrill/sqlcheck"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -107,11 +108,11 @@ func TestLockOrderSourcesDialect(t *testing.T) {
 	t.Parallel()
 	run := lockRun(scriptOf("cart.sql", `\set a random(1, 100)`, `\set b random(1, 100)`, "BEGIN;",
 		"UPDATE `stock` SET `qty` = `qty` - 1 WHERE `sku` = :a;", "UPDATE `stock` SET `qty` = `qty` - 1 WHERE `sku` = :b;", "COMMIT;"))
-	if src := diagnose.LockOrderSources(run, script.PostgreSQL); len(src) != 1 || src[0].Dialect != script.PostgreSQL {
+	if src := diagnose.LockOrderSources(run, pgdialect.Script()); len(src) != 1 || src[0].Dialect != pgdialect.Script() {
 		t.Fatalf("PostgreSQL run: %+v", src)
 	}
-	src := diagnose.LockOrderSources(run, script.MySQL)
-	if len(src) != 1 || src[0].Dialect != script.MySQL {
+	src := diagnose.LockOrderSources(run, mdbdialect.Script())
+	if len(src) != 1 || src[0].Dialect != mdbdialect.Script() {
 		t.Fatalf("MariaDB run: %+v", src)
 	}
 	if a := sqlcheck.AnalyzeLockOrder(src); len(a.Inversions) == 0 || a.Inversions[0].Table != "stock" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )
@@ -27,7 +28,7 @@ func prepareHot(tb testing.TB) (engine.Conn, []*script.Command, *script.Vars) {
 	}
 	tb.Cleanup(func() { conn.Close() })
 	syms := script.NewSymbols()
-	sc, err := script.ParseDialect("hot.redis", []byte(hotScript), syms, script.Redis)
+	sc, err := script.ParseDialect("hot.redis", []byte(hotScript), syms, redisdialect.Script())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func BenchmarkPipeline16(b *testing.B) {
 // the server.
 func BenchmarkEncode(b *testing.B) {
 	syms := script.NewSymbols()
-	sc, err := script.ParseDialect("e.redis", []byte("SET key::k :k\n"), syms, script.Redis)
+	sc, err := script.ParseDialect("e.redis", []byte("SET key::k :k\n"), syms, redisdialect.Script())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func BenchmarkReplyEnd(b *testing.B) {
 // variables (redis-benchmark's SET).
 func BenchmarkEncodeLiteral(b *testing.B) {
 	syms := script.NewSymbols()
-	sc, err := script.ParseDialect("e.redis", []byte("SET key:__rand_int__ xxx\n"), syms, script.Redis)
+	sc, err := script.ParseDialect("e.redis", []byte("SET key:__rand_int__ xxx\n"), syms, redisdialect.Script())
 	if err != nil {
 		b.Fatal(err)
 	}

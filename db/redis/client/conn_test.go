@@ -9,6 +9,7 @@ import (
 	"time"
 
 	redis "github.com/firedrill/firedrill/db/redis/instance"
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
@@ -48,7 +49,7 @@ func (s *session) run(src string) error {
 // runFirst runs the first n commands of src (all of them if n < 0).
 func (s *session) runFirst(src string, n int) error {
 	s.t.Helper()
-	sc, err := script.ParseDialect("test.redis", []byte(src), s.syms, script.Redis)
+	sc, err := script.ParseDialect("test.redis", []byte(src), s.syms, redisdialect.Script())
 	if err != nil {
 		s.t.Fatalf("parse %q: %v", src, err)
 	}

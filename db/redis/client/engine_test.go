@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/script"
 )
@@ -34,7 +35,7 @@ INCRBY tx:sum :k
 		t.Run(mode.name, func(t *testing.T) {
 			srv.do(t, "DEL", "tx:count")
 			syms := script.NewSymbols()
-			sc, err := script.ParseDialect("t.redis", []byte(src), syms, script.Redis)
+			sc, err := script.ParseDialect("t.redis", []byte(src), syms, redisdialect.Script())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestEngineCountsErrorsByCode(t *testing.T) {
 	srv := startServer(t)
 	srv.do(t, "SET", "str", "x")
 	syms := script.NewSymbols()
-	sc, err := script.ParseDialect("t.redis", []byte("\\set n random(1, 4)\n\\if :n = 1\nLPUSH str x\n\\else\nINCR ok\n\\endif\n"), syms, script.Redis)
+	sc, err := script.ParseDialect("t.redis", []byte("\\set n random(1, 4)\n\\if :n = 1\nLPUSH str x\n\\else\nINCR ok\n\\endif\n"), syms, redisdialect.Script())
 	if err != nil {
 		t.Fatal(err)
 	}

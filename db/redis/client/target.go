@@ -1,6 +1,6 @@
-// Package redistarget runs the commands of Redis scripts (script.Redis
-// dialect) against a Redis server: RESP2, or RESP3 after HELLO 3, spoken
-// on the raw socket with non-blocking system calls, so that clients run
+// Package redistarget runs the commands of Redis scripts (the dialect of
+// db/redis/redisdialect) against a Redis server: RESP2, or RESP3 after
+// HELLO 3, spoken on the raw socket with non-blocking system calls, so that clients run
 // on the engine's event loops without allocating per command.
 package redistarget
 

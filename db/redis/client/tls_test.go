@@ -12,6 +12,7 @@ import (
 
 	"github.com/firedrill/firedrill/db/redis/instance/tlstest"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/engine/sockio"
 	"github.com/firedrill/firedrill/script"
@@ -120,7 +121,7 @@ func TestTLSConnectErrors(t *testing.T) {
 func TestEngineRunsOverTLS(t *testing.T) {
 	srv := tlstest.Start(t, tlstest.Options{})
 	syms := script.NewSymbols()
-	sc, err := script.ParseDialect("t.redis", []byte("\\set k random(1, 50)\nSET key::k :client_id\n\\startpipeline\nINCR tx:count\nGET key::k\n\\endpipeline\n"), syms, script.Redis)
+	sc, err := script.ParseDialect("t.redis", []byte("\\set k random(1, 50)\nSET key::k :client_id\n\\startpipeline\nINCR tx:count\nGET key::k\n\\endpipeline\n"), syms, redisdialect.Script())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func BenchmarkSetGetOverTLS(b *testing.B) {
 		b.Fatal(err)
 	}
 	syms := script.NewSymbols()
-	sc, err := script.ParseDialect("hot.redis", []byte("SET key::k :k\nGET key::k\n"), syms, script.Redis)
+	sc, err := script.ParseDialect("hot.redis", []byte("SET key::k :k\nGET key::k\n"), syms, redisdialect.Script())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firedrill/firedrill/db/redis/redisdialect"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
@@ -79,7 +80,7 @@ func splitCommand(line string) ([]string, error) {
 	if strings.ContainsAny(line, "\n\r") {
 		return nil, fmt.Errorf("%q holds a line break: give each command as its own item", line)
 	}
-	s, err := script.ParseDialect("command", []byte(line), script.NewSymbols(), script.Redis)
+	s, err := script.ParseDialect("command", []byte(line), script.NewSymbols(), redisdialect.Script())
 	if err != nil {
 		// The position is within the one line: the column is what helps.
 		var se *script.Error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"runtime"
 	"syscall"
 	"time"
 	"unsafe"
@@ -104,8 +105,17 @@ func (l *eventLoop) add(c *client) {
 	l.clients = append(l.clients, c)
 }
 
-// run drives the loop's clients until every one has finished.
+// run drives the loop's clients until every one has finished, on an OS
+// thread of its own (as each pgbench thread is one): the loop and its
+// clients' coroutines never move to another thread, so the kernel sees
+// one steady thread per -j that it schedules and wakes as pgbench's, and
+// its caches stay warm. Unlocked, the runtime's preemption (every 10 ms
+// of what it sees as a goroutine running) let the spare P's thread take
+// the loop over: at -j 2 the two loops' work was spread over three
+// threads.
 func (l *eventLoop) run(ctx context.Context) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	defer func() {
 		l.done = true
 		for _, c := range l.clients {

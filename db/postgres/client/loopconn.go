@@ -61,48 +61,12 @@ func (t *Target) ConnectLoop(ctx context.Context, clientID int, p engine.Poller)
 	return c, nil
 }
 
-// connectParked opens a session with pgconn on a goroutine of its own
-// while the client waits through its Poller on a pipe that the goroutine
-// closes when done. pgconn's connect blocks (a fork and an authentication
-// on the server): on the client's event loop it would stop every other
-// client of the loop, for seconds when a full server refuses clients that
-// retry (each refusal costs the server a backend's start).
+// connectParked opens a session with pgconn off the client's event loop
+// (see sockio.OpenParked).
 func (t *Target) connectParked(ctx context.Context, p engine.Poller) (*pgconn.PgConn, error) {
-	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
-		return t.ConnectRaw(ctx) // no pipe: connect in place
-	}
-	type result struct {
-		pg  *pgconn.PgConn
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		pg, err := t.ConnectRaw(ctx)
-		done <- result{pg, err}
-		syscall.Close(fds[1]) // the read end sees end-of-file: the client wakes
-	}()
-	defer syscall.Close(fds[0])
-	defer p.Forget(fds[0])
-	for {
-		select {
-		case r := <-done:
-			return r.pg, r.err
-		default:
-		}
-		if err := p.WaitRead(fds[0]); err != nil {
-			if ctx.Err() != nil { // the run is stopping: the goroutine closes what it opens
-				go func() {
-					if r := <-done; r.pg != nil {
-						_ = r.pg.Close(context.Background())
-					}
-				}()
-				return nil, err
-			}
-			r := <-done // could not park: wait here, as a blocking connect would
-			return r.pg, r.err
-		}
-	}
+	return sockio.OpenParked(ctx, p,
+		func() (*pgconn.PgConn, error) { return t.ConnectRaw(ctx) },
+		func(pg *pgconn.PgConn) { _ = pg.Close(context.Background()) })
 }
 
 type loopConn struct {

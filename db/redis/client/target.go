@@ -153,67 +153,23 @@ func (t *Target) Connect(ctx context.Context, _ int) (engine.Conn, error) {
 }
 
 // ConnectLoop opens a client's session whose waits go through p. The
-// connect and the handshake run on a goroutine of their own while the
-// client waits through p on a pipe that the goroutine closes when done:
-// connecting blocks (a dial, the server's replies to AUTH and SETNAME),
-// and on the event loop that would stop every other client of the loop,
-// for seconds when a full or restarting server refuses clients that
-// retry (as db/postgres/client does).
+// connect and the handshake (a dial, the server's replies to AUTH and
+// SETNAME) run off the client's event loop (sockio.OpenParked), as
+// db/postgres/client's do.
 func (t *Target) ConnectLoop(ctx context.Context, _ int, p engine.Poller) (engine.Conn, error) {
 	if t.cfg.TLS != nil {
 		return nil, engine.ErrNoLoop
 	}
-	var fds [2]int
-	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
-		return t.connectIn(ctx, p) // no pipe: connect in place
-	}
-	type result struct {
-		c   *conn
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		c, err := t.connect(ctx, sockio.Blocking{})
-		done <- result{c, err}
-		syscall.Close(fds[1]) // the read end sees end-of-file: the client wakes
-	}()
-	defer syscall.Close(fds[0])
-	defer p.Forget(fds[0])
-	for {
-		select {
-		case r := <-done:
-			if r.err != nil {
-				return nil, r.err
-			}
-			r.c.io.SetPoller(p)
-			return r.c, nil
-		default:
-		}
-		if err := p.WaitRead(fds[0]); err != nil {
-			if ctx.Err() != nil { // the run is stopping: the goroutine's session is closed when it comes
-				go func() {
-					if r := <-done; r.c != nil {
-						_ = r.c.closeFD()
-					}
-				}()
-				return nil, &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", t.cfg.Addr, err)}
-			}
-			r := <-done // could not park: wait here, as a blocking connect would
-			if r.err != nil {
-				return nil, r.err
-			}
-			r.c.io.SetPoller(p)
-			return r.c, nil
-		}
-	}
-}
-
-// connectIn opens a session in place, its waits going through p.
-func (t *Target) connectIn(ctx context.Context, p engine.Poller) (engine.Conn, error) {
-	c, err := t.connect(ctx, p)
+	c, err := sockio.OpenParked(ctx, p,
+		func() (*conn, error) { return t.connect(ctx, sockio.Blocking{}) },
+		func(c *conn) { _ = c.closeFD() })
 	if err != nil {
+		if errors.Is(err, sockio.ErrGivenUp) {
+			err = &engine.DBError{Code: engine.CodeConnect, Err: fmt.Errorf("connect to redis at %s: %w", t.cfg.Addr, err)}
+		}
 		return nil, err
 	}
+	c.io.SetPoller(p)
 	return c, nil
 }
 

@@ -64,8 +64,8 @@ type KeyUse struct {
 
 // FailureLimit is when a run whose transactions keep failing is stopped:
 // when, in each second of For, at least Ratio of a workload's transactions
-// failed (lost or refused connections alone never stop it: an outage is
-// measured). A zero For (abort_on_failure: false) never stops a run.
+// failed (lost or refused connections alone never stop it, nor conflicts
+// a workload retries: an outage or a deadlock storm is measured). A zero For (abort_on_failure: false) never stops a run.
 type FailureLimit struct {
 	Pos   Pos
 	Ratio float64 // 0 < Ratio ≤ 1

@@ -37,6 +37,7 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	@for f in FuzzParse FuzzParseExpr FuzzEvalExpr; do \
 		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$${FUZZTIME:-60s} ./script/ || exit 1; done
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$${FUZZTIME:-60s} ./scenario/
+	$(GO) test -run='^$$' -fuzz='^FuzzRead$$' -fuzztime=$${FUZZTIME:-60s} ./scripts/testcheck/
 	$(GO) test -run='^$$' -fuzz='^FuzzBackendMessages$$' -fuzztime=$${FUZZTIME:-60s} ./db/postgres/client/
 	$(GO) test -run='^$$' -fuzz='^FuzzConfinementEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./db/postgres/client/
 	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$${FUZZTIME:-60s} ./internal/secret/

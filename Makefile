@@ -1,6 +1,9 @@
 # firedrill — `make help` lists the targets.
 GO ?= go
 BIN := bin/firedrill
+# GOTESTFLAGS adds flags to the go test of test and test-drills (.ci/run
+# passes -json, to check that no package or drill was skipped).
+GOTESTFLAGS ?=
 
 .PHONY: help setup build test test-memory test-drills test-short fuzz bench demo vet clean
 
@@ -15,14 +18,14 @@ build: ## build bin/firedrill
 
 test: ## run every test against real throwaway servers (race detector on), then the memory bounds without it
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 45m ./...
+	$(GO) test -race -count=1 -timeout 45m $(GOTESTFLAGS) ./...
 	$(MAKE) test-memory
 
 test-memory: ## peak memory of a 100,000-command script in run and pgbench -r (without the race detector, which multiplies memory)
 	$(GO) test -count=1 -run '^TestLongScriptMemoryIsBounded$$' -v ./internal/cli/
 
 test-drills: ## run every drill's quick version and check its expected findings (about 16 minutes, MariaDB's openchat and stock-mariadb included)
-	FIREDRILL_DRILL_TESTS=1 $(GO) test -p 1 -count=1 -timeout 30m -run '^(TestDrillQuick|TestMultixactShapeOnTheTimeline)$$' -v ./internal/cli/ ./runner/
+	FIREDRILL_DRILL_TESTS=1 $(GO) test -p 1 -count=1 -timeout 30m -run '^(TestDrillQuick|TestMultixactShapeOnTheTimeline)$$' -v $(GOTESTFLAGS) ./internal/cli/ ./runner/
 
 test-short: ## run the tests without the race detector
 	$(GO) test -count=1 ./...
@@ -34,6 +37,7 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	@for f in FuzzParse FuzzParseExpr FuzzEvalExpr; do \
 		$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$${FUZZTIME:-60s} ./script/ || exit 1; done
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$${FUZZTIME:-60s} ./scenario/
+	$(GO) test -run='^$$' -fuzz='^FuzzRead$$' -fuzztime=$${FUZZTIME:-60s} ./scripts/testcheck/
 	$(GO) test -run='^$$' -fuzz='^FuzzBackendMessages$$' -fuzztime=$${FUZZTIME:-60s} ./db/postgres/client/
 	$(GO) test -run='^$$' -fuzz='^FuzzConfinementEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./db/postgres/client/
 	$(GO) test -run='^$$' -fuzz='^FuzzRedact$$' -fuzztime=$${FUZZTIME:-60s} ./internal/secret/

@@ -367,6 +367,9 @@ func (d Drill) validate(ms *Measures) []error {
 			if _, ok := ms.lookupOrAny(m.Metric); !ok {
 				bad("%s: metric %q: want one of %s", mwhat, m.Metric, strings.Join(ms.Names(), ", "))
 			}
+			if m.Metric == unitsPerS && d.Unit == "" {
+				bad("%s: metric %s: set the drill's unit (what one transaction does) first", mwhat, unitsPerS)
+			}
 			for _, ref := range []struct{ key, name string }{{"window", m.Window}, {"relative_to", m.RelativeTo}} {
 				if ref.name != "" && !windows[ref.name] {
 					bad("%s: %s %q: no such window", mwhat, ref.key, ref.name)

@@ -67,6 +67,19 @@ func TestEmbeddedDrills(t *testing.T) {
 			if quickTotal > quickBudget {
 				t.Errorf("quick variants run %v in all, more than %v", quickTotal, quickBudget)
 			}
+			// A fixed variant proves its fix: at least one metric, in the
+			// full and the quick drill, is divided by the same value on
+			// another variant's run (broken's, as a rule), so a remedy that
+			// did nothing fails it. Absences alone pass a fix that is a no-op
+			// on a run where the incident happened not to show.
+			for _, v := range d.Variants {
+				if !strings.HasPrefix(v.Name, "fixed") {
+					continue
+				}
+				if !slices.ContainsFunc(v.Expect.Metrics, func(m MetricExpect) bool { return m.CompareTo != "" && m.Quick != QuickSkip }) {
+					t.Errorf("variant %s: no metric compared to another variant (compare_to) that the quick drill checks too: nothing fails if the fix does nothing", v.Name)
+				}
+			}
 			readme, err := d.ReadFile("README.md")
 			if err != nil {
 				t.Fatalf("README.md: %v", err)
@@ -584,8 +597,60 @@ variants:
 	}
 	bad := d
 	bad.Variants = append([]Variant(nil), d.Variants...)
+	bad.Variants[1].Expect.Metrics = []MetricExpect{{Metric: unitsPerS, CompareTo: "broken", Want: ">= 1"}}
+	if errs := bad.Validate(testMeasures()); len(errs) != 1 || !strings.Contains(errs[0].Error(), "unit") {
+		t.Errorf("units_per_s without the drill's unit must be an error: %v", errs)
+	}
 	bad.Variants[1].Expect.Metrics = []MetricExpect{{Metric: "tps", CompareTo: "fixed", Want: ">= 1"}}
 	if errs := bad.Validate(testMeasures()); len(errs) != 1 || !strings.Contains(errs[0].Error(), `compare_to "fixed"`) {
 		t.Errorf("comparing a variant with itself must be an error: %v", errs)
+	}
+}
+
+// units_per_s compares a variant whose transaction is four orders with
+// one whose transaction is one: tps × per_transaction on each side.
+func TestCheckUnitsPerSecond(t *testing.T) {
+	t.Parallel()
+	d, err := Parse("drill.yaml", []byte(`
+name: fake
+title: t
+story: s
+unit: orders
+quick: {time_scale: 0.5}
+variants:
+  - {name: broken, scenario: broken.yaml}
+  - name: fixed-2
+    scenario: fixed.yaml
+    per_transaction: 4
+    expect:
+      metrics:
+        - {metric: units_per_s, compare_to: broken, want: ">= 3"}
+        - {metric: tps, compare_to: broken, want: ">= 3"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := d.Validate(testMeasures()); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	run := fakeRun(t) // the same transactions/s on both sides
+	checks := d.Check(d.Variants[1], run, nil, all.Registry().AllRules(), false, map[string]*timeline.Run{"broken": run}, testMeasures())
+	var got []Check
+	for _, c := range checks {
+		if strings.Contains(c.Expectation, "÷ in broken") {
+			got = append(got, c)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("checks %+v", checks)
+	}
+	if !got[0].Pass || !strings.HasPrefix(got[0].Got, "4: ") || !strings.Contains(got[0].Got, "orders/s") {
+		t.Errorf("units_per_s: four orders per transaction against one: %+v", got[0])
+	}
+	if got[1].Pass {
+		t.Errorf("tps: the same on both sides, so not 3 times: %+v", got[1])
+	}
+	if _, err := testMeasures().Measure(run, unitsPerS, "", Span{0, 50}); err == nil {
+		t.Error("Measure took units_per_s, which needs a variant")
 	}
 }

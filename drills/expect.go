@@ -164,7 +164,12 @@ type metricSpec struct {
 
 // metrics are what expectations and the comparison table measure.
 var metrics = []metricSpec{
-	{name: "tps", unit: "tx/s"},  // successful transactions per second
+	{name: "tps", unit: "tx/s"}, // successful transactions per second
+	// units_per_s: the drill's unit per second, tps × the variant's
+	// per_transaction: what compares a batching variant with the others
+	// (orders/s when one transaction is four orders). Check measures it;
+	// Measure, which knows no variant, refuses it.
+	{name: unitsPerS, unit: "units/s"},
 	{name: "count", unit: "tx"},  // successful transactions
 	{name: "failed", unit: "tx"}, // failed transactions (after retries)
 	{name: "p50", unit: "ms", quantile: 50},
@@ -185,6 +190,9 @@ var metrics = []metricSpec{
 	{name: "stalls", unit: "intervals"},
 }
 
+// unitsPerS names the metric of the drill's unit per second.
+const unitsPerS = "units_per_s"
+
 // stallMS is the latency from which an interval counts in stalls.
 const stallMS = 100
 
@@ -201,8 +209,11 @@ func (ms Measures) Measure(run *timeline.Run, metric, workload string, span Span
 	if spec.kind != nil {
 		return measureKind(run, spec, span)
 	}
-	if spec.name == "stalls" {
+	switch spec.name {
+	case "stalls":
 		return stalls(run, workload, span)
+	case unitsPerS:
+		return 0, fmt.Errorf("%s is tps × a variant's per_transaction: measure tps", unitsPerS)
 	}
 	var count, failed, errorTries, connFailures int64
 	tps := 0.0
@@ -409,7 +420,7 @@ func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, 
 		}
 		c, _ := parseCondition(want) // Validate checked it
 		what := describeMetric(m) + " " + c.String()
-		value, got, err := d.measureExpect(run, m, quick, ms)
+		value, got, err := d.measureExpect(run, v, m, quick, ms)
 		if err != nil {
 			add(what, false, err.Error())
 			continue
@@ -421,7 +432,8 @@ func (d Drill) Check(v Variant, run *timeline.Run, findings []diagnose.Finding, 
 					Got: "variant " + m.CompareTo + " did not run"})
 				continue
 			}
-			otherValue, otherGot, err := d.measureExpect(other, m, quick, ms)
+			otherVariant, _ := d.Variant(m.CompareTo) // Validate checked it
+			otherValue, otherGot, err := d.measureExpect(other, otherVariant, m, quick, ms)
 			if err == nil && otherValue == 0 {
 				err = fmt.Errorf("%s is 0 in %s: no ratio", describeMetric(MetricExpect{Metric: m.Metric, Workload: m.Workload, Window: m.Window, RelativeTo: m.RelativeTo}), m.CompareTo)
 			}
@@ -466,24 +478,31 @@ func describeMetric(m MetricExpect) string {
 	return s
 }
 
-// measureExpect measures an expectation's value and says how it was
-// obtained.
-func (d Drill) measureExpect(run *timeline.Run, m MetricExpect, quick bool, ms Measures) (float64, string, error) {
+// measureExpect measures an expectation's value on variant v's run and
+// says how it was obtained.
+func (d Drill) measureExpect(run *timeline.Run, v Variant, m MetricExpect, quick bool, ms Measures) (float64, string, error) {
 	spec, _ := ms.lookup(m.Metric)
+	metric, factor := m.Metric, 1.0
+	if metric == unitsPerS {
+		metric, factor = "tps", float64(v.UnitsPerTransaction())
+	}
 	at := func(window string) (float64, Span, error) {
 		span, err := d.Span(run, window, quick)
 		if err != nil {
 			return 0, span, err
 		}
-		v, err := ms.Measure(run, m.Metric, m.Workload, span)
-		return v, span, err
+		v, err := ms.Measure(run, metric, m.Workload, span)
+		return v * factor, span, err
 	}
 	value, span, err := at(m.Window)
 	if err != nil {
 		return 0, "", err
 	}
 	unit := ""
-	if spec.unit != "" {
+	switch {
+	case spec.name == unitsPerS && d.Unit != "":
+		unit = " " + d.Unit + "/s"
+	case spec.unit != "":
 		unit = " " + spec.unit
 	}
 	if m.RelativeTo == "" {

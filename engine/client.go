@@ -39,8 +39,9 @@ type client struct {
 	interrupted atomic.Bool
 
 	// Transactions ended, for the supervisor's FailureLimit: succeeded,
-	// failed, and of those failed by a connection's failure.
-	okTx, failedTx, connFailedTx atomic.Int64
+	// failed, and of those failed the ones that are the incident being
+	// measured rather than a broken script (measuredFailure).
+	okTx, failedTx, measuredFailedTx atomic.Int64
 	// fastFails counts the transactions in a row that failed at once
 	// (before fastFailure), for the closed model's backoff.
 	fastFails int
@@ -695,14 +696,28 @@ func (c *client) count(out *txOutcome, begin, end int64) {
 	}
 	tookUS := end - begin
 	c.failedTx.Add(1)
-	if out.fault != NoFault {
-		c.connFailedTx.Add(1)
+	if c.measuredFailure(out) {
+		c.measuredFailedTx.Add(1)
 	}
 	if tookUS < int64(fastFailure/time.Microsecond) {
 		c.fastFails++
 	} else {
 		c.fastFails = 0
 	}
+}
+
+// measuredFailure says whether a failed transaction is what the run
+// measures, which the failure limit must not stop: its connection failed
+// (an outage, a server at its limit), or it ran out of tries on a
+// deadlock or serialization failure in a workload that retries them (the
+// conflicts are the incident, as gap-lock deadlocks under REPEATABLE
+// READ; a workload that does not retry them has them stop the run).
+func (c *client) measuredFailure(out *txOutcome) bool {
+	if out.fault != NoFault {
+		return true
+	}
+	retried := c.r.cfg.MaxTries != 1
+	return retried && (out.failure == Serialization || out.failure == Deadlock)
 }
 
 // record adds a finished transaction to the client's shard.

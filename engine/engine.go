@@ -163,7 +163,9 @@ type ErrorInfo struct {
 // script, a missing table): the run stops with a *FailingError when, in
 // every one-second window of the last For, at least Ratio of the
 // transactions that ended failed and some failed by something other than
-// a lost or refused connection (an outage is measured, not stopped).
+// a lost or refused connection or, in a workload that retries them
+// (MaxTries ≠ 1), deadlocks and serialization failures that outlasted
+// their tries: an outage and a conflict storm are measured, not stopped.
 // A zero For sets no limit.
 type FailureLimit struct {
 	Ratio float64 // 0 < Ratio ≤ 1; 1 = every transaction
@@ -933,7 +935,7 @@ type failureWatch struct {
 	windows              int   // one-second windows in limit.For
 	streak               int   // trailing windows in which transactions kept failing
 	next                 int64 // end of the current window, µs since the start
-	ok, failed, connFail int64 // counts at the last window's end
+	ok, failed, measured int64 // counts at the last window's end
 }
 
 func newFailureWatch(limit FailureLimit) *failureWatch {
@@ -946,20 +948,20 @@ func (w *failureWatch) poll(nowUS int64, clients []*client) bool {
 	if nowUS < w.next {
 		return false
 	}
-	var ok, failed, connFail int64
+	var ok, failed, measured int64
 	for _, c := range clients {
 		ok += c.okTx.Load()
 		failed += c.failedTx.Load()
-		connFail += c.connFailedTx.Load()
+		measured += c.measuredFailedTx.Load()
 	}
-	dOK, dFailed, dConn := ok-w.ok, failed-w.failed, connFail-w.connFail
-	w.ok, w.failed, w.connFail = ok, failed, connFail
+	dOK, dFailed, dMeasured := ok-w.ok, failed-w.failed, measured-w.measured
+	w.ok, w.failed, w.measured = ok, failed, measured
 	// Windows that passed without a poll (a stalled supervisor) count as
 	// one: what ended in them is known only in sum.
 	for w.next <= nowUS {
 		w.next += int64(time.Second / time.Microsecond)
 	}
-	if dFailed > dConn && float64(dFailed) >= w.limit.Ratio*float64(dOK+dFailed) {
+	if dFailed > dMeasured && float64(dFailed) >= w.limit.Ratio*float64(dOK+dFailed) {
 		w.streak++
 	} else {
 		w.streak = 0

@@ -40,6 +40,9 @@ func TestAllFailingRunStops(t *testing.T) {
 	}{
 		{"division-by-zero", "SELECT 1/0;", "22012"},
 		{"syntax-error", "SELEC 1;", "42601"},
+		// Not retried (max_tries 1), a conflict that can only fail is a
+		// broken script too.
+		{"serialization-not-retried", "DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$;", "40001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := loadScenarioText(t, fmt.Sprintf(`name: failing
@@ -97,6 +100,45 @@ workloads:
 				t.Errorf("errors %+v, want one %s at line 3", ws.Errors, tc.code)
 			}
 		})
+	}
+}
+
+// A workload that retries its conflicts (max_tries > 1) and runs out of
+// tries on every transaction is the incident being measured (gap-lock
+// deadlocks under REPEATABLE READ): the failure limit does not stop it,
+// the run completes and counts the failures.
+func TestRetriedConflictsDoNotStopTheRun(t *testing.T) {
+	sc := loadScenarioText(t, `name: conflicts
+duration: 9s
+workloads:
+  - name: conflicts
+    clients: 2
+    max_tries: 3
+    scripts:
+      - inline: |
+          DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$;
+`)
+	var log strings.Builder
+	res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
+	if err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+	}
+	run, err := timeline.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := run.Manifest; m.Status != timeline.StatusCompleted {
+		t.Errorf("status %q (%s), want completed", m.Status, m.Error)
+	}
+	if run.Summary == nil || len(run.Summary.Workloads) != 1 {
+		t.Fatalf("summary %+v", run.Summary)
+	}
+	ws := run.Summary.Workloads[0]
+	if ws.Duration < 8 {
+		t.Errorf("the workload ran %.1f s, want its 9 s", ws.Duration)
+	}
+	if ws.Count != 0 || ws.Failed == 0 {
+		t.Errorf("%d succeeded, %d failed; want none and some", ws.Count, ws.Failed)
 	}
 }
 

@@ -108,6 +108,8 @@ var fuzzSeeds = []string{
 	"name: ${N:-n}\nduration: ${D}\nworkloads: [{name: w, scripts: [select-only], clients: ${C:-2}}]\n",
 	"name: n\ndescription: ${ML}\nduration: $${D}\nworkloads: [{name: w${E}, scripts: [{inline: \"SELECT $$x$$\"}], clients: 1}]\n",
 	"name: ${\nx: ${1}\n",
+	// Redis's setup.keys: strings beside every type of collection.
+	"name: n\nduration: 1s\ntarget: {kind: redis}\nsetup: {keys: {count: 3, size: 1KiB, lists: {count: 1, length: 9, size: 2}, hashes: {count: 2, fields: 3}, sets: {count: 1, members: 100, size: 3}, zsets: {count: 1, members: 5}, streams: {count: 1, entries: 4}}}\nworkloads: [{name: w, scripts: [cache.redis], clients: 1}]\n",
 	// The other dialects, their kind decided after the workloads are read.
 	"name: n\nduration: 1s\nworkloads: [{name: w, scripts: [cache.redis, {inline: \"GET firedrill:k \\\\gset v\"}], clients: 1}]\ntarget: {kind: redis}\n",
 	"name: n\nduration: 1s\nworkloads: [{name: w, scripts: [stock.sql, {inline: \"SELECT `a`; # it's\"}], clients: 1}]\ntarget: {dsn: \"mysql://a@127.0.0.1:1/d\"}\n",

@@ -466,26 +466,7 @@ func (l *loader) setupInto(v *yaml.Node, st *Setup) {
 		}},
 		{"keys", func(v *yaml.Node) {
 			l.kindKey("setup.keys", v)
-			st.Keys = KeysSetup{Pos: pos(v), Size: 100}
-			present := l.fields(v, "setup.keys", []field{
-				{"count", func(v *yaml.Node) {
-					if n, ok := l.integer(v, "count", 1, 100_000_000); ok {
-						st.Keys.Count = int(n)
-					}
-				}},
-				{"size", func(v *yaml.Node) {
-					if n, ok := l.size(v, "size"); ok {
-						if n < 1 || n > 512<<20 {
-							l.errorf(v, "setup.keys: size must be from 1 byte to 512MB")
-							return
-						}
-						st.Keys.Size = n
-					}
-				}},
-			})
-			if present != nil && !set(present, "count") {
-				l.hintf(v, "as in keys: {count: 100000, size: 100}", "setup.keys needs count")
-			}
+			l.setupKeys(v)
 		}},
 		{"schema", func(v *yaml.Node) {
 			l.kindKey("setup.schema", v)

@@ -74,8 +74,8 @@ type KeyUse struct {
 
 // FailureLimit is when a run whose transactions keep failing is stopped:
 // when, in each second of For, at least Ratio of a workload's transactions
-// failed (lost or refused connections alone never stop it: an outage is
-// measured). A zero For (abort_on_failure: false) never stops a run.
+// failed (lost or refused connections alone never stop it, nor conflicts
+// a workload retries: an outage or a deadlock storm is measured). A zero For (abort_on_failure: false) never stops a run.
 type FailureLimit struct {
 	Pos   Pos
 	Ratio float64 // 0 < Ratio ≤ 1
@@ -118,16 +118,53 @@ type Setup struct {
 	// created and put first on search_path); default "firedrill". "public"
 	// opts out.
 	Schema string
-	// Keys preloads string keys before the load (Redis): Count keys
-	// firedrill:key:1 … firedrill:key:<Count> of Size bytes each.
+	// Keys preloads keys before the load (Redis): Count string keys
+	// firedrill:key:1 … firedrill:key:<Count> of Size bytes each, and the
+	// Collections.
 	Keys KeysSetup
 }
 
-// KeysSetup is setup.keys: how many keys to preload, and how big.
+// KeysSetup is setup.keys: how many keys of each type to preload, and how
+// big.
 type KeysSetup struct {
 	Pos   Pos
-	Count int
-	Size  int64 // bytes per value; default 100
+	Count int   // string keys
+	Size  int64 // bytes per string value; default 100
+	// Collections are the lists, hashes, sets, sorted sets and streams
+	// the file gives, in the order written.
+	Collections []CollectionKeys
+}
+
+// CollectionKeys is one type's keys of setup.keys (lists: {count: 10,
+// length: 1000, size: 100}): Count keys firedrill:<Type>:1 …
+// firedrill:<Type>:<Count>, each of Elements elements of Size bytes.
+type CollectionKeys struct {
+	Pos      Pos
+	Type     KeyType
+	Count    int
+	Elements int   // the list's length, the hash's fields, the set's members, the stream's entries
+	Size     int64 // bytes per element (a hash field's or stream entry's value); default 100
+}
+
+// KeyType is a type of collection setup.keys can preload: what the file
+// calls it, and what the server does.
+type KeyType struct {
+	Key      string // setup.keys' key: lists, hashes, sets, zsets, streams
+	Name     string // the type as Redis's TYPE names it, and the keys' middle part: list, hash, set, zset, stream
+	Elements string // the key giving the size of each: length, fields, members, entries
+	// Distinct says the elements must differ (set and sorted-set
+	// members): each is its number, zero-padded to Size bytes, so Size
+	// must hold the largest number.
+	Distinct bool
+}
+
+// KeyTypes are the collections setup.keys takes.
+var KeyTypes = []KeyType{
+	{Key: "lists", Name: "list", Elements: "length"},
+	{Key: "hashes", Name: "hash", Elements: "fields"},
+	{Key: "sets", Name: "set", Elements: "members", Distinct: true},
+	{Key: "zsets", Name: "zset", Elements: "members", Distinct: true},
+	{Key: "streams", Name: "stream", Elements: "entries"},
 }
 
 // SQLSource is SQL read from a file or given inline.

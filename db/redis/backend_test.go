@@ -355,3 +355,108 @@ func TestARestrictedUserGetsTheGrantOrRunsOutside(t *testing.T) {
 		t.Errorf("Open with a wrong password: %v", err)
 	}
 }
+
+// setup.keys preloads every type with its sizes, by pipelined commands
+// under firedrill:, and a second setup (the next run on a given server)
+// makes the same keys again rather than growing them.
+func TestSetupLoadsEveryType(t *testing.T) {
+	t.Parallel()
+	sc := parse(t, "target: {kind: redis}\nsetup:\n  keys:\n    count: 3\n    size: 7\n"+
+		"    lists: {count: 2, length: 2500, size: 5}\n"+
+		"    hashes: {count: 3, fields: 1200, size: 9}\n"+
+		"    sets: {count: 1, members: 3000, size: 6}\n"+
+		"    zsets: {count: 2, members: 1500}\n"+
+		"    streams: {count: 1, entries: 1100, size: 20}\n")
+	var log strings.Builder
+	tg, err := New().Open(t.Context(), backend.Spec{Scenario: sc, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(false)
+	c, err := redisconn.Dial(t.Context(), tg.(*target).conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	do := func(args ...string) redisconn.Reply {
+		t.Helper()
+		r, err := c.Do(t.Context(), args...)
+		if err != nil || r.Err != nil {
+			t.Fatalf("%v: %v %v", args, err, r.Err)
+		}
+		return r
+	}
+	for round := 1; round <= 2; round++ {
+		if err := tg.Setup(t.Context()); err != nil {
+			t.Fatalf("Setup, round %d: %v", round, err)
+		}
+		for _, tc := range []struct {
+			key, typ, length string
+			count            int64
+		}{
+			{"firedrill:key:", "string", "STRLEN", 7},
+			{"firedrill:list:", "list", "LLEN", 2500},
+			{"firedrill:hash:", "hash", "HLEN", 1200},
+			{"firedrill:set:", "set", "SCARD", 3000},
+			{"firedrill:zset:", "zset", "ZCARD", 1500},
+			{"firedrill:stream:", "stream", "XLEN", 1100},
+		} {
+			keys := do("KEYS", tc.key+"*").Strings()
+			want := map[string]int{"string": 3, "list": 2, "hash": 3, "set": 1, "zset": 2, "stream": 1}[tc.typ]
+			if len(keys) != want {
+				t.Errorf("round %d: %d keys %s*, want %d", round, len(keys), tc.key, want)
+			}
+			for _, key := range keys {
+				if got := do("TYPE", key).Text(); got != tc.typ {
+					t.Errorf("round %d: TYPE %s = %s, want %s", round, key, got, tc.typ)
+				}
+				if got := do(tc.length, key).Int; got != tc.count {
+					t.Errorf("round %d: %s %s = %d, want %d", round, tc.length, key, got, tc.count)
+				}
+			}
+		}
+		// Each element has its size; members are distinct numbers.
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"LINDEX", "firedrill:list:2", "-1"}, "xxxxx"},
+			{[]string{"HGET", "firedrill:hash:3", "f1200"}, "xxxxxxxxx"},
+			{[]string{"SISMEMBER", "firedrill:set:1", "003000"}, "1"},
+			{[]string{"ZSCORE", "firedrill:zset:1", strings.Repeat("0", 96) + "1500"}, "1500"},
+		} {
+			if got := do(tc.args...).Text(); got != tc.want {
+				t.Errorf("%v = %q, want %q", tc.args, got, tc.want)
+			}
+		}
+		entry := do("XRANGE", "firedrill:stream:1", "-", "+", "COUNT", "1")
+		if len(entry.Elems) != 1 || len(entry.Elems[0].Elems) != 2 || strings.Join(entry.Elems[0].Elems[1].Strings(), " ") != "v "+strings.Repeat("x", 20) {
+			t.Errorf("a stream entry: %+v", entry)
+		}
+	}
+	for _, want := range []string{"setup: 2 lists firedrill:list:1…2 of 2500 length of 5 bytes", "setup: 1 streams firedrill:stream:1…1 of 1100 entries of 20 bytes"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, log.String())
+		}
+	}
+}
+
+// A command of setup the server refuses (out of memory) fails setup with
+// the collection's place in the file and the command.
+func TestSetupSaysWhereItFailed(t *testing.T) {
+	t.Parallel()
+	inst, c := usersServer(t)
+	if _, err := c.Do(t.Context(), "CONFIG", "SET", "maxmemory", "1"); err != nil {
+		t.Fatal(err)
+	}
+	sc := parse(t, "setup:\n  keys:\n    hashes: {count: 2, fields: 10}\n")
+	tg, err := New().Open(t.Context(), backend.Spec{Scenario: sc, DSN: fmt.Sprintf("redis://:users-pw-42@%s/0", inst.Addr())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close(false)
+	err = tg.Setup(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "setup.keys.hashes at t.yaml:6:13: HSET firedrill:hash:1: ") || !strings.Contains(err.Error(), "OOM") {
+		t.Errorf("Setup with no memory left: %v", err)
+	}
+}

@@ -1,15 +1,20 @@
 package redis_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/backend/backendtest"
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
+	rm "github.com/firedrill/firedrill/db/redis/redismetric"
+	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // A whole run against a user's server — setup, a workload, a settings, a
@@ -97,4 +102,99 @@ func usersState(t *testing.T, c *redisconn.Conn) string {
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
+}
+
+// Setup's preloading happens before the samplers' first reading, their
+// baseline: with every command in the slow log (slowlog-log-slower-than
+// 0), the run's slow log, command counts and findings show the load's
+// commands and none of setup's, though the load reads what setup made.
+func TestSetupIsNotInTheSlowLogNorTheFindings(t *testing.T) {
+	inst, err := redisinstance.Start(t.Context(), redisinstance.Options{Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop()
+	c, err := redisconn.Dial(t.Context(), redisconn.Config{Network: "tcp", Addr: inst.Addr(), Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, cmd := range [][]string{{"CONFIG", "SET", "slowlog-log-slower-than", "0"}, {"CONFIG", "SET", "slowlog-max-len", "100000"}} {
+		if _, err := c.Do(t.Context(), cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := `name: setup-quiet
+duration: 3s
+setup:
+  keys:
+    count: 100
+    lists: {count: 2, length: 5000}
+    hashes: {count: 2, fields: 2000}
+    sets: {count: 2, members: 2000}
+    zsets: {count: 2, members: 2000}
+    streams: {count: 1, entries: 2000}
+workloads:
+  - name: reader
+    clients: 2
+    scripts:
+      - inline: |
+          LLEN firedrill:list:1
+          HLEN firedrill:hash:2
+          SCARD firedrill:set:1
+          ZCARD firedrill:zset:2
+          XLEN firedrill:stream:1
+`
+	res, _ := backendtest.RunOnGivenServer(t, src, fmt.Sprintf("redis://:pw@%s/0", inst.Addr()), 0)
+	if res.Summary.Workloads[0].Count == 0 || res.Summary.Workloads[0].Failed != 0 {
+		t.Fatalf("the load: %+v", res.Summary.Workloads[0])
+	}
+	run, err := timeline.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setupCommands := []string{"set", "rpush", "hset", "sadd", "zadd", "xadd", "unlink"}
+	loadSeen := false
+	for _, s := range run.SourceSamples(rm.Slowlog) {
+		var entries []rm.SlowlogEntry
+		if len(s.Detail) > 0 {
+			if err := json.Unmarshal(s.Detail, &entries); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, e := range entries {
+			if len(e.Args) == 0 {
+				continue
+			}
+			cmd := strings.ToLower(e.Args[0])
+			loadSeen = loadSeen || cmd == "llen"
+			if slices.Contains(setupCommands, cmd) || e.ClientName == "firedrill-setup" {
+				t.Errorf("the slow log shows setup's %v (client %s)", e.Args, e.ClientName)
+			}
+		}
+	}
+	if !loadSeen {
+		t.Error("the slow log shows none of the load's LLEN: nothing was sampled, so the test proves nothing")
+	}
+	for _, cmd := range setupCommands {
+		for _, p := range run.Series(rm.CommandStats, rm.CmdCalls(cmd)) {
+			if p.V > 0 {
+				t.Errorf("commandstats shows %s at %.1f s: %v/s", cmd, p.T, p.V)
+			}
+		}
+	}
+	// What a finding says it saw (its headline and evidence; a remedy may
+	// well advise UNLINK).
+	for _, f := range diagnose.Diagnose(run, all.Registry().Rules("redis")) {
+		seen := []string{f.Headline}
+		for _, e := range f.Evidence {
+			seen = append(seen, e.Series, e.Text)
+		}
+		text := strings.Join(seen, "\n")
+		for _, cmd := range setupCommands[1:] {
+			if strings.Contains(text, strings.ToUpper(cmd)) || strings.Contains(text, ":"+cmd) || strings.Contains(text, "firedrill-setup") {
+				t.Errorf("finding %s shows setup's %s:\n%s", f.Rule, cmd, text)
+			}
+		}
+	}
 }

@@ -19,6 +19,12 @@ import (
 type Part struct {
 	Name string
 	Dir  string
+	// Clock makes the composed run start when this part did, so that the
+	// wall-clock times its samples hold in their details (a latency
+	// monitor's event times) fall within the run; the first part's
+	// otherwise. Rules of the other parts that read such times see them
+	// out of place.
+	Clock bool
 }
 
 // hostSource says whether a sampler's source is the host's (the machine's
@@ -42,6 +48,7 @@ func Compose(dir string, parts ...Part) (*timeline.Run, error) {
 		summary  *timeline.Summary
 		names    []string
 		hostSeen bool
+		clock    timeline.Manifest
 	)
 	w, err := timeline.Create(dir)
 	if err != nil {
@@ -57,6 +64,9 @@ func Compose(dir string, parts ...Part) (*timeline.Run, error) {
 		if i == 0 {
 			out = m
 			out.Samplers, out.Workloads, out.Events, out.Targets = nil, nil, nil, nil
+		}
+		if p.Clock {
+			clock = m
 		}
 		names = append(names, m.Name)
 		nt := timeline.NamedTarget{Name: p.Name, Target: m.Target, Settings: m.Settings, Frozen: m.Frozen}
@@ -123,6 +133,9 @@ func Compose(dir string, parts ...Part) (*timeline.Run, error) {
 		}
 	}
 	out.Name = strings.Join(names, "+")
+	if !clock.Started.IsZero() {
+		out.Started, out.Ended = clock.Started, clock.Ended
+	}
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("compose %s: %w", dir, err)
 	}

@@ -1,0 +1,107 @@
+package report
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/timeline"
+	"github.com/firedrill/firedrill/timeline/timelinetest"
+)
+
+// recorded is a recorded run of one system under diagnose/testdata.
+func recorded(name string) string { return filepath.Join("..", "diagnose", "testdata", name) }
+
+// twoTargets is a run of two targets: the PostgreSQL run healthy as "db"
+// and the Redis run aof-broken (its AOF's fsync stalls) as "cache", with
+// the findings each target's kind's rules make of its view.
+func twoTargets(t testing.TB) (*timeline.Run, []diagnose.Finding) {
+	t.Helper()
+	run, err := timelinetest.Compose(t.TempDir(),
+		timelinetest.Part{Name: "db", Dir: recorded("healthy")},
+		timelinetest.Part{Name: "cache", Dir: recorded("aof-broken"), Clock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testKinds().Fill(run)
+	return run, diagnose.DiagnoseTargets(run, all.Registry().Rules)
+}
+
+// Each target's findings are those of the run it was recorded in, alone.
+func TestTargetsFindingsAsAlone(t *testing.T) {
+	t.Parallel()
+	_, findings := twoTargets(t)
+	for target, dir := range map[string]string{"db": "healthy", "cache": "aof-broken"} {
+		alone, err := openRun(recorded(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got []string
+		for _, f := range diagnose.DiagnoseTargets(alone, all.Registry().Rules) {
+			want = append(want, f.Rule+": "+f.Headline)
+		}
+		for _, f := range findings {
+			if f.Target == target {
+				got = append(got, f.Rule+": "+f.Headline)
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s's findings:\n%s\nwant, as of %s alone:\n%s", target, strings.Join(got, "\n"), dir, strings.Join(want, "\n"))
+		}
+	}
+}
+
+// The terminal summary lists each target's server, each workload's
+// target, and names the target of each finding and event.
+func TestSummaryOfTargets(t *testing.T) {
+	t.Parallel()
+	run, findings := twoTargets(t)
+	var out strings.Builder
+	if err := WriteSummary(&out, run, findings); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"2 targets\n",
+		"\n  db: PostgreSQL 15.18 (embedded, 127.0.0.1:",
+		"\n  cache: Redis 7.0.15 (embedded, 127.0.0.1:",
+		"] cache: Redis stops while its AOF fsync is slow", // the finding names its target
+		"(aof-fsync-stall, 9–27 s)",
+		"cache/backup-copy",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	// Each workload's row starts with its target.
+	for _, row := range []string{"db      tpcb", "cache     cache"} {
+		if !strings.Contains(text, row) {
+			t.Errorf("no workload row %q:\n%s", row, text)
+		}
+	}
+}
+
+// Live progress says what each target's sessions wait on, by its name; a
+// run of one system's line says "database" as before.
+func TestProgressWaitsPerTarget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		target, want string
+	}{
+		{"", "database"},
+		{"db", "db"},
+	} {
+		var out strings.Builder
+		p := &Progress{W: &out, Kinds: testKinds()}
+		p.Tick(1, nil, []timeline.Sample{{Source: "pg_stat_activity", Target: tc.target, Values: map[string]float64{"aas": 3, "wait.Lock:tuple": 2, "wait.CPU": 1}}})
+		want := "1.0 s  " + tc.want
+		if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "top wait Lock:tuple (2)") {
+			t.Errorf("target %q: %q, want %q and the top wait", tc.target, out.String(), want)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,5 +105,53 @@ func TestProgressWaitsPerTarget(t *testing.T) {
 		if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "top wait Lock:tuple (2)") {
 			t.Errorf("target %q: %q, want %q and the top wait", tc.target, out.String(), want)
 		}
+	}
+}
+
+// The JSON result of a run of several lists its targets and names the
+// target of each workload and finding, and validates against the schema.
+func TestJSONOfTargets(t *testing.T) {
+	t.Parallel()
+	run, findings := twoTargets(t)
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, run, findings, nil); err != nil {
+		t.Fatal(err)
+	}
+	validateRunResult(t, buf.Bytes())
+	var doc struct {
+		Target  struct{ Kind string }
+		Targets []struct {
+			Name, Kind, Product string
+			ServerVersion       string `json:"server_version"`
+		}
+		Workloads []struct{ Name, Target string }
+		Findings  []struct{ Rule, Target string }
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Targets) != 2 || doc.Targets[0].Name != "db" || doc.Targets[0].Product != "PostgreSQL" ||
+		doc.Targets[1].Name != "cache" || doc.Targets[1].Kind != "redis" || doc.Targets[1].ServerVersion != "7.0.15" || doc.Target.Kind != "postgres" {
+		t.Errorf("targets %+v, target %+v", doc.Targets, doc.Target)
+	}
+	if len(doc.Workloads) != 2 || doc.Workloads[0].Target != "db" || doc.Workloads[1].Target != "cache" {
+		t.Errorf("workloads %+v", doc.Workloads)
+	}
+	for _, f := range doc.Findings {
+		if want := map[bool]string{true: "cache", false: "db"}[strings.HasPrefix(f.Rule, "aof") || strings.HasPrefix(f.Rule, "redis")]; f.Target != want {
+			t.Errorf("finding %s names target %q, want %q", f.Rule, f.Target, want)
+		}
+	}
+	// A run of one system has neither.
+	buf.Reset()
+	one, err := openRun(recorded("aof-broken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&buf, one, diagnose.DiagnoseTargets(one, all.Registry().Rules), nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := buf.String(); strings.Contains(s, `"targets"`) || strings.Contains(s, `"target": "`) {
+		t.Errorf("a run of one system's result names targets:\n%s", s)
 	}
 }

@@ -92,7 +92,7 @@ type runState struct {
 	// several is set once a sample or mark names a target: the run has
 	// several, and the series of sources and events carry a target label.
 	several bool
-	descs     map[string]*prometheus.Desc
+	descs   map[string]*prometheus.Desc
 }
 
 // workloadState accumulates one workload's intervals.

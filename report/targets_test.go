@@ -155,3 +155,65 @@ func TestJSONOfTargets(t *testing.T) {
 		t.Errorf("a run of one system's result names targets:\n%s", s)
 	}
 }
+
+// Compare weighs runs of several targets target by target: each target's
+// counters (its kind's) and findings under its name; it refuses runs whose
+// targets differ.
+func TestCompareTargets(t *testing.T) {
+	t.Parallel()
+	a, fa := twoTargets(t)
+	b, err := timelinetest.Compose(t.TempDir(),
+		timelinetest.Part{Name: "db", Dir: recorded("healthy")},
+		timelinetest.Part{Name: "cache", Dir: recorded("aof-fixed"), Clock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := diagnose.DiagnoseTargets(b, all.Registry().Rules)
+	if err := CompareTargets(a, b); err != nil {
+		t.Fatalf("same targets refused: %v", err)
+	}
+	c := compareForTest(a, b, fa, fb)
+	var cacheCounters int
+	for _, cc := range c.Counters {
+		if cc.Target != "cache" || !strings.HasPrefix(cc.Label, "cache: ") {
+			t.Errorf("counter %+v is not the cache's (only Redis declares counters)", cc)
+		}
+		cacheCounters++
+	}
+	if cacheCounters == 0 {
+		t.Error("no counters of the cache")
+	}
+	var vanished bool
+	for _, f := range c.Findings {
+		if !strings.HasPrefix(f.Rule, "db/") && !strings.HasPrefix(f.Rule, "cache/") {
+			t.Errorf("finding %s names no target", f.Rule)
+		}
+		vanished = vanished || f.Rule == "cache/aof-fsync-stall" && f.Change == FindingVanished
+	}
+	if !vanished {
+		t.Errorf("the cache's aof-fsync-stall did not vanish: %+v", c.Findings)
+	}
+	if len(c.Workloads) != 2 {
+		t.Errorf("workloads compared: %d", len(c.Workloads))
+	}
+	// Different targets are refused, with both runs' targets named.
+	one, err := openRun(recorded("healthy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped, err := timelinetest.Compose(t.TempDir(),
+		timelinetest.Part{Name: "cache", Dir: recorded("healthy")},
+		timelinetest.Part{Name: "db", Dir: recorded("aof-fixed"), Clock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []*timeline.Run{one, swapped} {
+		err := CompareTargets(a, other)
+		if err == nil || !strings.Contains(err.Error(), "db (postgres), cache (redis)") {
+			t.Errorf("compare with %s: %v", other.Manifest.Name, err)
+		}
+	}
+	if err := CompareTargets(one, one); err != nil {
+		t.Errorf("two runs of one system: %v", err)
+	}
+}

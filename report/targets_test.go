@@ -10,6 +10,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 	"github.com/firedrill/firedrill/timeline/timelinetest"
 )
@@ -215,5 +216,26 @@ func TestCompareTargets(t *testing.T) {
 	}
 	if err := CompareTargets(one, one); err != nil {
 		t.Errorf("two runs of one system: %v", err)
+	}
+}
+
+// A database threshold of one target of a run of several reads that
+// target's samples ("<target>.db.<metric>").
+func TestThresholdOfTarget(t *testing.T) {
+	t.Parallel()
+	run, findings := twoTargets(t)
+	alone, err := openRun(recorded("healthy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := []scenario.Threshold{{Metric: "db.db.rollbacks", Op: ">=", Value: 0, Text: ">= 0", Kind: scenario.Count}}
+	got := EvaluateThresholds(th, run, findings, everyRule())
+	want := EvaluateThresholds([]scenario.Threshold{{Metric: "db.rollbacks", Op: ">=", Value: 0, Text: ">= 0", Kind: scenario.Count}}, alone, nil, everyRule())
+	if !got[0].Measurable || got[0].Measured != want[0].Measured {
+		t.Errorf("db.db.rollbacks: %+v; the run alone's db.rollbacks: %+v", got[0], want[0])
+	}
+	th[0].Metric = "cache.db.rollbacks" // Redis has no pg_stat_database
+	if got := EvaluateThresholds(th, run, findings, everyRule()); got[0].Measurable {
+		t.Errorf("cache.db.rollbacks measured on the cache: %+v", got[0])
 	}
 }

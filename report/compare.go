@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -298,6 +299,35 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 	if hasKind {
 		c.Counters = compareCounters(a, b, kc.Counters)
 	}
+	// In runs of several targets (CompareTargets: the same in both) each
+	// target is compared on its views: its kind's counters and stall
+	// threshold, its settings, its findings.
+	names := a.Manifest.TargetNames()
+	if len(names) > 0 {
+		c.Counters, c.Settings, c.Findings = nil, []SettingChange{}, nil
+		var fa2, fb2 []diagnose.Finding
+		for _, name := range names {
+			va, vb := a.ForTarget(name), b.ForTarget(name)
+			if tc, ok := kindOf(va, vb, opts.Kinds); ok {
+				for _, cc := range compareCounters(va, vb, tc.Counters) {
+					cc.Target, cc.Label = name, name+": "+cc.Label
+					c.Counters = append(c.Counters, cc)
+				}
+			}
+			for _, sc := range compareSettings(va, vb) {
+				sc.Name = name + ": " + sc.Name
+				c.Settings = append(c.Settings, sc)
+			}
+		}
+		// A rule's findings are paired within their target: "<target>/<rule>".
+		for _, f := range fa {
+			fa2 = append(fa2, targetRule(f))
+		}
+		for _, f := range fb {
+			fb2 = append(fb2, targetRule(f))
+		}
+		c.Findings = compareFindings(fa2, fb2)
+	}
 	inB := map[string]timeline.WorkloadInfo{}
 	for _, w := range b.Manifest.Workloads {
 		inB[w.Name] = w
@@ -310,7 +340,12 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 			c.OnlyInA = append(c.OnlyInA, wa.Name)
 			continue
 		}
-		wc := compareWorkload(a, b, wa.Name, opts, kc, hasKind)
+		va, vb, wkc, wHasKind := a, b, kc, hasKind
+		if wa.Target != "" {
+			va, vb = a.ForTarget(wa.Target), b.ForTarget(wa.Target)
+			wkc, wHasKind = kindOf(va, vb, opts.Kinds)
+		}
+		wc := compareWorkload(va, vb, wa.Name, opts, wkc, wHasKind)
 		wc.Changes = workloadChanges(wa, wb)
 		wc.Scripts = diffScripts(wa.Scripts, wb.Scripts)
 		c.Workloads = append(c.Workloads, wc)
@@ -323,6 +358,46 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 	c.Notes = compareNotes(a, b)
 	c.A.Name, c.B.Name = runNames(a, b)
 	return c
+}
+
+// targetRule names a finding of a run of several targets' rule after its
+// target, so that compare pairs findings within one target.
+func targetRule(f diagnose.Finding) diagnose.Finding {
+	if f.Target != "" {
+		f.Rule = f.Target + "/" + f.Rule
+	}
+	return f
+}
+
+// CompareTargets refuses to compare runs whose systems differ: compare
+// weighs target against target, so both runs must have the same targets
+// (names, in any order) of the same kinds; two runs of one system each
+// always compare.
+func CompareTargets(a, b *timeline.Run) error {
+	describe := func(r *timeline.Run) string {
+		var parts []string
+		for _, nt := range r.Manifest.Targets {
+			parts = append(parts, nt.Name+" ("+nt.Target.Kind+")")
+		}
+		if len(parts) == 0 {
+			return "one system (" + cmp.Or(r.Manifest.Target.Kind, "of the default kind") + ")"
+		}
+		return "targets " + strings.Join(parts, ", ")
+	}
+	an, bn := a.Manifest.Targets, b.Manifest.Targets
+	if len(an) == 0 && len(bn) == 0 {
+		return nil
+	}
+	same := len(an) == len(bn)
+	for _, nt := range an {
+		other, ok := b.Manifest.NamedTarget(nt.Name)
+		same = same && ok && other.Target.Kind == nt.Target.Kind
+	}
+	if same {
+		return nil
+	}
+	return fmt.Errorf("cannot compare %s with %s: run A has %s, run B has %s; compare weighs each target against the target of the same name and kind, so compare runs of the same scenario's targets",
+		a.Dir, b.Dir, describe(a), describe(b))
 }
 
 // kindOf is what Compare weighs beyond the percentiles for the runs'

@@ -10,10 +10,12 @@ import (
 
 // CounterChange is one of the server's key series over each whole run.
 type CounterChange struct {
-	Name  string `json:"name"` // "source:key"
-	Label string `json:"label"`
-	Unit  string `json:"unit,omitempty"`
-	Agg   string `json:"agg"` // sum, max or mean over the run
+	Name string `json:"name"` // "source:key"
+	// Target names the target whose counter it is, in runs of several.
+	Target string `json:"target,omitempty"`
+	Label  string `json:"label"`
+	Unit   string `json:"unit,omitempty"`
+	Agg    string `json:"agg"` // sum, max or mean over the run
 	// A and B are absent where the run did not record the series.
 	A *float64 `json:"a"`
 	B *float64 `json:"b"`

@@ -31,6 +31,7 @@ type runResultJSON struct {
 	Ended      string               `json:"ended,omitempty"`
 	DurationS  float64              `json:"duration_s"`
 	Target     runResultTarget      `json:"target"`
+	Targets    []runResultNamed     `json:"targets,omitempty"`
 	Workloads  []runResultWorkload  `json:"workloads"`
 	Findings   []runResultFinding   `json:"findings"`
 	Thresholds []runResultThreshold `json:"thresholds"`
@@ -43,8 +44,19 @@ type runResultTarget struct {
 	ServerVersion string `json:"server_version"`
 }
 
+// runResultNamed is one target of a run of several.
+type runResultNamed struct {
+	Name string `json:"name"`
+	runResultTarget
+}
+
+func resultTarget(t timeline.Target) runResultTarget {
+	return runResultTarget{Kind: t.Kind, Product: t.ProductName(), Embedded: t.Embedded, ServerVersion: t.ServerVersion}
+}
+
 type runResultWorkload struct {
 	Name         string                `json:"name"`
+	Target       string                `json:"target,omitempty"`
 	DurationS    float64               `json:"duration_s"`
 	Transactions int64                 `json:"transactions"`
 	TPS          float64               `json:"tps"`
@@ -81,6 +93,7 @@ type runResultFinding struct {
 	StartS   float64 `json:"start_s"`
 	EndS     float64 `json:"end_s"`
 	Workload string  `json:"workload,omitempty"`
+	Target   string  `json:"target,omitempty"`
 	Headline string  `json:"headline"`
 	Remedy   string  `json:"remedy"`
 }
@@ -136,10 +149,13 @@ func buildRunResult(run *timeline.Run, findings []diagnose.Finding, thresholds [
 	doc := &runResultJSON{
 		Schema: RunResultSchema, Firedrill: m.Version, Scenario: m.Name, RunDir: dir,
 		Status: m.Status, Error: m.Error,
-		Target:     runResultTarget{Kind: m.Target.Kind, Product: m.Target.ProductName(), Embedded: m.Target.Embedded, ServerVersion: m.Target.ServerVersion},
+		Target:     resultTarget(m.Target),
 		Workloads:  []runResultWorkload{},
 		Findings:   []runResultFinding{},
 		Thresholds: []runResultThreshold{},
+	}
+	for _, nt := range m.Targets {
+		doc.Targets = append(doc.Targets, runResultNamed{Name: nt.Name, runResultTarget: resultTarget(nt.Target)})
 	}
 	if !m.Started.IsZero() {
 		doc.Started = m.Started.UTC().Format(time.RFC3339Nano)
@@ -158,7 +174,7 @@ func buildRunResult(run *timeline.Run, findings []diagnose.Finding, thresholds [
 			continue
 		}
 		jw := runResultWorkload{
-			Name: wt.name, DurationS: wt.duration, Transactions: wt.count, TPS: wt.tps,
+			Name: wt.name, Target: wi.Target, DurationS: wt.duration, Transactions: wt.count, TPS: wt.tps,
 			Failed: wt.failed, Skipped: wt.skipped, Late: wt.late, Retried: wt.retried, Retries: wt.retries,
 			LatencyMS: percentilesMS(wt.latency), Errors: []runResultError{}, Partial: wt.fromIntervals,
 		}
@@ -179,7 +195,7 @@ func buildRunResult(run *timeline.Run, findings []diagnose.Finding, thresholds [
 	for _, f := range sorted {
 		doc.Findings = append(doc.Findings, runResultFinding{
 			Rule: f.Rule, Severity: f.Severity, StartS: f.Start, EndS: f.End,
-			Workload: f.Workload, Headline: f.Headline, Remedy: f.Remedy,
+			Workload: f.Workload, Target: f.Target, Headline: f.Headline, Remedy: f.Remedy,
 		})
 	}
 	doc.Passed = m.Status == timeline.StatusCompleted

@@ -7,16 +7,19 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
 
 // Progress formats live progress lines while a run goes on: one line per
-// workload per progress interval, with what the database is waiting on.
+// workload per progress interval, with what each database is waiting on.
 type Progress struct {
 	W     io.Writer
 	Every float64 // seconds between lines; 0 = every tick
+	// Kinds say where each kind's samples hold their waits (present.Waits);
+	// the zero value prints no wait line.
+	Kinds present.Kinds
 	last  float64
 	acc   map[string]*progressAcc
 	order []string
@@ -58,7 +61,6 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		return
 	}
 	p.last = t
-	wait, aas := topWait(samples)
 	for _, name := range p.order {
 		a := p.acc[name]
 		tps := 0.0
@@ -76,29 +78,35 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		fmt.Fprintln(p.W, line)
 		*a = progressAcc{}
 	}
-	if wait != "" {
-		fmt.Fprintf(p.W, "%7.1f s  %-12s %9.1f active sessions, top wait %s\n", t, "database", aas, wait)
+	for _, w := range p.Kinds.Waits() {
+		for _, s := range samples {
+			if s.Source != w.Source {
+				continue
+			}
+			if wait, aas := topWait(w, s); wait != "" {
+				who := "database" // a run of one system's
+				if s.Target != "" {
+					who = s.Target
+				}
+				fmt.Fprintf(p.W, "%7.1f s  %-12s %9.1f active sessions, top wait %s\n", t, who, aas, wait)
+			}
+		}
 	}
 }
 
-// topWait finds the wait event with the most active sessions in a tick's
-// pg_stat_activity sample.
-func topWait(samples []timeline.Sample) (string, float64) {
-	for _, s := range samples {
-		if s.Source != pgmetric.Activity {
-			continue
-		}
-		best, bestV := "", 0.0
-		for k, v := range s.Values {
-			if name, ok := strings.CutPrefix(k, "wait."); ok && v > bestV {
-				best, bestV = name, v
-			}
-		}
-		if best != "" {
-			return fmt.Sprintf("%s (%.0f)", best, bestV), s.Values["aas"]
+// topWait finds the wait with the most active sessions in a sample of a
+// kind's waits, and all active sessions.
+func topWait(w present.Waits, s timeline.Sample) (string, float64) {
+	best, bestV := "", 0.0
+	for k, v := range s.Values {
+		if name, ok := strings.CutPrefix(k, w.Prefix); ok && (v > bestV || v == bestV && best != "" && name < best) {
+			best, bestV = name, v
 		}
 	}
-	return "", 0
+	if best == "" {
+		return "", 0
+	}
+	return fmt.Sprintf("%s (%.0f)", best, bestV), s.Values[w.Total]
 }
 
 func ms(us int64) string {
@@ -118,11 +126,14 @@ func ms(us int64) string {
 // severe first.
 func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) error {
 	m := &run.Manifest
-	target := m.Target.Address
-	if m.Target.Embedded {
-		target = "embedded, " + target
+	if len(m.Targets) == 0 {
+		fmt.Fprintf(w, "run %s: %s (%s), %s\n", m.Name, m.Status, run.Dir, serverLine(m.Target))
+	} else {
+		fmt.Fprintf(w, "run %s: %s (%s), %d targets\n", m.Name, m.Status, run.Dir, len(m.Targets))
+		for _, nt := range m.Targets {
+			fmt.Fprintf(w, "  %s: %s\n", nt.Name, serverLine(nt.Target))
+		}
 	}
-	fmt.Fprintf(w, "run %s: %s (%s), %s %s (%s)\n", m.Name, m.Status, run.Dir, m.Target.ProductName(), m.Target.ServerVersion, target)
 	if m.Error != "" {
 		fmt.Fprintf(w, "  %s\n", m.Error)
 	}
@@ -131,8 +142,15 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 	} else {
 		fmt.Fprintf(w, "duration %.1f s\n\n", run.Summary.Duration)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		several := len(m.Targets) > 0
+		if several {
+			fmt.Fprint(tw, "target\t")
+		}
 		fmt.Fprintln(tw, "workload\ttx\ttps\tfailed\tp50\tp90\tp99\tp99.9\tmax\tpool wait p99\t")
 		for _, ws := range run.Summary.Workloads {
+			if several {
+				fmt.Fprintf(tw, "%s\t", workloadTarget(m, ws.Name))
+			}
 			pool := "-"
 			if ws.PoolWait != nil {
 				pool = ms(ws.PoolPct.P99)
@@ -170,7 +188,11 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 					text += " " + string(b)
 				}
 			}
-			fmt.Fprintf(w, "  %7.1f s  %-16s %-5s %s\n", mk.T, mk.Event, mk.Phase, text)
+			event := mk.Event
+			if mk.Target != "" {
+				event = mk.Target + "/" + event
+			}
+			fmt.Fprintf(w, "  %7.1f s  %-16s %-5s %s\n", mk.T, event, mk.Phase, text)
 		}
 	}
 	for _, s := range m.Samplers {
@@ -178,10 +200,27 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 			fmt.Fprintf(w, "note: sampler %s: %s\n", s.Name, s.Notes)
 		}
 	}
+	for _, nt := range m.Targets {
+		for _, s := range nt.Samplers {
+			if s.Notes != "" {
+				fmt.Fprintf(w, "note: %s's sampler %s: %s\n", nt.Name, s.Name, s.Notes)
+			}
+		}
+	}
 	if findings != nil {
 		writeFindings(w, findings)
 	}
 	return nil
+}
+
+// serverLine names a target's server for people: product, version and
+// where it ran.
+func serverLine(t timeline.Target) string {
+	where := t.Address
+	if t.Embedded {
+		where = "embedded, " + where
+	}
+	return fmt.Sprintf("%s %s (%s)", t.ProductName(), t.ServerVersion, where)
 }
 
 func hasEventMarks(marks []timeline.Mark) bool {
@@ -209,6 +248,17 @@ func writeOutages(w io.Writer, run *timeline.Run) {
 	}
 }
 
+// workloadTarget is the name of the target a workload of a run of
+// several loads.
+func workloadTarget(m *timeline.Manifest, workload string) string {
+	for _, wi := range m.Workloads {
+		if wi.Name == workload {
+			return wi.Target
+		}
+	}
+	return ""
+}
+
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
@@ -230,9 +280,14 @@ func writeFindings(w io.Writer, findings []diagnose.Finding) {
 }
 
 // WriteFinding prints one finding: headline, window, evidence, mechanism
-// and remedy.
+// and remedy; in a run of several targets the headline starts with the
+// target's name.
 func WriteFinding(w io.Writer, f diagnose.Finding) {
-	fmt.Fprintf(w, "\n[%s] %s  (%s, %.0f–%.0f s)\n", strings.ToUpper(f.Severity), f.Headline, f.Rule, f.Start, f.End)
+	about := ""
+	if f.Target != "" {
+		about = f.Target + ": "
+	}
+	fmt.Fprintf(w, "\n[%s] %s%s  (%s, %.0f–%.0f s)\n", strings.ToUpper(f.Severity), about, f.Headline, f.Rule, f.Start, f.End)
 	for _, e := range f.Evidence {
 		at := ""
 		if e.T > 0 {

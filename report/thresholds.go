@@ -248,6 +248,14 @@ func displayValue(t scenario.Threshold, base float64) (float64, string) {
 // measured, with why.
 func measureThreshold(t scenario.Threshold, run *timeline.Run, findings []diagnose.Finding, rules []diagnose.Rule, totals map[string]*workloadTotals) (value float64, why string, ok bool) {
 	scope, name, param := t.Split()
+	// "<target>.db.<metric>" is a database metric of one target of a run
+	// of several, measured on its view (before "db.<metric>": a target
+	// may be called db, and no database metric is).
+	if _, ok := run.Manifest.NamedTarget(scope); ok && name == "db" {
+		rest := strings.TrimPrefix(t.Metric, scope+".db.")
+		metric, param, _ := strings.Cut(rest, ".")
+		return measureDB(run.ForTarget(scope), metric, param)
+	}
 	switch scope {
 	case "finding":
 		if !diagnose.Known(rules, name) {

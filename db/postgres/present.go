@@ -21,5 +21,6 @@ func (Backend) Presentation() present.Kind {
 			Source: pgmetric.Activity, Key: pgmetric.AAS, MissingIsZero: true, SameKindOnly: true,
 			NoData: "neither run sampled pg_stat_activity",
 		},
+		Waits: &present.Waits{Source: pgmetric.Activity, Prefix: pgmetric.WaitPrefix, Total: pgmetric.AAS},
 	}
 }

@@ -117,6 +117,9 @@ func (o *compareOpts) run(env *clikit.Env, dirA, dirB string) error {
 	if err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
+	if err := report.CompareTargets(a, b); err != nil {
+		return clikit.WithCode(clikit.ExitUsage, err)
+	}
 	c := report.CompareWith(a, b, fa, fb, opts)
 	var text bytes.Buffer
 	if err := report.WriteCompareColor(&text, c, env.Color()); err != nil {

@@ -14,6 +14,9 @@
 package promexport
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -84,9 +87,12 @@ type runState struct {
 	elapsed   float64 // the last tick's time since the start
 	finished  bool
 	workloads map[string]*workloadState
-	sources   map[string]*sourceState
-	events    map[[2]string]bool // (event, kind) → running
-	descs     map[string]*prometheus.Desc
+	sources   map[sourceKey]*sourceState
+	events    map[eventKey]bool // running or not
+	// several is set once a sample or mark names a target: the run has
+	// several, and the series of sources and events carry a target label.
+	several bool
+	descs   map[string]*prometheus.Desc
 }
 
 // workloadState accumulates one workload's intervals.
@@ -136,6 +142,13 @@ func (h *histogram) cumulative() map[float64]uint64 {
 }
 
 // sourceState is a sampler's latest reading.
+// sourceKey is a sampled source of one target ("" for the host's, and
+// every source of a run of one system).
+type sourceKey struct{ target, source string }
+
+// eventKey is an event of one target, and its kind.
+type eventKey struct{ target, event, kind string }
+
 type sourceState struct {
 	values   map[string]float64 // the last successful sample's
 	up       bool
@@ -150,8 +163,8 @@ func (e *Exporter) Start(l Labels, duration time.Duration) {
 	defer e.mu.Unlock()
 	e.run = &runState{
 		labels: l.prometheus(), started: time.Now(), duration: duration.Seconds(),
-		workloads: map[string]*workloadState{}, sources: map[string]*sourceState{},
-		events: map[[2]string]bool{}, descs: map[string]*prometheus.Desc{},
+		workloads: map[string]*workloadState{}, sources: map[sourceKey]*sourceState{},
+		events: map[eventKey]bool{}, descs: map[string]*prometheus.Desc{},
 	}
 }
 
@@ -215,11 +228,13 @@ func (e *Exporter) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 	}
 	for i := range samples {
 		s := &samples[i]
-		src := r.sources[s.Source]
+		key := sourceKey{s.Target, s.Source}
+		src := r.sources[key]
 		if src == nil {
 			src = &sourceState{}
-			r.sources[s.Source] = src
+			r.sources[key] = src
 		}
+		r.several = r.several || s.Target != ""
 		src.duration = s.Duration / 1000
 		src.up = s.Error == ""
 		if s.Error != "" {
@@ -237,7 +252,8 @@ func (e *Exporter) Mark(m timeline.Mark) {
 	if e.run == nil {
 		return
 	}
-	e.run.events[[2]string{m.Event, m.Kind}] = m.Phase == timeline.PhaseStart
+	e.run.events[eventKey{m.Target, m.Event, m.Kind}] = m.Phase == timeline.PhaseStart
+	e.run.several = e.run.several || m.Target != ""
 }
 
 // Describe sends nothing: the series depend on what the run samples, so
@@ -302,32 +318,47 @@ func (e *Exporter) collect() []prometheus.Metric {
 		}
 	}
 
-	src := []string{"source"}
-	for _, name := range sortedKeys(r.sources) {
-		s := r.sources[name]
-		c.gauge("sampler_up", "1 when the sampler's last read succeeded; 0 when it failed (its series keep the last values read)", src, boolValue(s.up), name)
-		c.gauge("sampler_read_seconds", "how long the sampler's last read took", src, s.duration, name)
-		c.counter("sampler_errors_total", "reads of the sampler that failed", src, s.errors, name)
+	// In a run of several targets the series of a source and of an
+	// event say whose they are: a target label ("" for the host's); a
+	// run of one system's keep the labels they always had.
+	targeted := func(labels, values []string, target string) ([]string, []string) {
+		if !r.several {
+			return labels, values
+		}
+		return append(slices.Clip(labels), "target"), append(slices.Clip(values), target)
 	}
-	for _, source := range sortedKeys(r.sources) {
-		values := r.sources[source].values
+	sources := slices.SortedFunc(maps.Keys(r.sources), func(a, b sourceKey) int {
+		return cmp.Or(cmp.Compare(a.source, b.source), cmp.Compare(a.target, b.target))
+	})
+	for _, k := range sources {
+		s := r.sources[k]
+		labels, values := targeted([]string{"source"}, []string{k.source}, k.target)
+		c.gauge("sampler_up", "1 when the sampler's last read succeeded; 0 when it failed (its series keep the last values read)", labels, boolValue(s.up), values...)
+		c.gauge("sampler_read_seconds", "how long the sampler's last read took", labels, s.duration, values...)
+		c.counter("sampler_errors_total", "reads of the sampler that failed", labels, s.errors, values...)
+	}
+	for _, k := range sources {
+		values := r.sources[k].values
 		for _, key := range sortedKeys(values) {
-			sn := e.names.series(source, key)
+			sn := e.names.series(k.source, key)
+			labels, lvalues := sn.LabelNames, sn.LabelValues
+			if k.target != "" {
+				labels, lvalues = targeted(labels, lvalues, k.target)
+			}
 			if sn.Counter {
-				c.emit(sn.Name, sn.Help, sn.LabelNames, prometheus.CounterValue, values[key]*sn.Scale, sn.LabelValues...)
+				c.emit(sn.Name, sn.Help, labels, prometheus.CounterValue, values[key]*sn.Scale, lvalues...)
 			} else {
-				c.emit(sn.Name, sn.Help, sn.LabelNames, prometheus.GaugeValue, values[key]*sn.Scale, sn.LabelValues...)
+				c.emit(sn.Name, sn.Help, labels, prometheus.GaugeValue, values[key]*sn.Scale, lvalues...)
 			}
 		}
 	}
-	events := make([][2]string, 0, len(r.events))
-	for k := range r.events {
-		events = append(events, k)
-	}
-	sort.Slice(events, func(i, j int) bool { return events[i][0]+"\x00"+events[i][1] < events[j][0]+"\x00"+events[j][1] })
+	events := slices.SortedFunc(maps.Keys(r.events), func(a, b eventKey) int {
+		return cmp.Or(cmp.Compare(a.event, b.event), cmp.Compare(a.kind, b.kind), cmp.Compare(a.target, b.target))
+	})
 	for _, k := range events {
+		labels, values := targeted([]string{"event", "kind"}, []string{k.event, k.kind}, k.target)
 		c.gauge("event_active", "1 while the scenario's event runs (between its start and end marks), else 0",
-			[]string{"event", "kind"}, boolValue(r.events[k]), k[0], k[1])
+			labels, boolValue(r.events[k]), values...)
 	}
 	return c.out
 }

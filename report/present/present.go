@@ -32,6 +32,18 @@ type Kind struct {
 	// Compare is what compare weighs beyond the percentiles; nil: the
 	// percentiles, the findings and the settings only.
 	Compare *Compare
+	// Waits is where live progress lines read what the server's sessions
+	// wait on; nil: the kind's progress has no wait line.
+	Waits *Waits
+}
+
+// Waits names, in one sampled source, the family of keys that count
+// sessions per wait ("wait.<event>") and the key of their total, so that
+// live progress can say what the server waits on most.
+type Waits struct {
+	Source string
+	Prefix string // a family key's prefix; the rest names the wait
+	Total  string // the key of all active sessions, all waits together
 }
 
 // Presenter is a kind (a backend) that says how the report presents its
@@ -77,15 +89,33 @@ func (k Kinds) kindOf(t timeline.Target) string {
 }
 
 // Fill completes what a run recorded before its kind's backend filled it
-// in: the server's name for people.
+// in: the server's name for people, of its target and of each of a run
+// of several.
 func (k Kinds) Fill(run *timeline.Run) {
-	t := &run.Manifest.Target
+	k.fill(&run.Manifest.Target)
+	for i := range run.Manifest.Targets {
+		k.fill(&run.Manifest.Targets[i].Target)
+	}
+}
+
+func (k Kinds) fill(t *timeline.Target) {
 	if t.Product != "" {
 		return
 	}
 	if p, ok := k.Of(*t); ok {
 		t.Product = p.Product
 	}
+}
+
+// Waits are the wait families every kind declares, in kind order.
+func (k Kinds) Waits() []Waits {
+	var out []Waits
+	for _, name := range k.Names() {
+		if w := k.byKind[name].Waits; w != nil {
+			out = append(out, *w)
+		}
+	}
+	return out
 }
 
 // Names lists the kinds with a presentation, sorted.

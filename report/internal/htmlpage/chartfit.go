@@ -62,7 +62,11 @@ func fitCharts(d *chartData) (kept []chartSpec, omitted []omittedChart) {
 			c.Axes = c.Axes[:1]
 		}
 		hideDistantLimits(d, &c)
-		essential := c.ID == "throughput" || c.ID == "latency"
+		base := c.ID
+		if c.Base != "" {
+			base = c.Base
+		}
+		essential := base == "throughput" || base == "latency"
 		if why := emptyReason(d, c); why != "" && !essential {
 			omitted = append(omitted, omittedChart{ID: c.ID, Title: c.Title, Why: why})
 			continue

@@ -32,6 +32,13 @@ type chartSpec struct {
 	// Sparse says why a chart may hold only a few values (a hit rate
 	// exists only in ticks with reads), for the line that leaves it out.
 	Sparse string `json:"-"`
+	// Base is the chart's own ID before a target's name prefixed it, in
+	// a run of several targets ("" when ID is it).
+	Base string `json:"-"`
+	// Group names the section a chart of a run of several targets is
+	// drawn in (a target's name, or the host's); Heading is set on the
+	// first chart kept of each group.
+	Group, Heading string `json:"-"`
 }
 
 // axisSpec is a y axis: 0 on the left, 1 on the right.
@@ -165,10 +172,8 @@ type chartSources struct {
 	ran     map[string]string // sampler → notes, from the manifest
 }
 
-// buildCharts draws the run's charts: its kind's database section (kind's
-// Charts, else the neutral ones), then the host's and firedrill's own.
-func buildCharts(run *timeline.Run, kind present.Kind) chartData {
-	var d chartData
+// newChartSources groups run's samples by source.
+func newChartSources(run *timeline.Run) chartSources {
 	src := chartSources{run: run, samples: map[string][]*timeline.Sample{}, ran: map[string]string{}}
 	for i := range run.Samples {
 		s := &run.Samples[i]
@@ -177,21 +182,59 @@ func buildCharts(run *timeline.Run, kind present.Kind) chartData {
 	for _, s := range run.Manifest.Samplers {
 		src.ran[s.Name] = s.Notes
 	}
-	wl := workloadColumns(&d, run)
+	return src
+}
 
+// buildCharts draws the run's charts: its kind's database section (kind's
+// Charts, else the neutral ones), then the host's and firedrill's own. A
+// run of several targets has a database section per target, each drawn
+// from the target's view of the run by its own kind's charts, on the
+// run's one time axis.
+func buildCharts(run *timeline.Run, kinds present.Kinds) chartData {
+	var d chartData
+	names := run.Manifest.TargetNames()
+	if len(names) == 0 {
+		kind, _ := kinds.Of(run.Manifest.Target)
+		src := newChartSources(run)
+		d.Charts = databaseCharts(&d, &src, run, kind)
+		d.Charts = append(d.Charts, hostCharts(&d, &src)...)
+		return d
+	}
+	for _, name := range names {
+		view := run.ForTarget(name)
+		kind, _ := kinds.Of(view.Manifest.Target)
+		src := newChartSources(view)
+		for _, c := range databaseCharts(&d, &src, view, kind) {
+			c.Base, c.Group = c.ID, name
+			c.ID, c.Title = name+"-"+c.ID, name+": "+c.Title
+			d.Charts = append(d.Charts, c)
+		}
+	}
+	src := newChartSources(run)
+	for _, c := range hostCharts(&d, &src) {
+		c.Group = "host"
+		d.Charts = append(d.Charts, c)
+	}
+	return d
+}
+
+// databaseCharts draws a kind's database section of run.
+func databaseCharts(d *chartData, src *chartSources, run *timeline.Run, kind present.Kind) []chartSpec {
+	wl := workloadColumns(d, run)
 	charts := kind.Charts
 	if len(charts) == 0 {
 		charts = neutralCharts
 	}
+	var out []chartSpec
 	for _, c := range charts {
-		d.Charts = append(d.Charts, drawChart(&d, &src, wl, run, c))
+		out = append(out, drawChart(d, src, wl, run, c))
 	}
-	d.Charts = append(d.Charts,
-		hostCPUChart(&d, &src),
-		hostDiskChart(&d, &src),
-		firedrillChart(&d, &src),
-	)
-	return d
+	return out
+}
+
+// hostCharts are the host's and firedrill's own charts.
+func hostCharts(d *chartData, src *chartSources) []chartSpec {
+	return []chartSpec{hostCPUChart(d, src), hostDiskChart(d, src), firedrillChart(d, src)}
 }
 
 // drawChart draws one chart of a kind's database section: a declared

@@ -45,6 +45,12 @@ type page struct {
 	Settings       []settingView
 	SettingChanges []settingChange
 	Samplers       []samplerView
+
+	// Targets are the systems of a run of several, for the header;
+	// WorkloadTargets names each workload's target. Both are empty in a
+	// run of one system.
+	Targets         []timeline.NamedTarget
+	WorkloadTargets map[string]string
 }
 
 type severityCounts struct{ Critical, Warning, Info, Other int }
@@ -203,16 +209,29 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding, kinds present.Kin
 		slices.SortStableFunc(p.Errors, func(a, b errorView) int { return cmp.Compare(b.Count, a.Count) })
 	}
 
-	bands := eventBands(run.Marks)
-	p.Events = eventViews(run.Manifest.Events, run.Marks)
+	marks, planned := run.Marks, run.Manifest.Events
+	if len(run.Manifest.Targets) > 0 {
+		marks, planned = targetEvents(run)
+		p.Targets = run.Manifest.Targets
+		p.WorkloadTargets = map[string]string{}
+		for _, w := range run.Manifest.Workloads {
+			p.WorkloadTargets[w.Name] = w.Target
+		}
+	}
+	bands := eventBands(marks)
+	p.Events = eventViews(planned, marks)
 	p.Outages = run.Outages()
-	p.SettingChanges = settingChanges(run.Manifest.Settings, run.Marks)
-	p.Settings = settingViews(run.Manifest.Settings, p.SettingChanges)
-	p.Samplers = samplerViews(run)
+	if len(run.Manifest.Targets) == 0 {
+		p.SettingChanges = settingChanges(run.Manifest.Settings, run.Marks)
+		p.Settings = settingViews(run.Manifest.Settings, p.SettingChanges)
+		p.Samplers = samplerViews(run)
+	} else {
+		p.SettingChanges, p.Settings, p.Samplers = targetSettings(run)
+	}
 
-	kind, _ := kinds.Of(run.Manifest.Target)
-	cd := buildCharts(run, kind)
+	cd := buildCharts(run, kinds)
 	p.Charts, p.Omitted = fitCharts(&cd)
+	headings(p.Charts, run.Manifest.Targets)
 	data := pageData{
 		Duration: p.Duration,
 		Xs:       cd.Xs,
@@ -223,8 +242,12 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding, kinds present.Kin
 		Findings: []findingBand{}, // [] not null: the script maps over it
 	}
 	for _, f := range p.Findings {
+		what := f.What
+		if f.Target != "" {
+			what = f.Target + ": " + what // the lanes run across every target's charts
+		}
 		data.Findings = append(data.Findings, findingBand{
-			ID: f.ID, Severity: f.Severity, Start: f.Start, End: f.End, Headline: f.Headline, What: f.What,
+			ID: f.ID, Severity: f.Severity, Start: f.Start, End: f.End, Headline: f.Headline, What: what,
 		})
 	}
 	var err error
@@ -232,6 +255,90 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding, kinds present.Kin
 		return nil, err
 	}
 	return p, nil
+}
+
+// targetEvents are the marks and planned events of a run of several
+// targets, each event named "<target>/<event>" so that two targets' events
+// of one name stay apart and read as whose they are.
+func targetEvents(run *timeline.Run) ([]timeline.Mark, []timeline.EventInfo) {
+	name := func(target, event string) string {
+		if target == "" {
+			return event
+		}
+		return target + "/" + event
+	}
+	marks := make([]timeline.Mark, len(run.Marks))
+	for i, m := range run.Marks {
+		m.Event = name(m.Target, m.Event)
+		marks[i] = m
+	}
+	planned := make([]timeline.EventInfo, len(run.Manifest.Events))
+	for i, e := range run.Manifest.Events {
+		e.Name = name(e.Target, e.Name)
+		planned[i] = e
+	}
+	return marks, planned
+}
+
+// targetSettings are the settings, their changes and the samplers of each
+// target of a run of several, each named "<target>: <name>", and the
+// host's samplers.
+func targetSettings(run *timeline.Run) (changes []settingChange, settings []settingView, samplers []samplerView) {
+	host := &timeline.Run{Manifest: timeline.Manifest{Samplers: run.Manifest.Samplers}}
+	for _, s := range run.Samples {
+		if s.Target == "" {
+			host.Samples = append(host.Samples, s)
+		}
+	}
+	samplers = samplerViews(host)
+	for _, nt := range run.Manifest.Targets {
+		view := run.ForTarget(nt.Name)
+		var marks []timeline.Mark
+		for _, m := range view.Marks {
+			if m.Target == nt.Name {
+				m.Event = nt.Name + "/" + m.Event
+				marks = append(marks, m)
+			}
+		}
+		ch := settingChanges(nt.Settings, marks)
+		for _, v := range settingViews(nt.Settings, ch) {
+			v.Name = nt.Name + ": " + v.Name
+			settings = append(settings, v)
+		}
+		for _, c := range ch {
+			c.Name = nt.Name + ": " + c.Name
+			changes = append(changes, c)
+		}
+		own := &timeline.Run{Manifest: timeline.Manifest{Samplers: nt.Samplers}}
+		for _, s := range run.Samples {
+			if s.Target == nt.Name {
+				own.Samples = append(own.Samples, s)
+			}
+		}
+		for _, v := range samplerViews(own) {
+			v.Name = nt.Name + ": " + v.Name
+			samplers = append(samplers, v)
+		}
+	}
+	slices.SortStableFunc(changes, func(a, b settingChange) int { return cmp.Compare(a.T, b.T) })
+	return changes, settings, samplers
+}
+
+// headings puts a heading on the first chart kept of each group of a run
+// of several targets: the target's name and server, or the host's.
+func headings(charts []chartSpec, targets []timeline.NamedTarget) {
+	last := ""
+	for i := range charts {
+		c := &charts[i]
+		if c.Group == "" || c.Group == last {
+			continue
+		}
+		last = c.Group
+		c.Heading = "The host and firedrill"
+		if nt, ok := (&timeline.Manifest{Targets: targets}).NamedTarget(c.Group); ok {
+			c.Heading = nt.Name + ": " + nt.Target.ProductName() + " " + nt.Target.ServerVersion
+		}
+	}
 }
 
 // pageData is the JSON blob the script draws from.

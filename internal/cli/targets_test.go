@@ -71,7 +71,7 @@ func TestCacheAndDBExample(t *testing.T) {
 	if about["idle-in-transaction-blocker"] != "db" {
 		t.Errorf("idle-in-transaction-blocker about %q, want db (findings %v)", about["idle-in-transaction-blocker"], about)
 	}
-	for _, want := range []string{"aof-fsync-stall", "idle-in-transaction-blocker", "sessions", "orders"} {
+	for _, want := range []string{"aof-fsync-stall", "idle-in-transaction-blocker", "sessions", "orders", "] cache: ", "] db: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the terminal summary lacks %q:\n%s", want, out)
 		}

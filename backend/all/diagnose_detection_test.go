@@ -81,6 +81,8 @@ var detectionCases = []struct {
 	workload  string // … or with this workload's load
 	seconds   float64
 }{
+	{"postgres", "multixact-creation", "multixact-broken", "long-tx", "", 6},
+	{"postgres", "multixact-creation", "mxfunc", "long-tx", "", 7},
 	{"postgres", "multixact-slru-thrash", "multixact-broken", "long-tx", "", 13},
 	{"postgres", "multixact-slru-thrash", "mxfunc", "long-tx", "", 16},
 	{"postgres", "xmin-horizon-held", "multixact-broken", "long-tx", "", 15},

@@ -33,6 +33,18 @@ func defaultSettings() map[string]string {
 	}
 }
 
+// statementHistory turns on what performance_schema keeps of each
+// session's statements (MariaDB leaves these consumers off), so that the
+// lock sampler can name the last statement of an idle transaction that
+// blocks others; given only with performance_schema on, which costs
+// memory at start.
+func statementHistory() map[string]string {
+	return map[string]string{
+		"performance_schema_consumer_events_statements_current": "ON",
+		"performance_schema_consumer_events_statements_history": "ON",
+	}
+}
+
 // normalizeSettings checks settings and spells their names as the server
 // lists them (my.cnf accepts "query-cache-type" for query_cache_type).
 func normalizeSettings(settings map[string]string) (map[string]string, error) {

@@ -107,6 +107,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		return nil, err
 	}
 	startSettings := defaultSettings()
+	if on := strings.ToUpper(settings["performance_schema"]); on == "ON" || on == "1" {
+		maps.Copy(startSettings, statementHistory())
+	}
 	maps.Copy(startSettings, settings)
 	inst.life = serverproc.NewLifecycle(startSettings)
 	if inst.password, err = newPassword(); err != nil {

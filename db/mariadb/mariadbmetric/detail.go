@@ -38,6 +38,11 @@ type BlockingPair struct {
 	BlockingState     string `json:"blocking_state"`               // the blocker's trx_state (RUNNING, LOCK WAIT)
 	BlockingOperation string `json:"blocking_operation,omitempty"` // its trx_operation_state ("inserting")
 	BlockingQuery     string `json:"blocking_query"`
+	// BlockingLastQuery is the last statement of a blocker that runs
+	// none (idle in its transaction), from performance_schema's
+	// events_statements_current/history; "" when performance_schema is
+	// off or the blocker is running a statement.
+	BlockingLastQuery string `json:"blocking_last_query,omitempty"`
 }
 
 // InnoDBStatusDetail is what SHOW ENGINE INNODB STATUS said: the latest

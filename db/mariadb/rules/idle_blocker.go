@@ -55,6 +55,7 @@ type innodbHead struct {
 	Samples       int
 	Idle          bool    // no statement running in any qualifying sample
 	Query         string  // the statement it was running, when not idle
+	LastQuery     string  // its last statement while idle, from performance_schema ("" when off)
 	MaxBehind     int     // transactions waiting on it, directly or not
 	MaxBehindT    float64 // when
 	MaxWaitS      float64 // longest wait of a direct waiter
@@ -103,6 +104,8 @@ func (r idleBlocker) Check(run *timeline.Run) []diagnose.Finding {
 				seen[key] = true
 				if !idle {
 					h.Idle, h.Query = false, p.BlockingQuery
+				} else if p.BlockingLastQuery != "" {
+					h.LastQuery = p.BlockingLastQuery
 				}
 				if known {
 					h.User = sess.User
@@ -260,6 +263,9 @@ func (r idleBlocker) finding(run *timeline.Run, h *innodbHead) diagnose.Finding 
 		who += " (" + strings.Join(details, ", ") + ")"
 	}
 	what := "sat idle in its transaction, no statement running,"
+	if h.Idle && h.LastQuery != "" {
+		what = fmt.Sprintf("sat idle in its transaction after `%s`,", diagnose.OneLine(h.LastQuery, 80))
+	}
 	if !h.Idle {
 		what = fmt.Sprintf("kept its transaction open (running `%s`)", diagnose.OneLine(h.Query, 80))
 	}
@@ -270,14 +276,18 @@ func (r idleBlocker) finding(run *timeline.Run, h *innodbHead) diagnose.Finding 
 	place := topPlace(h.Where)
 	f.Headline = fmt.Sprintf("A transaction that is not working heads InnoDB's lock waits: %s %s holding the lock on %s for %s, with up to %d transactions waiting behind it",
 		who, what, place, formatSeconds(held), h.MaxBehind)
-	last := "no statement running when sampled"
-	if !h.Idle {
+	last, lastFrom := "no statement running when sampled", "its last statement is not kept without performance_schema"
+	switch {
+	case !h.Idle:
 		last = "running `" + diagnose.OneLine(h.Query, 120) + "`"
+	case h.LastQuery != "":
+		last += ", its last one `" + diagnose.OneLine(h.LastQuery, 120) + "`"
+		lastFrom = "from performance_schema's statement events"
 	}
 	f.Evidence = append(f.Evidence,
 		diagnose.Evidence{Series: mariadbmetric.Series(mariadbmetric.InnoDBLocks, mariadbmetric.LocksRootBlockers), T: h.First, Value: float64(h.ThreadID),
-			Text: fmt.Sprintf("%s (InnoDB transaction %s) headed the lock waits in %d lock samples from %.0f s to %.0f s, %s (its last statement is not kept without performance_schema; the lock its waiters want is on %s)",
-				who, h.Trx, h.Samples, h.First, h.Last, last, place)},
+			Text: fmt.Sprintf("%s (InnoDB transaction %s) headed the lock waits in %d lock samples from %.0f s to %.0f s, %s (%s; the lock its waiters want is on %s)",
+				who, h.Trx, h.Samples, h.First, h.Last, last, lastFrom, place)},
 		diagnose.Evidence{Series: mariadbmetric.Series(mariadbmetric.InnoDBLocks, mariadbmetric.LocksMaxWaitS), T: h.Last, Value: h.MaxWaitS,
 			Text: fmt.Sprintf("transactions waited on it for up to %s (innodb_lock_wait_timeout = %s)", formatSeconds(h.MaxWaitS), formatSeconds(lockWaitTimeoutS(run)))},
 		diagnose.Evidence{Series: mariadbmetric.Series(mariadbmetric.InnoDBLocks, mariadbmetric.LocksBlocked), T: h.MaxBehindT, Value: float64(h.MaxBehind),

@@ -19,7 +19,7 @@ func TestIdleBlockerFiresOnlyOnItsRecording(t *testing.T) {
 		for _, f := range findingsOf(idleBlocker{}, openRecording(t, name)) {
 			warned = warned || f.Severity == diagnose.Warning || f.Severity == diagnose.Critical
 		}
-		if want := name == "mariadb-idleblock"; warned != want {
+		if want := name == "mariadb-idleblock" || name == "mariadb-idleblock-pfs"; warned != want {
 			t.Errorf("%s: warned %v, want %v", name, warned, want)
 		}
 	}
@@ -49,5 +49,28 @@ func TestIdleBlockerNamesTheHead(t *testing.T) {
 	}
 	if f.Start < 9 || f.Start > 12 || f.End < 23 || f.End > 27 {
 		t.Errorf("window [%.1f, %.1f], want about [10, 25]", f.Start, f.End)
+	}
+}
+
+// TestIdleBlockerNamesTheLastStatement: with performance_schema on
+// (mariadb-idleblock-pfs, the same incident) the idle head is named with
+// the statement that took the lock; without it (mariadb-idleblock) the
+// finding says that statement is not kept.
+func TestIdleBlockerNamesTheLastStatement(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		recording, want, not string
+	}{
+		{"mariadb-idleblock-pfs", "sat idle in its transaction after `SELECT n FROM counter WHERE id = 1 FOR UPDATE`", "not kept without performance_schema"},
+		{"mariadb-idleblock", "its last statement is not kept without performance_schema", "sat idle in its transaction after"},
+	} {
+		fs := findingsOf(idleBlocker{}, openRecording(t, c.recording))
+		if len(fs) != 1 {
+			t.Fatalf("%s: got %d findings, want 1", c.recording, len(fs))
+		}
+		text := findingText(fs[0])
+		if !strings.Contains(text, c.want) || strings.Contains(text, c.not) {
+			t.Errorf("%s: want %q and not %q in:\n%s", c.recording, c.want, c.not, text)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package mariadb
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
@@ -25,9 +27,14 @@ import (
 //	transactions        count     open InnoDB transactions
 //
 // Detail: up to 50 blocking pairs ([]mariadbmetric.BlockingPair), longest
-// wait first; nil when none.
+// wait first; nil when none. With performance_schema on, a blocker that
+// runs no statement gets its last one (BlockingLastQuery), read only
+// while some transaction waits on it.
 type innodbLocks struct {
 	session *session
+	// lastStatements: performance_schema is on, so the statements of an
+	// idle blocker can be read.
+	lastStatements bool
 }
 
 var _ sampler.Sampler = (*innodbLocks)(nil)
@@ -56,6 +63,18 @@ SELECT -1, '', '', count(*), NULL, NULL, '', '', '', -1, '', '', '', ''
 FROM information_schema.INNODB_TRX t
 WHERE t.trx_mysql_thread_id <> CONNECTION_ID() AND coalesce(t.trx_query, '') NOT LIKE '/* firedrill-sampler */%'
 ORDER BY 4 DESC`
+
+// lastStatementSQL finds the last statement of each of the threads
+// (processlist ids) listed in its %s: the current (or just finished)
+// statement of each, then its history, newest first.
+const lastStatementSQL = Marker + `
+SELECT t.PROCESSLIST_ID, s.SQL_TEXT
+FROM performance_schema.threads t
+JOIN (SELECT THREAD_ID, EVENT_ID, SQL_TEXT FROM performance_schema.events_statements_current
+	UNION ALL
+	SELECT THREAD_ID, EVENT_ID, SQL_TEXT FROM performance_schema.events_statements_history) s ON s.THREAD_ID = t.THREAD_ID
+WHERE t.PROCESSLIST_ID IN (%s) AND s.SQL_TEXT IS NOT NULL AND s.SQL_TEXT <> ''
+ORDER BY t.PROCESSLIST_ID, s.EVENT_ID DESC`
 
 func (*innodbLocks) Name() string { return innodbLocksName }
 
@@ -108,7 +127,49 @@ func (smp *innodbLocks) Sample(ctx context.Context) (map[string]float64, any, er
 	if len(pairs) == 0 {
 		return values, nil, nil
 	}
+	if smp.lastStatements {
+		if err := smp.readLastStatements(ctx, pairs); err != nil {
+			return nil, nil, err
+		}
+	}
 	return values, pairs, nil
+}
+
+// readLastStatements fills in the last statement of each blocker that
+// runs none.
+func (smp *innodbLocks) readLastStatements(ctx context.Context, pairs []mariadbmetric.BlockingPair) error {
+	var ids []string
+	seen := map[int64]bool{}
+	for _, p := range pairs {
+		if strings.TrimSpace(p.BlockingQuery) == "" && p.BlockingID > 0 && !seen[p.BlockingID] {
+			seen[p.BlockingID] = true
+			ids = append(ids, strconv.FormatInt(p.BlockingID, 10))
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	last := map[int64]string{}
+	err := smp.session.query(ctx, "read the idle blockers' last statements", fmt.Sprintf(lastStatementSQL, strings.Join(ids, ", ")), func(rows *sql.Rows) error {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return err
+		}
+		if _, ok := last[id]; !ok && !strings.HasPrefix(text, Marker) {
+			last[id] = text
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range pairs {
+		if q, ok := last[pairs[i].BlockingID]; ok && strings.TrimSpace(pairs[i].BlockingQuery) == "" {
+			pairs[i].BlockingLastQuery = cut(q, 300)
+		}
+	}
+	return nil
 }
 
 // LockKind classifies a lock as INNODB_LOCKS shows it (lock_type,

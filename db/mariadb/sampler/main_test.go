@@ -45,8 +45,10 @@ func runTests(m *testing.M) int {
 // testSettings: throwaway data needs no durability; AUTO-INC in its
 // "consecutive" mode (1) so that a bulk insert holds the table lock; the
 // query cache on, so that its counters move; lock waits give up after
-// 10 s so that a stuck test fails instead of hanging.
+// 10 s so that a stuck test fails instead of hanging; performance_schema
+// on, so that an idle blocker's last statement can be read.
 var testSettings = map[string]string{
+	"performance_schema":             "ON",
 	"innodb_flush_log_at_trx_commit": "2",
 	"innodb_autoinc_lock_mode":       "1",
 	"query_cache_type":               "1",

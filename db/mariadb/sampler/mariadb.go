@@ -95,6 +95,25 @@ func New(ctx context.Context, dsn string, opts Options) (*Set, error) {
 	return set, nil
 }
 
+// statementHistory says whether performance_schema keeps the sessions'
+// statements: it is on (set at the server's start) and one of its
+// statement consumers is enabled.
+func (set *Set) statementHistory(ctx context.Context) (bool, error) {
+	var on int
+	err := set.session.query(ctx, "read performance_schema", Marker+" SELECT @@performance_schema", func(rows *sql.Rows) error {
+		return rows.Scan(&on)
+	})
+	if err != nil || on != 1 {
+		return false, err
+	}
+	consumers := 0
+	err = set.session.query(ctx, "read performance_schema's consumers", Marker+` SELECT count(*) FROM performance_schema.setup_consumers
+WHERE NAME IN ('events_statements_current', 'events_statements_history') AND ENABLED = 'YES'`, func(rows *sql.Rows) error {
+		return rows.Scan(&consumers)
+	})
+	return consumers > 0, err
+}
+
 // discover reads the server's version and builds the samplers that work
 // on it.
 func (set *Set) discover(ctx context.Context) error {
@@ -106,9 +125,13 @@ func (set *Set) discover(ctx context.Context) error {
 		return err
 	}
 	set.session.version = version
+	lastStatements, err := set.statementHistory(ctx)
+	if err != nil {
+		return err
+	}
 	set.samplers = []sampler.Sampler{
 		&processlist{session: set.session},
-		&innodbLocks{session: set.session},
+		&innodbLocks{session: set.session, lastStatements: lastStatements},
 		&globalStatus{session: set.session},
 		&innodbStatus{session: set.session},
 	}

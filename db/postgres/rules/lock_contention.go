@@ -40,13 +40,18 @@ const (
 	contentionCriticalShare = 0.8
 	contentionQueue         = 3.0 // mean sessions waiting for locks that make a queue
 	contentionLongWaitS     = 5.0 // a lock held this long is held by something not working
+	// contentionDipS: contention that eases for up to this long and comes
+	// back is one contention (fklock's inserts and payments drift between
+	// five keys and ease for a few seconds at a time), not two.
+	contentionDipS = 10.0
 )
 
 func isLockWait(event string) bool { return strings.HasPrefix(event, "Lock:") }
 
-// contendedWindow finds the longest stretch in which Lock waits are at
-// least half of active time (rolling over three samples); the whole load
-// window when none.
+// contendedWindow finds the contention: the stretches in which Lock
+// waits are at least half of active time (rolling over three samples),
+// those less than contentionDipS apart joined into one, the one with the
+// most such samples chosen; the whole load window when none.
 func contendedWindow(run *timeline.Run) (from, to float64, found bool) {
 	lf, lt := diagnose.LoadWindow(run)
 	type pt struct{ t, lock, aas float64 }
@@ -68,7 +73,12 @@ func contendedWindow(run *timeline.Run) (from, to float64, found bool) {
 		}
 		pts = append(pts, pt{s.T, lock, aas})
 	}
-	bestLen, start := 0, -1
+	// The stretches of contended samples, then those a short dip splits
+	// merged back into one: the window covers the contention, not only
+	// its longest unbroken part.
+	type stretch struct{ first, last, contended int }
+	var stretches []stretch
+	start := -1
 	for i := range pts {
 		lo, hi := max(0, i-1), min(len(pts)-1, i+1)
 		lock, aas := 0.0, 0.0
@@ -81,17 +91,30 @@ func contendedWindow(run *timeline.Run) (from, to float64, found bool) {
 		case contended && start < 0:
 			start = i
 		case !contended && start >= 0:
-			if i-start > bestLen {
-				bestLen, from, to = i-start, pts[start].t, pts[i-1].t
-			}
+			stretches = append(stretches, stretch{start, i - 1, i - start})
 			start = -1
 		}
 	}
-	if start >= 0 && len(pts)-start > bestLen {
-		bestLen, from, to = len(pts)-start, pts[start].t, pts[len(pts)-1].t
+	if start >= 0 {
+		stretches = append(stretches, stretch{start, len(pts) - 1, len(pts) - start})
 	}
-	if bestLen >= 3 {
-		return from, to + 1e-9, true
+	var merged []stretch
+	for _, st := range stretches {
+		if n := len(merged); n > 0 && pts[st.first].t-pts[merged[n-1].last].t <= contentionDipS {
+			merged[n-1].last = st.last
+			merged[n-1].contended += st.contended
+			continue
+		}
+		merged = append(merged, st)
+	}
+	best := stretch{contended: 0}
+	for _, st := range merged {
+		if st.contended > best.contended {
+			best = st
+		}
+	}
+	if best.contended >= 3 {
+		return pts[best.first].t, pts[best.last].t + 1e-9, true
 	}
 	return lf, lt, false
 }

@@ -11,6 +11,7 @@ import "github.com/firedrill/firedrill/diagnose"
 func Rules() []diagnose.Rule {
 	return []diagnose.Rule{
 		multixactSLRUThrash{},
+		multixactCreation{},
 		xminHorizonHeld{},
 		subtransactionOverflow{},
 		generatorLimited{},

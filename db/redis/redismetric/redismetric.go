@@ -112,6 +112,12 @@ type LatencyEvent struct {
 	Event string  `json:"event"`
 	Unix  int64   `json:"unix"` // the second it happened, Unix time
 	MS    float64 `json:"ms"`   // the longest occurrence in that second
+	// AgeS is how long before the reading that second began, by the
+	// server's own clock (TIME): the run's clock does not start at the
+	// manifest's Started (setup comes between), so an occurrence is
+	// placed on the run's clock as the reading's time minus AgeS. 0 in
+	// runs recorded before it was.
+	AgeS float64 `json:"age_s,omitempty"`
 }
 
 // SlowlogEntry is one new slow log entry, in Slowlog's detail.

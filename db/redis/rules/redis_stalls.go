@@ -87,21 +87,41 @@ func counterMoments(run *timeline.Run, source, key string) []serverMoment {
 // latencyMoments are the occurrences of a latency-monitor event, at their
 // second on the run's clock, from the Latency source's details.
 func latencyMoments(run *timeline.Run, event string) []serverMoment {
-	started := run.Manifest.Started.Unix()
-	seen := map[int64]bool{}
-	var out []serverMoment
+	type occurrence struct {
+		rm.LatencyEvent
+		readT float64 // the reading that reported it, on the run's clock
+	}
+	var all []occurrence
+	// For runs recorded without AgeS: where the run's clock starts on
+	// the server's. An occurrence precedes its reading, so the start is
+	// no earlier than any occurrence's second minus its reading's time,
+	// nor than the manifest's Started (setup comes after it).
+	zero := float64(run.Manifest.Started.UnixNano()) / 1e9
 	for _, s := range run.SourceSamples(rm.Latency) {
 		var occurrences []rm.LatencyEvent
 		if !diagnose.Detail(&s, &occurrences) {
 			continue
 		}
 		for _, o := range occurrences {
-			if o.Event != event || seen[o.Unix] {
-				continue
+			all = append(all, occurrence{o, s.T})
+			if o.AgeS == 0 {
+				zero = max(zero, float64(o.Unix)-s.T)
 			}
-			seen[o.Unix] = true
-			out = append(out, serverMoment{T: float64(o.Unix - started), Value: o.MS})
 		}
+	}
+	seen := map[int64]bool{}
+	var out []serverMoment
+	for _, o := range all {
+		if o.Event != event || seen[o.Unix] {
+			continue
+		}
+		seen[o.Unix] = true
+		t := float64(o.Unix) - zero
+		if o.AgeS > 0 {
+			t = o.readT - o.AgeS
+		}
+		// Never after the reading that reported it, nor before the run.
+		out = append(out, serverMoment{T: max(0, min(t, o.readT)), Value: o.MS})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].T < out[j].T })
 	return out

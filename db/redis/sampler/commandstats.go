@@ -29,7 +29,7 @@ func (*commandStats) Name() string { return rm.CommandStats }
 
 // ownCommands are what the samplers send, as commandstats names them.
 var ownCommands = map[string]bool{
-	"info": true, "ping": true, "latency|latest": true, "latency|history": true,
+	"info": true, "ping": true, "latency|latest": true, "latency|history": true, "time": true,
 	"slowlog|len": true, "slowlog|get": true, "client|setname": true, "auth": true, "select": true,
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	rm "github.com/firedrill/firedrill/db/redis/redismetric"
@@ -102,7 +103,40 @@ func (s *latency) Sample(ctx context.Context) (map[string]float64, any, error) {
 	if len(occurrences) == 0 {
 		return values, nil, nil
 	}
+	// The occurrences carry the server's wall clock; the reading's own
+	// time on that clock places them on the run's (one more round trip,
+	// only when something new was recorded).
+	reply, err = s.session.do(ctx, "TIME")
+	if err != nil {
+		return nil, nil, err
+	}
+	now, err := parseTime(reply)
+	if err != nil {
+		return nil, nil, fmt.Errorf("TIME: %w", err)
+	}
+	for i := range occurrences {
+		occurrences[i].AgeS = max(0, now-float64(occurrences[i].Unix))
+	}
 	return values, occurrences, nil
+}
+
+// parseTime reads TIME: [unix seconds, microseconds] as bulk strings.
+func parseTime(r redisconn.Reply) (float64, error) {
+	if r.Type != redisconn.Array || len(r.Elems) != 2 {
+		return 0, fmt.Errorf("%w: not [seconds, microseconds]", errShape)
+	}
+	var parts [2]int64
+	for i, e := range r.Elems {
+		if e.Type != redisconn.Bulk {
+			return 0, fmt.Errorf("%w: element %d is not a string", errShape, i+1)
+		}
+		n, err := strconv.ParseInt(e.Str, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%w: element %d is not a count: %q", errShape, i+1, e.Str)
+		}
+		parts[i] = n
+	}
+	return float64(parts[0]) + float64(parts[1])/1e6, nil
 }
 
 // errShape marks a reply whose shape is not what the command returns.

@@ -78,6 +78,15 @@ func TestParseLatency(t *testing.T) {
 	if _, err := parseLatencyHistory(reply(t, "*1\n*2\n:1\n$1\nx\n")); err == nil {
 		t.Error("parseLatencyHistory of a string latency succeeded")
 	}
+	now, err := parseTime(reply(t, "*2\n$10\n1764036000\n$6\n250000\n"))
+	if err != nil || now != 1764036000.25 {
+		t.Errorf("parseTime = %v, %v; want 1764036000.25", now, err)
+	}
+	for _, bad := range []string{":1\n", "*2\n:1\n:2\n", "*2\n$1\n1\n$2\n-2\n", "*1\n$1\n1\n"} {
+		if _, err := parseTime(reply(t, bad)); err == nil {
+			t.Errorf("parseTime(%q) succeeded", bad)
+		}
+	}
 }
 
 func TestParseSlowlog(t *testing.T) {
@@ -131,6 +140,7 @@ func FuzzInfo(f *testing.F) {
 func FuzzReplies(f *testing.F) {
 	f.Add([]byte("*1\r\n*4\r\n$4\r\nfork\r\n:1764036001\r\n:12\r\n:40\r\n"))
 	f.Add([]byte("*1\r\n*2\r\n:1764035997\r\n:512\r\n"))
+	f.Add([]byte("*2\r\n$10\r\n1764036000\r\n$6\r\n250000\r\n"))
 	f.Add([]byte("*1\r\n*6\r\n:7\r\n:1764036000\r\n:15000\r\n*1\r\n$3\r\nSET\r\n$0\r\n\r\n$0\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := redisconn.ReadReply(bufio.NewReader(strings.NewReader(string(data))))
@@ -150,6 +160,9 @@ func FuzzReplies(f *testing.F) {
 					t.Errorf("HISTORY row %+v", p)
 				}
 			}
+		}
+		if now, err := parseTime(r); err == nil && now < 0 {
+			t.Errorf("TIME %v", now)
 		}
 		if entries, err := parseSlowlog(r); err == nil {
 			for _, e := range entries {

@@ -110,9 +110,13 @@ func TestSamplersSeeTheAOFStall(t *testing.T) {
 	}
 	var delayed, pendingMax, sets float64
 	var ownCalls []string
+	var occurrences []rm.LatencyEvent
 	for range 9 {
 		time.Sleep(time.Second)
-		values, _ := sampleAll(t, set)
+		values, details := sampleAll(t, set)
+		if o, ok := details[rm.Latency].([]rm.LatencyEvent); ok {
+			occurrences = append(occurrences, o...)
+		}
 		delayed += values[rm.Info][rm.AOFDelayedFsync]
 		pendingMax = max(pendingMax, values[rm.Latency][rm.LatencyMax(rm.EventAOFWritePendingFsync)])
 		sets = max(sets, values[rm.CommandStats][rm.CmdCalls("set")])
@@ -136,6 +140,17 @@ func TestSamplersSeeTheAOFStall(t *testing.T) {
 	}
 	if sets <= 0 {
 		t.Error("commandstats saw no SET")
+	}
+	// Each occurrence is new since the reading a second before, so it
+	// began at most a few seconds before the reading that reports it
+	// (its second is truncated; the stalled server answers late).
+	if len(occurrences) == 0 {
+		t.Error("no latency monitor occurrence in the detail")
+	}
+	for _, o := range occurrences {
+		if o.AgeS <= 0 || o.AgeS > 6 {
+			t.Errorf("occurrence %+v: age %.2f s before its reading, want (0, 6]", o, o.AgeS)
+		}
 	}
 	if len(ownCalls) > 0 {
 		t.Errorf("commandstats reports the samplers' own commands: %v", ownCalls)

@@ -245,7 +245,7 @@ func poolFinding(run *timeline.Run, w timeline.WorkloadInfo, srv PoolServer) (f 
 		if !ps.resolved {
 			return
 		}
-		f.Severity = Info
+		f.Severity, f.Resolved = Info, ps.to
 		prefix := fmt.Sprintf("Until %.0f s, then the pool kept up", ps.to)
 		if ev := EventNear(run, ps.to); ev != "" {
 			prefix = fmt.Sprintf("Resolved at %.0f s after %s", ps.to, ev)

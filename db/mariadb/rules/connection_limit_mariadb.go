@@ -79,7 +79,7 @@ func mariadbServerLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 				diagnose.HumanNum(peak.Max), diagnose.HumanNum(maxConn.Last), len(atLimit))})
 	}
 	if refused > 0 || errs > 0 {
-		f.Severity = diagnose.Critical
+		f.Severity, f.Lasting = diagnose.Critical, true // refused connections stay refused
 		if errs > 0 {
 			f.Start, f.End = errFrom, errTo
 		}

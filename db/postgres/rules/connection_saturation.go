@@ -215,7 +215,7 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 			"https://github.com/brettwooldridge/HikariCP/wiki/About-Pool-Sizing",
 		}}
 	if errs > 0 {
-		f.Severity = diagnose.Critical
+		f.Severity, f.Lasting = diagnose.Critical, true // refused connections stay refused
 		f.Start, f.End = errFrom, errTo
 	}
 	limitText := "max_connections " + cmpOr(maxText, "?")

@@ -39,7 +39,7 @@ func (redisClientSaturation) Check(run *timeline.Run) []diagnose.Finding {
 	}}
 	total := sumMoments(rejected)
 	if len(rejected) > 0 {
-		f.Severity = diagnose.Critical
+		f.Severity, f.Lasting = diagnose.Critical, true // refused connections stay refused
 		f.Start, f.End = max(rejected[0].T-redisAlignS, 0), rejected[len(rejected)-1].T
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: rm.Series(rm.Info, rm.RejectedConnections), T: rejected[0].T, Value: total,
 			Text: fmt.Sprintf("Redis refused %s %s because maxclients was reached (rejected_connections; the client reads \"ERR max number of clients reached\"), at %s",

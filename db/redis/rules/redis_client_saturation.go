@@ -66,5 +66,6 @@ func (redisClientSaturation) Check(run *timeline.Run) []diagnose.Finding {
 	f.Mechanism = "Redis accepts at most maxclients connections (and fewer when the process's open-file limit is lower); beyond that it answers a new connection with an error and closes it. Connection counts grow when each request opens its own connection, when pools are sized per thread on many hosts, when connections leak, or when slow replies make clients open more."
 	f.Remedy = "Share a bounded connection pool per application process instead of a connection per request; close idle connections (`timeout 300` on the server, idle timeouts in the pool); look for leaks with CLIENT LIST (by name and age). " +
 		"If the load really needs more connections, raise maxclients together with the open-file limit (ulimit -n ≥ maxclients + 32) — and check that the server can serve them."
+	f, _ = diagnose.OneCause(run, f, diagnose.PoolFindings(run, redisPool))
 	return []diagnose.Finding{f}
 }

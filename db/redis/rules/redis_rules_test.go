@@ -85,3 +85,41 @@ func TestRedisClientSaturation(t *testing.T) {
 		}
 	}
 }
+
+// redis-pool-maxclients: a pool of 8 for 100 clients against maxclients
+// 6, so the pool could open only some of its connections and ran dry.
+// One cause, one finding: redis-client-saturation carries the pool's
+// waits; connection-saturation does not repeat it (issue 26), nor name
+// PostgreSQL's max_connections.
+func TestPoolRefusedByMaxclientsIsOneFinding(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "redis-pool-maxclients")
+	if fs := findingsOf(connectionSaturation{}, run); len(fs) != 0 {
+		t.Errorf("connection-saturation beside redis-client-saturation: %s %s", fs[0].Severity, fs[0].Headline)
+	}
+	fs := findingsOf(redisClientSaturation{}, run)
+	if len(fs) != 1 || fs[0].Severity != diagnose.Critical {
+		t.Fatalf("redis-client-saturation: %+v", fs)
+	}
+	found := false
+	for _, e := range fs[0].Evidence {
+		found = found || strings.Contains(e.Text, "pool ran dry while the server refused")
+	}
+	if !found {
+		t.Errorf("the pool's waits are not in the finding's evidence: %+v", fs[0].Evidence)
+	}
+	// Without the refusals the pool finding stands, in Redis's terms.
+	healthy := *run
+	healthy.Intervals = nil
+	for _, iv := range run.Intervals {
+		iv.Refused = nil
+		healthy.Intervals = append(healthy.Intervals, iv)
+	}
+	fs = findingsOf(connectionSaturation{}, &healthy)
+	if len(fs) != 1 {
+		t.Fatalf("pool finding without refusals: %d findings", len(fs))
+	}
+	if strings.Contains(fs[0].Remedy, "max_connections") || !strings.Contains(fs[0].Remedy, "maxclients (6)") {
+		t.Errorf("remedy not in Redis's terms: %s", fs[0].Remedy)
+	}
+}

@@ -1,6 +1,10 @@
 package diagnose
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/firedrill/firedrill/timeline"
+)
 
 // Confirmation shows a severity once it has held for the window in every
 // pass, at once when Lasting, and starts over when a pass breaks it.
@@ -56,5 +60,22 @@ func TestWithdrawn(t *testing.T) {
 	}
 	if !Withdrawn(live, nil) {
 		t.Error("a dropped warning not counted as withdrawn")
+	}
+}
+
+// PeakOfMedians ignores one sample holding a batched stats flush between
+// short neighbours (issue 26: a WAL "peak 265.7 MiB/s" between 30–45).
+func TestPeakOfMedians(t *testing.T) {
+	t.Parallel()
+	var pts []timeline.Point
+	for i, v := range []float64{30, 45, 0, 265.7, 0, 40, 38, 44, 35, 41} {
+		pts = append(pts, timeline.Point{T: float64(i + 1), V: v})
+	}
+	peak, at := PeakOfMedians(pts, 0, 100)
+	if peak != 40 || at != 4 {
+		t.Errorf("peak %.1f at %.0f s, want 40 at 4 s", peak, at)
+	}
+	if peak, _ := PeakOfMedians(pts[:3], 0, 100); peak != 30 {
+		t.Errorf("fewer samples than the window: %.1f, want their median 30", peak)
 	}
 }

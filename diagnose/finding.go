@@ -32,6 +32,14 @@ type Finding struct {
 	// Remedy is concrete: the setting, the SQL, the code pattern.
 	Remedy     string   `json:"remedy"`
 	References []string `json:"references,omitempty"`
+	// Resolved is when the incident ended for good, seconds since the
+	// run's start, when the rule judged it over before the run ended (and
+	// lowered the severity for it); 0 while it lasts.
+	Resolved float64 `json:"resolved,omitempty"`
+	// Lasting says the severity rests on evidence that cannot shrink as
+	// the run goes on (deadlocks, refused connections: they happened), so
+	// the live stream shows it without waiting for it to hold.
+	Lasting bool `json:"-"`
 }
 
 // Evidence is one observation backing a finding.

@@ -42,6 +42,10 @@ type PoolServer struct {
 	// References are the kind's pages on its connections, after the pool
 	// sizing one every pool finding cites.
 	References []string
+	// LimitSetting is the kind's setting that caps the server's
+	// connections ("max_connections", "maxclients"), which the remedy
+	// names with its value in the run; empty, the remedy names none.
+	LimitSetting string
 }
 
 // PoolStatement is the statement a saturated pool spent its time on.
@@ -245,7 +249,7 @@ func poolFinding(run *timeline.Run, w timeline.WorkloadInfo, srv PoolServer) (f 
 		if !ps.resolved {
 			return
 		}
-		f.Severity = Info
+		f.Severity, f.Resolved = Info, ps.to
 		prefix := fmt.Sprintf("Until %.0f s, then the pool kept up", ps.to)
 		if ev := EventNear(run, ps.to); ev != "" {
 			prefix = fmt.Sprintf("Resolved at %.0f s after %s", ps.to, ev)
@@ -300,10 +304,58 @@ func poolFinding(run *timeline.Run, w timeline.WorkloadInfo, srv PoolServer) (f 
 		if needed > 0 {
 			size = fmt.Sprintf("at least %.0f (with headroom: %.0f)", math.Ceil(needed), math.Ceil(needed*1.5))
 		}
-		f.Remedy = fmt.Sprintf("Grow the pool to %s, within max_connections (%s) minus other clients; better, shorten the time a connection is held outside queries: do the application work before BEGIN or after COMMIT, not inside the transaction.",
-			size, Setting(run, "max_connections", "?"))
+		within := ""
+		if srv.LimitSetting != "" {
+			within = ", within " + srv.LimitSetting
+			if v := Setting(run, srv.LimitSetting, ""); v != "" {
+				within += " (" + v + ")"
+			}
+			within += " minus other clients"
+		}
+		f.Remedy = fmt.Sprintf("Grow the pool to %s%s; better, shorten the time a connection is held outside queries: do the application work before BEGIN or after COMMIT, not inside the transaction.",
+			size, within)
 	}
 	return f, true
+}
+
+// OneCause folds into server, a finding of the server's own connection
+// limit, the pool findings whose workload the server refused connections
+// (Interval.Refused) while its pool ran dry: a pool that cannot open
+// connections runs dry for that cause, and one cause gets one finding.
+// Their waits become evidence of server; the other pool findings (a pool
+// too small or held by slow queries beside a full server) are returned
+// as they are.
+func OneCause(run *timeline.Run, server Finding, pools []Finding) (Finding, []Finding) {
+	var rest []Finding
+	for _, p := range pools {
+		if !refusedWithin(run, p.Workload, p.Start, p.End) {
+			rest = append(rest, p)
+			continue
+		}
+		if len(p.Evidence) > 0 {
+			ev := p.Evidence[0]
+			ev.Text = "the pool ran dry while the server refused its connections: " + ev.Text
+			server.Evidence = append(server.Evidence, ev)
+		}
+		server.Start, server.End = math.Min(server.Start, p.Start), math.Max(server.End, p.End)
+	}
+	return server, rest
+}
+
+// refusedWithin reports whether the server refused a connection of
+// workload's clients in [from, to].
+func refusedWithin(run *timeline.Run, workload string, from, to float64) bool {
+	for _, iv := range run.WorkloadIntervals(workload) {
+		if iv.End < from || iv.Start > to {
+			continue
+		}
+		for _, n := range iv.Refused {
+			if n > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func clientsText(clients int, rate float64, workload string) string {

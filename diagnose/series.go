@@ -65,6 +65,36 @@ func Median(points []timeline.Point, from, to float64) float64 {
 	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 }
 
+// PeakWindow is how many consecutive samples PeakOfMedians takes the
+// median of: a batched statistics flush lands a few seconds' counts in
+// one sample and leaves its neighbours short, which moves no median of 5.
+const PeakWindow = 5
+
+// PeakOfMedians is the highest rate a series held, robust to batched
+// statistics flushes: the largest median of PeakWindow consecutive
+// samples with from <= T < to (the median of them all when fewer), and
+// the time of the middle sample of that window.
+func PeakOfMedians(points []timeline.Point, from, to float64) (peak, at float64) {
+	var in []timeline.Point
+	for _, p := range points {
+		if p.T >= from && p.T < to {
+			in = append(in, p)
+		}
+	}
+	if len(in) == 0 {
+		return 0, 0
+	}
+	if len(in) < PeakWindow {
+		return Median(in, math.Inf(-1), math.Inf(1)), in[len(in)/2].T
+	}
+	for i := 0; i+PeakWindow <= len(in); i++ {
+		if m := Median(in[i:i+PeakWindow], math.Inf(-1), math.Inf(1)); i == 0 || m > peak {
+			peak, at = m, in[i+PeakWindow/2].T
+		}
+	}
+	return peak, at
+}
+
 // SumSeries adds up, per sample, every value of source whose key starts
 // with prefix and ends with suffix (e.g. the sessions of all
 // "wait.LWLock:MultiXact…" events). Samples with no such key count as 0.

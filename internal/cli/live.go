@@ -18,7 +18,9 @@ import (
 // CRITICAL, when its severity rises, and when it resolves; at the end it
 // says which live findings the final report downgraded or dropped. The
 // rules read only the run directory, so the final report is the same
-// rules over the whole run.
+// rules over the whole run. A severity is shown only once it is stable
+// (diagnose.Confirmation), so that what is shown live is what the final
+// report keeps.
 type liveDiagnosis struct {
 	backends *backend.Registry // whose rules run on each pass
 	w        io.Writer
@@ -31,6 +33,8 @@ type liveDiagnosis struct {
 	// severity it was last shown at; resolved ones are kept, marked.
 	shown map[string]*liveFinding
 	order []string // keys of shown, in the order they were first printed
+	// confirm holds each severity back until it has held for its window.
+	confirm diagnose.Confirmation
 }
 
 // liveFinding is a finding as the live stream last showed it.
@@ -77,11 +81,15 @@ func (l *liveDiagnosis) pass(elapsed float64, findings []diagnose.Finding) {
 		l.shown = map[string]*liveFinding{}
 	}
 	seen := map[string]bool{}
-	for _, f := range findings {
-		key := liveKey(f)
+	for _, f := range l.confirm.Confirm(elapsed, findings) {
+		key := diagnose.LiveKey(f)
 		seen[key] = true
 		prev, ok := l.shown[key]
 		switch {
+		case ok && !prev.resolved && f.Resolved > 0:
+			// The rule judges the incident over (and lowered it for that).
+			prev.resolved = true
+			fmt.Fprintf(l.w, "%7.1f s  resolved at %.0f s: %s  (%s)\n", elapsed, f.Resolved, prev.Headline, prev.Rule)
 		case diagnose.SeverityRank(f.Severity) > diagnose.SeverityRank(diagnose.Warning):
 			// Below WARNING: not worth an on-call engineer's attention now.
 			// One shown earlier stays as it was shown; the end says so.
@@ -123,19 +131,16 @@ func (l *liveDiagnosis) line(elapsed float64, label string, f diagnose.Finding) 
 func (l *liveDiagnosis) summary(final []diagnose.Finding) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	byKey := map[string]diagnose.Finding{}
-	for _, f := range final {
-		byKey[liveKey(f)] = f
-	}
 	var lines []string
 	for _, key := range l.order {
 		live := l.shown[key]
-		f, ok := byKey[key]
+		f, ok := diagnose.FinalOf(live.Finding, final)
 		switch {
+		case !diagnose.Withdrawn(live.Finding, final):
 		case !ok:
 			lines = append(lines, fmt.Sprintf("  %s (%s, shown live as %s): not in the final report — over the whole run the rule no longer sees it",
 				live.Headline, live.Rule, strings.ToUpper(live.Severity)))
-		case diagnose.SeverityRank(f.Severity) > diagnose.SeverityRank(live.Severity):
+		default:
 			lines = append(lines, fmt.Sprintf("  %s (%s): shown live as %s, %s in the final report — over the whole run: %s",
 				live.Headline, live.Rule, strings.ToUpper(live.Severity), strings.ToUpper(f.Severity), f.Headline))
 		}
@@ -144,9 +149,6 @@ func (l *liveDiagnosis) summary(final []diagnose.Finding) {
 		fmt.Fprintf(l.w, "live findings the final report judges otherwise:\n%s\n", strings.Join(lines, "\n"))
 	}
 }
-
-// liveKey identifies a finding across passes: its rule and workload.
-func liveKey(f diagnose.Finding) string { return f.Rule + "\x00" + f.Workload }
 
 // firstSentence is text up to its first sentence's end, leaving code in
 // backquotes and "e.g." whole.

@@ -26,11 +26,13 @@ func (connectionSaturation) Inputs() diagnose.Inputs {
 }
 
 func (connectionSaturation) Check(run *timeline.Run) []diagnose.Finding {
-	out := diagnose.PoolFindings(run, diagnose.PoolServer{})
+	pools := diagnose.PoolFindings(run, diagnose.PoolServer{LimitSetting: "max_connections",
+		References: []string{"https://mariadb.com/kb/en/server-system-variables/#max_connections"}})
 	if f, ok := mariadbServerLimitFinding(run); ok {
-		out = append(out, f)
+		f, pools = diagnose.OneCause(run, f, pools)
+		return append(pools, f)
 	}
-	return out
+	return pools
 }
 
 // tooManyConnectionsNumber is ER_CON_COUNT_ERROR's number; the clients
@@ -79,7 +81,7 @@ func mariadbServerLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 				diagnose.HumanNum(peak.Max), diagnose.HumanNum(maxConn.Last), len(atLimit))})
 	}
 	if refused > 0 || errs > 0 {
-		f.Severity = diagnose.Critical
+		f.Severity, f.Lasting = diagnose.Critical, true // refused connections stay refused
 		if errs > 0 {
 			f.Start, f.End = errFrom, errTo
 		}

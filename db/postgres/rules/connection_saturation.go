@@ -38,11 +38,12 @@ const (
 )
 
 func (connectionSaturation) Check(run *timeline.Run) []diagnose.Finding {
-	out := diagnose.PoolFindings(run, poolServer)
+	pools := diagnose.PoolFindings(run, poolServer)
 	if f, ok := serverLimitFinding(run); ok {
-		out = append(out, f)
+		f, pools = diagnose.OneCause(run, f, pools)
+		return append(pools, f)
 	}
-	return out
+	return pools
 }
 
 // poolServer is what pg_stat_activity and pg_stat_statements tell of a
@@ -60,6 +61,7 @@ var poolServer = diagnose.PoolServer{
 		"https://www.postgresql.org/docs/current/runtime-config-connection.html#GUC-MAX-CONNECTIONS",
 		"https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-ACTIVITY-VIEW",
 	},
+	LimitSetting: "max_connections",
 }
 
 // activeOf is the mean number of a workload's sessions active in the
@@ -193,9 +195,18 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 	if reserved.N > 0 {
 		reservedText = diagnose.HumanNum(reserved.Last)
 	}
-	limit := 0.0
+	// The server keeps superuser_reserved_connections of max_connections
+	// for superusers: others are refused past max_connections − reserved,
+	// a superuser only past max_connections. More of the workloads'
+	// sessions than the others' limit (firedrill's samplers, a superuser,
+	// may take reserved slots beside them) means the run's role took the
+	// reserved slots: its limit is max_connections.
+	limit, superuser := 0.0, false
 	if maxConn.N > 0 {
 		limit = maxConn.Last - reserved.Last
+		if reserved.Last > 0 && workloadSessionsPeak(run) > limit {
+			limit, superuser = maxConn.Last, true
+		}
 	}
 	var atLimit []timeline.Point
 	if limit > 0 {
@@ -215,11 +226,13 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 			"https://github.com/brettwooldridge/HikariCP/wiki/About-Pool-Sizing",
 		}}
 	if errs > 0 {
-		f.Severity = diagnose.Critical
+		f.Severity, f.Lasting = diagnose.Critical, true // refused connections stay refused
 		f.Start, f.End = errFrom, errTo
 	}
 	limitText := "max_connections " + cmpOr(maxText, "?")
-	if reservedText != "" && reservedText != "0" {
+	if superuser {
+		limitText += fmt.Sprintf(" (the run's role is a superuser: it took the %s reserved slots too)", reservedText)
+	} else if reservedText != "" && reservedText != "0" {
 		limitText += fmt.Sprintf(" (%s of them reserved for superusers)", reservedText)
 	}
 	if len(atLimit) > 0 {
@@ -227,9 +240,14 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 			f.Start, f.End = math.Max(0, atLimit[0].T-diagnose.Tick(run)), atLimit[len(atLimit)-1].T
 		}
 		peak := diagnose.Over(conns, 0, math.Inf(1))
+		how := fmt.Sprintf("max_connections %s − %s reserved for superusers", diagnose.HumanNum(maxConn.Last), diagnose.HumanNum(reserved.Last))
+		if superuser {
+			how = fmt.Sprintf("max_connections %s: more than the %s others may open, so the run's role is a superuser and took the %s reserved slots too",
+				diagnose.HumanNum(maxConn.Last), diagnose.HumanNum(maxConn.Last-reserved.Last), diagnose.HumanNum(reserved.Last))
+		}
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(activitySource, pgmetric.ConnectionsTotal), T: peak.MaxT, Value: peak.Max,
-			Text: fmt.Sprintf("%s connections at %.0f s, at the limit of %s (max_connections %s − %s reserved for superusers), in %d samples",
-				diagnose.HumanNum(peak.Max), peak.MaxT, diagnose.HumanNum(limit), diagnose.HumanNum(maxConn.Last), diagnose.HumanNum(reserved.Last), len(atLimit))})
+			Text: fmt.Sprintf("%s connections at %.0f s, at the limit of %s (%s), in %d samples",
+				diagnose.HumanNum(peak.Max), peak.MaxT, diagnose.HumanNum(limit), how, len(atLimit))})
 	}
 	var refused []*refusedWorkload
 	for _, w := range byWorkload {
@@ -291,16 +309,39 @@ func serverLimitFinding(run *timeline.Run) (diagnose.Finding, bool) {
 		f.Headline = fmt.Sprintf("The server refused %s connections (%s): connections reached %s", diagnose.HumanNum(float64(errs)), codeText, limitText)
 	default:
 		f.Headline = fmt.Sprintf("Connections reached the server's limit (%s usable of max_connections %s): the next client will be refused", diagnose.HumanNum(limit), diagnose.HumanNum(maxConn.Last))
+		if superuser {
+			f.Headline += " (the run's role is a superuser: it took the reserved slots too)"
+		}
 	}
 	f.Mechanism = "Every connection is a server process with its own memory, so PostgreSQL caps them at max_connections (minus superuser_reserved_connections kept for administrators); past the cap new connections fail at once with 53300. " +
 		"Many clients each opening their own connections, or pools sized without regard to the other pools, reach it long before the server runs out of CPU. " +
 		"A refused client gets nothing done: here, as an application's pool would, it retried with growing pauses, so the run measured the clients that got in while the others waited."
 	f.Remedy = "Put the clients behind a pool (in the application, or PgBouncer in transaction mode) whose total size across all application instances stays below max_connections − superuser_reserved_connections"
-	if limit > 0 {
-		f.Remedy += fmt.Sprintf(" (here %s, less the other sessions: monitoring, migrations)", diagnose.HumanNum(limit))
+	if maxConn.N > 0 {
+		f.Remedy += fmt.Sprintf(" (here %s, less the other sessions: monitoring, migrations)", diagnose.HumanNum(maxConn.Last-reserved.Last))
+	}
+	if superuser {
+		f.Remedy += "; do not connect the application as a superuser: it takes the slots kept for administrators, who then cannot get in to fix it"
 	}
 	f.Remedy += "; raise max_connections only with the memory for it (each backend: work_mem and more) and a restart."
 	return f, true
+}
+
+// workloadSessionsPeak is the most sessions the run's workloads held at
+// once (their application_names in pg_stat_activity), not counting
+// firedrill's samplers and events.
+func workloadSessionsPeak(run *timeline.Run) float64 {
+	at := map[float64]float64{}
+	for _, w := range run.Manifest.Workloads {
+		for _, p := range run.Series(activitySource, pgmetric.AppPrefix+workloadAppPrefix+w.Name+".sessions") {
+			at[p.T] += p.V
+		}
+	}
+	peak := 0.0
+	for _, v := range at {
+		peak = max(peak, v)
+	}
+	return peak
 }
 
 // clientsRefused is how many of the workload's clients were refused a

@@ -220,7 +220,7 @@ func (deadlock) Check(run *timeline.Run) []diagnose.Finding {
 	if total <= 0 {
 		return []diagnose.Finding{latentDeadlock(run, f, concurrent)}
 	}
-	f.Severity = diagnose.Critical
+	f.Severity, f.Lasting = diagnose.Critical, true // deadlocks counted stay counted
 	f.Start = math.Max(0, count.First)
 	f.End = math.Max(count.Last, f.Start)
 	// The workload that saw them, if one.

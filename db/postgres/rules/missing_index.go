@@ -521,7 +521,7 @@ func (c indexCandidate) finding(run *timeline.Run, execMS, explainT float64) dia
 	}
 	resolvedT, resolved := resolvedAt(run, main.table, explainT, main.fromPlan)
 	if resolved {
-		f.Severity = diagnose.Info
+		f.Severity, f.Resolved = diagnose.Info, math.Max(resolvedT, 1e-9)
 		f.End = math.Max(f.Start, resolvedT)
 		if c.stmt != nil { // the statement as it was before the index
 			if before := statementIn(run, c.stmt.QueryID, f.Start, resolvedT); before.Calls > 0 {

@@ -199,6 +199,14 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), T: st.MaxT, Value: st.Max,
 			Text: fmt.Sprintf("oldest open transaction %s", formatSeconds(st.Max))})
 	}
+	// One baseline of reads for the headline and the evidence: the cache
+	// thrash's, pooled before its onset, when it has one (the surge's own
+	// baseline may end elsewhere and read "0 before" beside a headline of
+	// "122 → 40.9k blocks/s", issue 26).
+	baseReads := sig.BaseReads
+	if sig.Thrash != nil && sig.Thrash.HasBaseline {
+		baseReads = sig.Thrash.BaseReads
+	}
 	var signs []string
 	if sig.Surge != nil {
 		signs = append(signs, fmt.Sprintf("pg_subtrans lookups rose %.0f× (%s → %s blocks/s)",
@@ -226,12 +234,12 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 			who = "pg_subtrans lookups"
 		}
 		signs = append(signs, fmt.Sprintf("%s outgrew its cache: %s → %s blocks/s read from disk (hit rate %s)",
-			who, formatRate(sig.BaseReads), formatRate(sig.Misses.Reads), formatPct(sig.Misses.HitRate)))
+			who, formatRate(baseReads), formatRate(sig.Misses.Reads), formatPct(sig.Misses.HitRate)))
 	}
 	if sig.Misses != nil {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "pg_stat_slru:Subtrans.blks_read_per_s", T: sig.Misses.T, Value: sig.Misses.Reads,
 			Text: fmt.Sprintf("%s blocks/s read from pg_subtrans at worst (%d s pooled), %s before the long transaction; hit rate then %s",
-				formatRate(sig.Misses.Reads), slruWindowS, formatRate(sig.BaseReads), formatPct(sig.Misses.HitRate))})
+				formatRate(sig.Misses.Reads), slruWindowS, formatRate(baseReads), formatPct(sig.Misses.HitRate))})
 	}
 	if sig.Waits != nil {
 		f.Evidence = append(f.Evidence, *sig.Waits)

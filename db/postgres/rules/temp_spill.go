@@ -25,8 +25,10 @@ import (
 // warns when spills keep coming: temporary files in at least
 // tempSpillTicks of tempSpillWindow consecutive samples at
 // tempSpillMinRate or more. The statement comes from pg_stat_statements'
-// temp_blks_written, and the remedy's work_mem from its measured spill
-// per call.
+// temp_blks_written; the sizes come from pg_stat_database's temp_bytes
+// per temp file (what a sort or hash put on disk: a sort's file holds its
+// rows once, where temp_blks_written counts every merge pass again), and
+// the remedy's work_mem from the largest of them.
 type tempSpill struct{}
 
 var _ diagnose.Rule = tempSpill{}
@@ -52,6 +54,10 @@ type spillStretch struct {
 	Bytes     float64
 	PeakBytes float64 // in one interval
 	PeakT     float64
+	// LargestFile is the largest temp_bytes ÷ temp_files of one interval:
+	// the size of the biggest sorts or hashes that spilled (at least).
+	LargestFile  float64
+	LargestFileT float64
 }
 
 func (r tempSpill) Check(run *timeline.Run) []diagnose.Finding {
@@ -118,6 +124,9 @@ func (tempSpill) stretch(run *timeline.Run) (spillStretch, bool) {
 		if p.bytes > s.PeakBytes {
 			s.PeakBytes, s.PeakT = p.bytes, p.t
 		}
+		if p.files > 0 && p.bytes/p.files > s.LargestFile {
+			s.LargestFile, s.LargestFileT = p.bytes/p.files, p.t
+		}
 	}
 	return s, true
 }
@@ -180,6 +189,11 @@ func spillers(run *timeline.Run, from, to float64) []spiller {
 	return out
 }
 
+// volatileSort matches sort keys whose value changes on every call or row
+// (random(), clock_timestamp(), gen_random_uuid()): no index holds rows
+// in their order.
+var volatileSort = regexp.MustCompile(`(?i)\b(random|gen_random_uuid|uuid_generate_v4|clock_timestamp|timeofday)\s*\(`)
+
 // orderBy is the ORDER BY list of a statement's text, if it has one.
 var orderBy = regexp.MustCompile(`(?is)\border\s+by\s+(.+?)(?:\s+limit\b|\s+offset\b|\s+for\s+(?:update|share|no|key)\b|\s+fetch\b|;|\)|$)`)
 
@@ -196,6 +210,13 @@ func (r tempSpill) finding(run *timeline.Run, s spillStretch) diagnose.Finding {
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.TempBytes), T: s.PeakT, Value: rate,
 			Text: fmt.Sprintf("%s written to temporary files, %s/s on average (peak %s in the interval ending at %.0f s); work_mem is %s",
 				diagnose.HumanBytes(s.Bytes), diagnose.HumanBytes(rate), diagnose.HumanBytes(s.PeakBytes), s.PeakT, workMem)})
+	perFile := 0.0
+	if s.Files > 0 {
+		perFile = s.Bytes / s.Files
+		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Database, pgmetric.TempBytes), T: s.LargestFileT, Value: perFile,
+			Text: fmt.Sprintf("%s per temporary file on average (temp_bytes ÷ temp_files), the largest %s (in the interval ending at %.0f s): what one sort or hash put on disk",
+				diagnose.HumanBytes(perFile), diagnose.HumanBytes(s.LargestFile), s.LargestFileT)})
+	}
 	sps := spillers(run, s.From, s.To)
 	f.Headline = fmt.Sprintf("Queries spill to temporary files: %s/s written to disk (%s files) since %.0f s, past work_mem %s",
 		diagnose.HumanBytes(rate), formatCount(s.Files), s.From, workMem)
@@ -211,24 +232,37 @@ func (r tempSpill) finding(run *timeline.Run, s spillStretch) diagnose.Finding {
 			where = fmt.Sprintf(" (workload %s, %s)", top.stat.workload, top.stat.where)
 			f.Workload = top.stat.workload
 		}
-		perCall := top.perCall()
-		f.Headline += fmt.Sprintf("; `%s`%s writes %s per call", diagnose.OneLine(top.stat.Query, 120), where, diagnose.HumanBytes(perCall))
+		f.Headline += fmt.Sprintf("; `%s`%s spills", diagnose.OneLine(top.stat.Query, 120), where)
+		if perFile > 0 {
+			f.Headline += fmt.Sprintf(" %s per temporary file", diagnose.HumanBytes(perFile))
+		}
 		for i, sp := range sps {
 			if i == 3 {
 				break
 			}
 			f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Statements, sp.stat.QueryID), Value: sp.perCall(),
-				Text: fmt.Sprintf("`%s`: %s temporary blocks written over %s calls, %s per call", diagnose.OneLine(sp.stat.Query, 100),
+				Text: fmt.Sprintf("`%s`: %s temporary blocks written over %s calls, %s per call (temp_blks_written: every merge pass counted again)", diagnose.OneLine(sp.stat.Query, 100),
 					formatCount(sp.tempBlocks), formatCount(sp.calls), diagnose.HumanBytes(sp.perCall()))})
 		}
 		// An in-memory sort needs more than its rows' size on disk (tuple
-		// headers, the sort's array): twice the spill is a safe start.
-		need := pgSize(2 * perCall)
-		remedy = append(remedy, fmt.Sprintf("Give that statement the memory it needs, not the whole server: it spills %s per call, "+
+		// headers, the sort's array): twice the largest single spill is a
+		// safe start. Without temp_files, the statement's blocks per call
+		// (an overestimate: merge passes counted again).
+		largest := s.LargestFile
+		if largest <= 0 {
+			largest = top.perCall()
+		}
+		need := pgSize(2 * largest)
+		remedy = append(remedy, fmt.Sprintf("Give that statement the memory it needs, not the whole server: its largest spill is %s, "+
 			"so `SET LOCAL work_mem = '%s'` in the transaction that runs it, or `ALTER ROLE <its role> SET work_mem = '%s'` for a "+
-			"reporting role (work_mem is per sort or hash node and per session: %s × the sessions running it at once must fit in RAM).",
-			diagnose.HumanBytes(perCall), need, need, need))
-		if m := orderBy.FindStringSubmatch(top.stat.Query); m != nil {
+			"reporting role (work_mem is per sort or hash node and per session: %s × the sessions running it at once must fit in RAM; "+
+			"a sort with LIMIT keeps only its top rows in memory and may need far less: try smaller first).",
+			diagnose.HumanBytes(largest), need, need, need))
+		if m := orderBy.FindStringSubmatch(top.stat.Query); m != nil && volatileSort.MatchString(m[1]) {
+			fn := volatileSort.FindStringSubmatch(m[1])[1]
+			remedy = append(remedy, fmt.Sprintf("No index can serve its sort (ORDER BY %s(): a new order on every call); to pick random rows "+
+				"without sorting them all, use TABLESAMPLE SYSTEM or draw random ids and fetch them by key.", strings.ToLower(fn)))
+		} else if m != nil {
 			remedy = append(remedy, fmt.Sprintf("Or avoid the sort: an index whose leading columns are the query's equality "+
 				"filters followed by its ORDER BY keys (%s) hands the rows over in order, with no sort to spill; check with "+
 				"EXPLAIN that the plan has no Sort node.", strings.TrimSpace(m[1])))

@@ -82,7 +82,11 @@ func (r xminHorizonHeld) finding(run *timeline.Run, h horizonHold, typical float
 	}
 	headline := fmt.Sprintf("%s held back the xmin horizon for %s (age %s → %s xids)",
 		who, formatSeconds(h.Duration()), formatCount(h.StartAge), formatCount(h.EndAge))
-	if !h.EndedBeforeRunEnds {
+	switch {
+	case h.EndedBeforeRunEnds:
+	case run.Manifest.Status == timeline.StatusRunning: // a live pass: the run goes on
+		headline += fmt.Sprintf(", still held at %.0f s", h.End)
+	default:
 		headline += ", still held when the run ended"
 	}
 	if len(tables) > 0 {

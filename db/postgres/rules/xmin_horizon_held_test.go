@@ -327,3 +327,30 @@ func TestXminHorizonHeldVacuumsDuringTheHold(t *testing.T) {
 		t.Errorf("vacuum that cleaned up: got %s", fs[0].Headline)
 	}
 }
+
+// A live pass (the run still going) does not say the horizon was "still
+// held when the run ended" (issue 26: printed at 53 s of a 210 s run).
+func TestXminHorizonHeldLiveSaysNotRunEnded(t *testing.T) {
+	t.Parallel()
+	run := openRecording(t, "multixact-broken")
+	live := &timeline.Run{Dir: run.Dir, Manifest: run.Manifest}
+	live.Manifest.Status = timeline.StatusRunning
+	for _, s := range run.Samples {
+		if s.T <= 40 {
+			live.Samples = append(live.Samples, s)
+		}
+	}
+	for _, iv := range run.Intervals {
+		if iv.End <= 40 {
+			live.Intervals = append(live.Intervals, iv)
+		}
+	}
+	live.Marks = run.Marks
+	fs := findingsOf(xminHorizonHeld{}, live)
+	if len(fs) == 0 {
+		t.Fatal("no xmin-horizon-held finding at 40 s")
+	}
+	if h := fs[0].Headline; strings.Contains(h, "when the run ended") || !strings.Contains(h, "still held at") {
+		t.Errorf("live headline: %s", h)
+	}
+}

@@ -39,7 +39,7 @@ func (redisClientSaturation) Check(run *timeline.Run) []diagnose.Finding {
 	}}
 	total := sumMoments(rejected)
 	if len(rejected) > 0 {
-		f.Severity = diagnose.Critical
+		f.Severity, f.Lasting = diagnose.Critical, true // refused connections stay refused
 		f.Start, f.End = max(rejected[0].T-redisAlignS, 0), rejected[len(rejected)-1].T
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: rm.Series(rm.Info, rm.RejectedConnections), T: rejected[0].T, Value: total,
 			Text: fmt.Sprintf("Redis refused %s %s because maxclients was reached (rejected_connections; the client reads \"ERR max number of clients reached\"), at %s",
@@ -66,5 +66,6 @@ func (redisClientSaturation) Check(run *timeline.Run) []diagnose.Finding {
 	f.Mechanism = "Redis accepts at most maxclients connections (and fewer when the process's open-file limit is lower); beyond that it answers a new connection with an error and closes it. Connection counts grow when each request opens its own connection, when pools are sized per thread on many hosts, when connections leak, or when slow replies make clients open more."
 	f.Remedy = "Share a bounded connection pool per application process instead of a connection per request; close idle connections (`timeout 300` on the server, idle timeouts in the pool); look for leaks with CLIENT LIST (by name and age). " +
 		"If the load really needs more connections, raise maxclients together with the open-file limit (ulimit -n ≥ maxclients + 32) — and check that the server can serve them."
+	f, _ = diagnose.OneCause(run, f, diagnose.PoolFindings(run, redisPool))
 	return []diagnose.Finding{f}
 }

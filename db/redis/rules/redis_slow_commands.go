@@ -2,8 +2,10 @@ package redisrules
 
 import (
 	"fmt"
-	"github.com/firedrill/firedrill/diagnose"
+	"math"
 	"slices"
+
+	"github.com/firedrill/firedrill/diagnose"
 	"sort"
 	"strings"
 
@@ -54,7 +56,81 @@ func commandCalls(run *timeline.Run, cmd string) (calls, meanUS float64) {
 	if calls == 0 {
 		return 0, 0
 	}
-	return calls, usec / calls
+	// The rates times the ticks add up to about the calls made: whole ones.
+	return math.Max(1, math.Round(calls)), usec / calls
+}
+
+// forkingCommands run in the slow log for as long as their fork() took:
+// that stall is redis-fork-stall's, not a command's work.
+var forkingCommands = map[string]bool{"BGSAVE": true, "BGREWRITEAOF": true}
+
+// Thresholds of the other clients' latency while slow commands run.
+const (
+	othersP99FloorMS = 10 // p99 at least this …
+	othersP99Rise    = 5  // … and this many times what it was before
+)
+
+// p99Rise is a workload whose p99 rose while slow commands ran.
+type p99Rise struct {
+	workload         string
+	beforeMS, duryMS float64
+	at               float64
+}
+
+// othersP99Rises are the workloads, other than those issuing the slow
+// commands (their scripts name them), whose interval p99 over [from, to]
+// rose to othersP99FloorMS and othersP99Rise times its median before.
+func othersP99Rises(run *timeline.Run, names []string, from, to float64) []p99Rise {
+	var out []p99Rise
+	for _, w := range run.Manifest.Workloads {
+		if issues(run, w.Name, names) {
+			continue
+		}
+		var before, during []timeline.Point
+		worst := 0.0
+		at := 0.0
+		for _, iv := range run.WorkloadIntervals(w.Name) {
+			p := timeline.Point{T: iv.End, V: float64(iv.LatencyPct.P99) / 1000}
+			switch {
+			case iv.End <= from:
+				before = append(before, p)
+			case iv.Start >= from-1 && iv.End <= to+1:
+				during = append(during, p)
+				if p.V > worst {
+					worst, at = p.V, p.T
+				}
+			}
+		}
+		if len(before) < 3 || len(during) < 3 {
+			continue
+		}
+		b := diagnose.Median(before, math.Inf(-1), math.Inf(1))
+		d := diagnose.Median(during, math.Inf(-1), math.Inf(1))
+		if d >= othersP99FloorMS && d >= othersP99Rise*b {
+			out = append(out, p99Rise{workload: w.Name, beforeMS: b, duryMS: d, at: at})
+		}
+	}
+	return out
+}
+
+// issues reports whether a workload's scripts run one of the commands.
+func issues(run *timeline.Run, workload string, names []string) bool {
+	if run.Summary == nil {
+		return false
+	}
+	for _, w := range run.Summary.Workloads {
+		if w.Name != workload {
+			continue
+		}
+		for _, sc := range w.Scripts {
+			for _, c := range sc.Commands {
+				if f := strings.Fields(c.Text); len(f) > 0 && slices.Contains(names, strings.ToUpper(f[0])) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // slowCommand is what the slow log says of one command name.
@@ -79,7 +155,7 @@ func (redisSlowCommands) Check(run *timeline.Run) []diagnose.Finding {
 			continue
 		}
 		for _, e := range entries {
-			if len(e.Args) == 0 {
+			if len(e.Args) == 0 || forkingCommands[strings.ToUpper(e.Args[0])] {
 				continue
 			}
 			name := strings.ToUpper(e.Args[0])
@@ -97,6 +173,9 @@ func (redisSlowCommands) Check(run *timeline.Run) []diagnose.Finding {
 	var commands []*slowCommand
 	for _, c := range byName {
 		commands = append(commands, c)
+	}
+	if len(commands) == 0 {
+		return nil // only forks (BGSAVE): redis-fork-stall's
 	}
 	sort.Slice(commands, func(i, j int) bool {
 		if commands[i].maxUS != commands[j].maxUS {
@@ -122,7 +201,12 @@ func (redisSlowCommands) Check(run *timeline.Run) []diagnose.Finding {
 			"https://redis.io/docs/latest/commands/slowlog-get/",
 			"https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency/#latency-generated-by-slow-commands",
 		}}
-	if longest.Max >= slowCommandWarnMS && len(costly) > 0 {
+	var costlyNames []string
+	for _, c := range costly {
+		costlyNames = append(costlyNames, c.name)
+	}
+	rises := othersP99Rises(run, costlyNames, f.Start, f.End)
+	if len(costly) > 0 && (longest.Max >= slowCommandWarnMS || len(rises) > 0) {
 		f.Severity = diagnose.Warning
 	}
 	f.Evidence = append(f.Evidence, diagnose.Evidence{Series: rm.Series(rm.Slowlog, rm.SlowlogNewEntries), T: added[0].T, Value: total,
@@ -135,6 +219,7 @@ func (redisSlowCommands) Check(run *timeline.Run) []diagnose.Finding {
 		}
 		text := fmt.Sprintf("%s: %d slow %s, the longest %s: %s", c.name, c.count, plural(c.count, "call", "calls"), diagnose.HumanMS(float64(c.maxUS)/1000), strings.Join(c.example, " "))
 		if calls, meanUS := commandCalls(run, strings.ToLower(c.name)); calls > 0 {
+			calls = math.Max(calls, float64(c.count)) // the slow ones were called
 			text += fmt.Sprintf("; %s calls in the run, %s each on average (commandstats)", diagnose.HumanNum(calls), humanUS(meanUS))
 		}
 		if slices.Contains(outliers, c) {
@@ -150,6 +235,11 @@ func (redisSlowCommands) Check(run *timeline.Run) []diagnose.Finding {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "workload:" + worst.Workload + ".max_latency", T: worst.Start, Value: worst.MaxMS,
 			Text: fmt.Sprintf("%d client %s with a transaction over %s lie within %.0f s of them: every client waits while one command runs",
 				len(lined), plural(len(lined), "interval", "intervals"), diagnose.HumanMS(max(longest.Max*0.8, 1)), redisAlignS)})
+	}
+	for _, r := range rises {
+		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "workload:" + r.workload + ".p99", T: r.at, Value: r.duryMS,
+			Text: fmt.Sprintf("%s's p99 rose from %s before them to a median %s per interval while they ran: its clients waited behind them",
+				r.workload, diagnose.HumanMS(r.beforeMS), diagnose.HumanMS(r.duryMS))})
 	}
 	if len(costly) == 0 && len(outliers) > 0 {
 		var cheap []string

@@ -113,17 +113,9 @@ type Sampling struct {
 	Unanswered func(err error) bool
 }
 
-// Source is one sampler with its cadence.
-type Source struct {
-	sampler.Sampler
-	// EveryTick sources are read on every tick, down to 100 ms (what
-	// happens in a moment: sessions, waits, locks); the others are
-	// counters read at most once a second.
-	EveryTick bool
-	// Server sources query the database (a frozen server leaves them
-	// unanswered), rather than the host or firedrill itself.
-	Server bool
-}
+// Source is one sampler with its cadence; sampler.Schedule gives a
+// kind's samplers theirs.
+type Source = sampler.Source
 
 // Configured is a target whose configuration can be snapshot.
 type Configured interface {

@@ -243,9 +243,9 @@ type Passworder interface {
 	Password(connString string) string
 }
 
-// Registry holds the backends firedrill was built with. cmd/firedrill
-// builds it with NewRegistry and hands it down; tests take every kind
-// from backend/all.Registry.
+// Registry holds the backends firedrill was built with. The registration
+// (package kinds) builds it with NewRegistry, cmd/firedrill hands it
+// down, and tests take it from there too.
 type Registry struct {
 	byKind map[string]Backend
 	// defaultKind is the first backend registered: the kind of a

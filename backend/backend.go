@@ -500,7 +500,7 @@ func (r *Registry) schemes() []string {
 	return out
 }
 
-// urlScheme is a DSN's URL scheme ("postgres" of "postgres://…").
+// urlScheme is a DSN's URL scheme, lowercased: what comes before "://".
 func urlScheme(dsn string) (string, bool) {
 	i := strings.Index(dsn, "://")
 	if i <= 0 {

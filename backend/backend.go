@@ -1,7 +1,7 @@
 // Package backend is the seam between firedrill's database-neutral layers
 // (runner, diagnose, report, drills, the command line) and each kind of
 // database. A kind (postgres, mariadb, redis) is one Backend value in its
-// own folder, db/<kind>, registered by one line in cmd/firedrill: it starts
+// own folder, db/<kind>, registered by one line in kinds/kinds.go: it starts
 // a throwaway server or opens a given one, makes the engine's targets, runs
 // setup, and offers what else it can as small optional interfaces found by
 // type assertion (Sampled, Configured, Eventful, Evidenced, EventKinds,

@@ -1,7 +1,7 @@
 // Package backend is the seam between firedrill's database-neutral layers
 // (runner, diagnose, report, drills, the command line) and each kind of
 // database. A kind (postgres, mariadb, redis) is one Backend value in its
-// own folder, db/<kind>, registered by one line in cmd/firedrill: it starts
+// own folder, db/<kind>, registered by one line in kinds/kinds.go: it starts
 // a throwaway server or opens a given one, makes the engine's targets, runs
 // setup, and offers what else it can as small optional interfaces found by
 // type assertion (Sampled, Configured, Eventful, Evidenced, EventKinds,
@@ -113,17 +113,9 @@ type Sampling struct {
 	Unanswered func(err error) bool
 }
 
-// Source is one sampler with its cadence.
-type Source struct {
-	sampler.Sampler
-	// EveryTick sources are read on every tick, down to 100 ms (what
-	// happens in a moment: sessions, waits, locks); the others are
-	// counters read at most once a second.
-	EveryTick bool
-	// Server sources query the database (a frozen server leaves them
-	// unanswered), rather than the host or firedrill itself.
-	Server bool
-}
+// Source is one sampler with its cadence; sampler.Schedule gives a
+// kind's samplers theirs.
+type Source = sampler.Source
 
 // Configured is a target whose configuration can be snapshot.
 type Configured interface {
@@ -252,9 +244,9 @@ type Passworder interface {
 	Password(connString string) string
 }
 
-// Registry holds the backends firedrill was built with. cmd/firedrill
-// builds it with NewRegistry and hands it down; tests take every kind
-// from backend/all.Registry.
+// Registry holds the backends firedrill was built with. The registration
+// (package kinds) builds it with NewRegistry, cmd/firedrill hands it
+// down, and tests take it from there too.
 type Registry struct {
 	byKind map[string]Backend
 	// defaultKind is the first backend registered: the kind of a
@@ -509,7 +501,7 @@ func (r *Registry) schemes() []string {
 	return out
 }
 
-// urlScheme is a DSN's URL scheme ("postgres" of "postgres://…").
+// urlScheme is a DSN's URL scheme, lowercased: what comes before "://".
 func urlScheme(dsn string) (string, bool) {
 	i := strings.Index(dsn, "://")
 	if i <= 0 {

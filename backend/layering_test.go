@@ -92,13 +92,18 @@ func kindOf(pkg string) string {
 	return kind
 }
 
-// registration is the one file that names every kind: it builds the
-// registry the binary hands down.
-const registration = "cmd/firedrill/kinds.go"
+// registration is the one package that names every kind (kinds/kinds.go):
+// it builds the registry the binary hands down. Only the binary's main
+// package and test code import it.
+const registration = "kinds"
 
-// testSupport are the packages that register or drive every kind for
-// tests; only test code imports them.
-var testSupport = []string{"backend/all", "backend/backendtest"}
+// composer is the binary's main package, the one package of the binary
+// that imports the registration.
+const composer = "cmd/firedrill"
+
+// testSupport are the packages that drive every kind for tests; only test
+// code imports them.
+var testSupport = []string{"backend/backendtest"}
 
 // pending are the neutral packages that still import a kind's metric-name
 // leaf (pgmetric, mariadbmetric, redismetric), each with the step of
@@ -142,7 +147,7 @@ func reach(graph map[string][]string, root string, stop func(string) bool) map[s
 
 // A kind's folder db/<kind>/ is everything that kind knows: no package
 // outside it imports a package inside it, nor a database driver, but the
-// registration (cmd/firedrill/kinds.go), the test-support packages, and
+// registration (package kinds), the test-support packages, and
 // the benchmarks (programs outside the binary, each measuring one kind
 // against its peer: pgbench, sysbench, redis-benchmark). Test files may
 // import what they test. One kind's folder imports nothing of another's.
@@ -166,9 +171,9 @@ func checkKindFolders(t testing.TB, graph map[string][]string, pending map[strin
 				if kindOf(imp) != "" && kindOf(imp) != kindOf(pkg) {
 					t.Errorf("%s imports %s: one kind's folder reaches into another's", pkg, imp)
 				}
-			case pkg == "cmd/firedrill" || slices.Contains(testSupport, pkg) || under(pkg, "bench"):
-				// The registration (its one file is checked below),
-				// the tests' registry, the benchmarks.
+			case pkg == registration || slices.Contains(testSupport, pkg) || under(pkg, "bench"):
+				// The registration (its files are checked below),
+				// the tests' helpers, the benchmarks.
 			case pending[pkg] != "" && metricLeaf(graph, imp):
 				needed[pkg] = true
 			default:
@@ -182,43 +187,52 @@ func checkKindFolders(t testing.TB, graph map[string][]string, pending map[strin
 		}
 	}
 	// The test-support packages are for tests: no package of the
-	// binary imports them (test files are not in this graph).
+	// binary imports them (test files are not in this graph); and only
+	// the binary's main package takes the registration, which every
+	// other package receives from its caller.
 	for _, pkg := range slices.Sorted(maps.Keys(graph)) {
 		for _, imp := range graph[pkg] {
-			if slices.Contains(testSupport, imp) && !slices.Contains(testSupport, pkg) {
-				t.Errorf("%s imports %s, which registers every kind for tests only: take the registry from the caller (cmd/firedrill builds it)", pkg, imp)
+			switch {
+			case slices.Contains(testSupport, imp) && !slices.Contains(testSupport, pkg):
+				t.Errorf("%s imports %s, which drives every kind for tests only: take the registry from the caller (cmd/firedrill builds it)", pkg, imp)
+			case imp == registration && pkg != composer && !slices.Contains(testSupport, pkg):
+				t.Errorf("%s imports %s, the registration: take the registry from the caller (only %s builds it)", pkg, imp, composer)
 			}
 		}
 	}
 }
 
-// Within cmd/firedrill only the registration names a kind, and it names
-// each kind's Backend package alone: the rest of a kind is reached through
-// its Backend.
-func TestOnlyTheRegistrationFileNamesAKind(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "cmd", "firedrill", "*.go"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("cmd/firedrill's files: %v, %v", files, err)
-	}
+// The registration names each kind's Backend package alone (the rest of
+// a kind is reached through its Backend), and the binary's main package
+// names no kind: it takes the registry from the registration.
+func TestOnlyTheRegistrationNamesAKind(t *testing.T) {
 	named := 0
-	for _, file := range files {
-		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
+	for _, dir := range []string{registration, composer} {
+		files, err := filepath.Glob(filepath.Join("..", filepath.FromSlash(dir), "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s's files: %v, %v", dir, files, err)
 		}
-		rel := path.Join("cmd/firedrill", filepath.Base(file))
-		for _, spec := range f.Imports {
-			imp := strings.TrimPrefix(strings.Trim(spec.Path.Value, `"`), module)
-			if kindOf(imp) == "" {
+		for _, file := range files {
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := path.Join(dir, filepath.Base(file))
+			if strings.HasSuffix(rel, "_test.go") {
 				continue
 			}
-			named++
-			switch {
-			case strings.HasSuffix(rel, "_test.go"):
-			case rel != registration:
-				t.Errorf("%s imports %s: only %s names a kind", rel, imp, registration)
-			case imp != "db/"+kindOf(imp):
-				t.Errorf("%s imports %s: the registration names a kind's Backend package (db/%s) only", rel, imp, kindOf(imp))
+			for _, spec := range f.Imports {
+				imp := strings.TrimPrefix(strings.Trim(spec.Path.Value, `"`), module)
+				if kindOf(imp) == "" {
+					continue
+				}
+				named++
+				switch {
+				case dir != registration:
+					t.Errorf("%s imports %s: only the registration (%s) names a kind", rel, imp, registration)
+				case imp != "db/"+kindOf(imp):
+					t.Errorf("%s imports %s: the registration names a kind's Backend package (db/%s) only", rel, imp, kindOf(imp))
+				}
 			}
 		}
 	}
@@ -228,13 +242,13 @@ func TestOnlyTheRegistrationFileNamesAKind(t *testing.T) {
 }
 
 // The runner runs any kind it is handed: it reaches neither a kind's
-// folder nor the tests' registry, and so links no driver. (A metric leaf
+// folder nor the registration, and so links no driver. (A metric leaf
 // reached through a pending package is that package's line in pending.)
 func TestRunnerLinksNoKind(t *testing.T) {
 	graph := listDeps(t, module+"runner")
 	chains := reach(graph, "runner", func(string) bool { return false })
 	for _, pkg := range slices.Sorted(maps.Keys(chains)) {
-		if kindOf(pkg) != "" && !metricLeaf(graph, pkg) || strings.HasPrefix(pkg, driverPrefix) || slices.Contains(testSupport, pkg) || under(pkg, "cmd") {
+		if kindOf(pkg) != "" && !metricLeaf(graph, pkg) || strings.HasPrefix(pkg, driverPrefix) || pkg == registration || slices.Contains(testSupport, pkg) || under(pkg, "cmd") {
 			t.Errorf("runner reaches %s: %s", pkg, strings.Join(chains[pkg], " → "))
 		}
 	}
@@ -326,14 +340,17 @@ func (r *errorRecorder) Errorf(format string, args ...any) {
 
 // The kind-folder check refuses each way of breaking it: a neutral package
 // importing a kind's package or a driver, a kind reaching into another,
-// the binary importing the tests' registry, and a pending line no longer
-// needed; and it lets the registration, the tests' registry, the
+// the binary importing the tests' helpers, a neutral package importing the
+// registration, and a pending line no longer needed; and it lets the
+// registration, the main package's use of it, the tests' helpers, the
 // benchmarks and a pending metric leaf through.
 func TestKindFolderCheckRefusesViolations(t *testing.T) {
 	t.Parallel()
 	graph := map[string][]string{
-		"cmd/firedrill":        {"db/postgres", "internal/cli"},
-		"backend/all":          {"db/postgres"},
+		"cmd/firedrill":        {"kinds", "internal/cli"},
+		"kinds":                {"db/postgres"},
+		"backend/backendtest":  {"kinds", "db/postgres"},
+		"internal/cli":         {"kinds"},
 		"bench/vs-pgbench":     {"db/postgres/instance"},
 		"diagnose":             {"db/postgres/pgmetric"},
 		"db/postgres":          {"db/postgres/instance", "driver:github.com/jackc/pgx/v5"},
@@ -342,7 +359,7 @@ func TestKindFolderCheckRefusesViolations(t *testing.T) {
 		"db/redis":             {"db/postgres/pgmetric"},
 		"report":               {"db/postgres/instance"},
 		"timeline":             {"driver:github.com/jackc/pgx/v5"},
-		"runner":               {"backend/all"},
+		"runner":               {"backend/backendtest"},
 		"drills":               nil,
 	}
 	r := &errorRecorder{TB: t}
@@ -352,7 +369,8 @@ func TestKindFolderCheckRefusesViolations(t *testing.T) {
 		"report imports db/postgres/instance",
 		"timeline imports driver:github.com/jackc/pgx/v5",
 		"drills no longer imports a kind's metric leaf",
-		"runner imports backend/all",
+		"runner imports backend/backendtest",
+		"internal/cli imports kinds",
 	}
 	if len(r.errors) != len(want) {
 		t.Errorf("%d errors, want %d:\n%s", len(r.errors), len(want), strings.Join(r.errors, "\n"))

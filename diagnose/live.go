@@ -11,7 +11,7 @@ package diagnose
 
 // DefaultConfirmS is the confirmation window of the live stream: two
 // passes of its 10 s cadence. Replaying every recording under testdata
-// second by second (backend/all's TestLiveEqualsFinal), the longest
+// second by second (kinds' TestLiveEqualsFinal), the longest
 // warning later withdrawn held 5 s.
 const DefaultConfirmS = 10
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -49,7 +49,7 @@ func TestEmbeddedDrills(t *testing.T) {
 			eventsSeen := map[string]bool{}
 			for _, v := range d.Variants {
 				for _, quick := range []bool{false, true} {
-					sc, err := d.Load(v.Name, t.TempDir(), quick, all.Registry().ScenarioOptions())
+					sc, err := d.Load(v.Name, t.TempDir(), quick, kinds.Registry().ScenarioOptions())
 					if err != nil {
 						t.Fatalf("variant %s (quick %v): %v", v.Name, quick, err)
 					}
@@ -454,7 +454,7 @@ variants:
 	run := fakeRun(t)
 	for _, quick := range []bool{false, true} {
 		got := map[string]Check{}
-		for _, c := range d.Check(d.Variants[0], run, findings, all.Registry().AllRules(), quick, nil, testMeasures()) {
+		for _, c := range d.Check(d.Variants[0], run, findings, kinds.Registry().AllRules(), quick, nil, testMeasures()) {
 			got[c.Expectation] = c
 		}
 		want := map[string]bool{
@@ -580,7 +580,7 @@ variants:
 			broken.Intervals[i].Count = 10
 		}
 	}
-	checks := d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), false, map[string]*timeline.Run{"broken": broken, "fixed": fixed}, testMeasures())
+	checks := d.Check(d.Variants[1], fixed, nil, kinds.Registry().AllRules(), false, map[string]*timeline.Run{"broken": broken, "fixed": fixed}, testMeasures())
 	var metric []Check
 	for _, c := range checks {
 		if strings.Contains(c.Expectation, "÷ in broken") {
@@ -590,7 +590,7 @@ variants:
 	if len(metric) != 2 || !metric[0].Pass || !strings.HasPrefix(metric[0].Got, "4: ") || !metric[1].Pass {
 		t.Errorf("compare_to checks: %+v", metric)
 	}
-	for _, c := range d.Check(d.Variants[1], fixed, nil, all.Registry().AllRules(), true, nil, testMeasures()) {
+	for _, c := range d.Check(d.Variants[1], fixed, nil, kinds.Registry().AllRules(), true, nil, testMeasures()) {
 		if strings.Contains(c.Expectation, "÷ in broken") && (!c.Skipped || c.Pass) {
 			t.Errorf("without broken's run the comparison is skipped, not passed: %+v", c)
 		}
@@ -634,7 +634,7 @@ variants:
 		t.Fatal(errs)
 	}
 	run := fakeRun(t) // the same transactions/s on both sides
-	checks := d.Check(d.Variants[1], run, nil, all.Registry().AllRules(), false, map[string]*timeline.Run{"broken": run}, testMeasures())
+	checks := d.Check(d.Variants[1], run, nil, kinds.Registry().AllRules(), false, map[string]*timeline.Run{"broken": run}, testMeasures())
 	var got []Check
 	for _, c := range checks {
 		if strings.Contains(c.Expectation, "÷ in broken") {

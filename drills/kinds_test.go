@@ -1,18 +1,18 @@
 package drills
 
 import (
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/drills/measure"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // testMeasures are the drill metrics of every kind firedrill is built
 // with, as the command line gathers them.
 func testMeasures() Measures {
-	var kinds [][]measure.Metric
-	for _, b := range all.Registry().Backends() {
+	var metrics [][]measure.Metric
+	for _, b := range kinds.Registry().Backends() {
 		if m, ok := b.(measure.Measured); ok {
-			kinds = append(kinds, m.DrillMetrics())
+			metrics = append(metrics, m.DrillMetrics())
 		}
 	}
-	return NewMeasures(kinds...)
+	return NewMeasures(metrics...)
 }

@@ -3,8 +3,8 @@ package report
 import (
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -12,7 +12,7 @@ import (
 // testKinds are the presentations of every kind firedrill is built with,
 // as the command line hands them to the report.
 func testKinds() present.Kinds {
-	reg := all.Registry()
+	reg := kinds.Registry()
 	return present.KindsOf(reg.Default(), reg.Backends())
 }
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 	"github.com/firedrill/firedrill/timeline/timelinetest"
@@ -30,7 +30,7 @@ func twoTargets(t testing.TB) (*timeline.Run, []diagnose.Finding) {
 		t.Fatal(err)
 	}
 	testKinds().Fill(run)
-	return run, diagnose.DiagnoseTargets(run, all.Registry().Rules)
+	return run, diagnose.DiagnoseTargets(run, kinds.Registry().Rules)
 }
 
 // Each target's findings are those of the run it was recorded in, alone.
@@ -43,7 +43,7 @@ func TestTargetsFindingsAsAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want, got []string
-		for _, f := range diagnose.DiagnoseTargets(alone, all.Registry().Rules) {
+		for _, f := range diagnose.DiagnoseTargets(alone, kinds.Registry().Rules) {
 			want = append(want, f.Rule+": "+f.Headline)
 		}
 		for _, f := range findings {
@@ -149,7 +149,7 @@ func TestJSONOfTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSON(&buf, one, diagnose.DiagnoseTargets(one, all.Registry().Rules), nil); err != nil {
+	if err := WriteJSON(&buf, one, diagnose.DiagnoseTargets(one, kinds.Registry().Rules), nil); err != nil {
 		t.Fatal(err)
 	}
 	if s := buf.String(); strings.Contains(s, `"targets"`) || strings.Contains(s, `"target": "`) {
@@ -169,7 +169,7 @@ func TestCompareTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb := diagnose.DiagnoseTargets(b, all.Registry().Rules)
+	fb := diagnose.DiagnoseTargets(b, kinds.Registry().Rules)
 	if err := CompareTargets(a, b); err != nil {
 		t.Fatalf("same targets refused: %v", err)
 	}

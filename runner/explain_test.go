@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	pgbackend "github.com/firedrill/firedrill/db/postgres"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -32,7 +32,7 @@ func TestRecordWithExplains(t *testing.T) {
 	if path == "" || dir == "" {
 		t.Skip("set FIREDRILL_RECORD and FIREDRILL_RECORD_DIR to record")
 	}
-	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+	sc, err := scenario.Load(path, kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestRecordWithExplains(t *testing.T) {
 		capture error
 	)
 	end := sc.Duration.Seconds() - 2*sc.SampleInterval.Seconds()
-	res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: dir, Log: os.Stderr,
+	res, err := Run(context.Background(), Options{Scenario: sc, Backends: kinds.Registry(), RunDir: dir, Log: os.Stderr,
 		OnTick: func(now float64, _ []timeline.Interval, _ []timeline.Sample) {
 			if now < end {
 				return

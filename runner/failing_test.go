@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -23,7 +23,7 @@ func loadScenarioText(t *testing.T, text string) *scenario.Scenario {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+	sc, err := scenario.Load(path, kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ workloads:
 `, tc.sql))
 			var log strings.Builder
 			started := time.Now()
-			res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
+			res, err := Run(context.Background(), Options{Scenario: sc, Backends: kinds.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
 			took := time.Since(started)
 			if !errors.Is(err, ErrFailing) {
 				t.Fatalf("Run: %v, want ErrFailing\nlog:\n%s", err, log.String())
@@ -119,7 +119,7 @@ workloads:
           DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$;
 `)
 	var log strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
+	res, err := Run(context.Background(), Options{Scenario: sc, Backends: kinds.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
 	if err != nil {
 		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
 	}
@@ -177,7 +177,7 @@ workloads:
 		outageDone <- inst.Restart(ctx, nil)
 	}()
 	var log strings.Builder
-	res, err := Run(ctx, Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", DSN: dsn, Log: &log,
+	res, err := Run(ctx, Options{Scenario: sc, Backends: kinds.Registry(), RunDir: t.TempDir() + "/run", DSN: dsn, Log: &log,
 		OnStart: func(string) { close(startedLoad) }})
 	if oerr := <-outageDone; oerr != nil {
 		t.Fatalf("making the outage: %v", oerr)

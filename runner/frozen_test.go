@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -39,14 +39,14 @@ events:
 // planned time and throughput over the planned duration.
 func TestFrozenServerStopsAtDeadline(t *testing.T) {
 	t.Parallel()
-	sc, err := scenario.Parse("frozen.yaml", []byte(frozenScenario), all.Registry().ScenarioOptions())
+	sc, err := scenario.Parse("frozen.yaml", []byte(frozenScenario), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var begin time.Time
 	log := &timedLog{start: time.Now()}
 	stopped := make(chan []int, 1)
-	opts := Options{Scenario: sc, Backends: all.Registry(), RunDir: filepath.Join(t.TempDir(), "run"), Log: log,
+	opts := Options{Scenario: sc, Backends: kinds.Registry(), RunDir: filepath.Join(t.TempDir(), "run"), Log: log,
 		OnStart: func(dir string) {
 			begin = time.Now()
 			man := readManifest(t, dir)

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	pgbackend "github.com/firedrill/firedrill/db/postgres"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -51,7 +51,7 @@ func TestPreflight(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), all.Registry().ScenarioOptions())
+			sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), kinds.Registry().ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ events:
   - {kind: shell, at: 1s, command: "true"}
   - {kind: sql, at: 1s, sql: "SELECT 1"}
 `
-	sc, err := scenario.Parse("e.yaml", []byte(src), all.Registry().ScenarioOptions())
+	sc, err := scenario.Parse("e.yaml", []byte(src), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ events:
 // it no registry is told so, rather than given every kind by default.
 func TestRunAndValidateNeedTheRegistry(t *testing.T) {
 	t.Parallel()
-	sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), all.Registry().ScenarioOptions())
+	sc, err := scenario.Parse("p.yaml", []byte(preflightScenario), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

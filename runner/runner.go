@@ -26,6 +26,7 @@ import (
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/secret"
+	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/timeline"
@@ -477,7 +478,7 @@ func (r *run) startSamplers(ctx context.Context) error {
 	}
 	for _, tr := range r.targets {
 		if sampled, ok := tr.tgt.(backend.Sampled); ok {
-			timeout := min(max(r.sc.SampleInterval*8/10, 100*time.Millisecond), 2*time.Second)
+			timeout := sampler.Timeout(r.sc.SampleInterval)
 			sampling, err := sampled.Samplers(ctx, timeout)
 			if err != nil {
 				return targetErr(tr, err)
@@ -734,9 +735,6 @@ func describeShape(wr *workloadRun) string {
 	return s + fmt.Sprintf(", for %v", c.Duration)
 }
 
-// slowPeriod is how often the other sources are read.
-const slowPeriod = time.Second
-
 // sample reads each target's samplers that are due (every one with all)
 // and records the samples; a target judged frozen is not read at the end
 // (all), having nothing more to say.
@@ -781,15 +779,12 @@ func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, iv
 	if tr.lastRead == nil {
 		tr.lastRead = make([]time.Time, len(tr.samplers))
 	}
-	// Half a tick of slack, so that a tick arriving a little early still
-	// reads a slow source once per slowPeriod.
-	slack := r.sc.SampleInterval / 2
 	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
 	if tr.sampling != nil {
 		probe.judge = tr.sampling.Unanswered
 	}
 	for i, s := range tr.samplers {
-		if !all && !s.EveryTick && !tr.lastRead[i].IsZero() && now.Sub(tr.lastRead[i]) < slowPeriod-slack {
+		if !all && !s.Due(now, tr.lastRead[i], r.sc.SampleInterval) {
 			continue
 		}
 		tr.lastRead[i] = now

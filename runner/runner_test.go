@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -17,7 +17,7 @@ import (
 // and reads the run directory back.
 func runScenario(t *testing.T, path string) *timeline.Run {
 	t.Helper()
-	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+	sc, err := scenario.Load(path, kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func runScenario(t *testing.T, path string) *timeline.Run {
 func runLoaded(t *testing.T, sc *scenario.Scenario) *timeline.Run {
 	t.Helper()
 	var log strings.Builder
-	res, err := Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
+	res, err := Run(context.Background(), Options{Scenario: sc, Backends: kinds.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
 	if err != nil {
 		t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -33,12 +33,12 @@ workloads:
   - {name: orders, target: db, clients: 1, scripts: [{inline: "SELECT 1;"}]}
   - {name: reads, target: cache, clients: 1, scripts: [{inline: "GET firedrill:k"}]}
 `
-	sc, err := scenario.Parse(t.TempDir()+"/half.yaml", []byte(text), all.Registry().ScenarioOptions())
+	sc, err := scenario.Parse(t.TempDir()+"/half.yaml", []byte(text), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	_, err = Run(context.Background(), Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
+	_, err = Run(context.Background(), Options{Scenario: sc, Backends: kinds.Registry(), RunDir: t.TempDir() + "/run", Log: &log})
 	if err == nil || !strings.Contains(err.Error(), "target cache") {
 		t.Fatalf("Run: %v, want cache's open failure\nlog:\n%s", err, log.String())
 	}

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/db/mariadb/mdbdialect"
 	"github.com/firedrill/firedrill/db/postgres/pgdialect"
 	"github.com/firedrill/firedrill/db/redis/redisdialect"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 )
@@ -108,7 +108,7 @@ func TestScriptsParseInTheTargetsDialect(t *testing.T) {
 				before = tt.target
 			}
 			text := before + "\n" + strings.Replace(workloads, "%s", tt.scripts, 1) + tt.after + "\nname: d\nduration: 1s\n"
-			s, err := Parse(path, []byte(text), all.Registry().ScenarioOptionsFor(tt.dsn))
+			s, err := Parse(path, []byte(text), kinds.Registry().ScenarioOptionsFor(tt.dsn))
 			want := strings.ReplaceAll(tt.want, "$D", dir)
 			switch {
 			case want == "" && err != nil:

@@ -84,7 +84,7 @@ type EventKind struct {
 	// names the kinds that take it.
 	Keys []string
 	// Example is a whole event of the kind, for hints ("as in …") and for
-	// the kinds' conformance test (backend/all).
+	// the kinds' conformance test (package kinds).
 	Example string
 	// Decode decodes the kind's keys of one event and checks them,
 	// reporting each problem through d. It returns the kind's config (kept

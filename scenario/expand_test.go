@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 )
 
 func parseEnv(src string, env map[string]string) (*Scenario, error) {
-	opts := all.Registry().ScenarioOptions()
+	opts := kinds.Registry().ScenarioOptions()
 	opts.LookupEnv = func(name string) (string, bool) {
 		v, ok := env[name]
 		return v, ok

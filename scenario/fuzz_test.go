@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 )
 
@@ -36,7 +36,7 @@ func FuzzParse(f *testing.F) {
 	file := filepath.Join("testdata", "good", "fuzz.yaml")
 	// Variables in the inputs expand: D to a duration, ML to two lines,
 	// E to nothing; any other is unset.
-	opts := all.Registry().ScenarioOptions()
+	opts := kinds.Registry().ScenarioOptions()
 	opts.LookupEnv = func(name string) (string, bool) {
 		v, ok := map[string]string{"D": "1m", "ML": "a\nb: c", "E": ""}[name]
 		return v, ok

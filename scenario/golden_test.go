@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 )
 
@@ -30,7 +30,7 @@ func TestBadGolden(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := Load(file, all.Registry().ScenarioOptions())
+			s, err := Load(file, kinds.Registry().ScenarioOptions())
 			if err == nil {
 				t.Fatalf("Load succeeded (%s), want errors", s.Name)
 			}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/db/postgres/pgdialect"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 )
@@ -24,7 +24,7 @@ func ptr[T any](v T) *T { return &v }
 // stands for, defaults filled in.
 func TestLoadFull(t *testing.T) {
 	t.Parallel()
-	s, err := Load(filepath.Join("testdata", "good", "full.yaml"), all.Registry().ScenarioOptions())
+	s, err := Load(filepath.Join("testdata", "good", "full.yaml"), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestLoadTargetKind(t *testing.T) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s, err := Load(path, all.Registry().ScenarioOptions())
+		s, err := Load(path, kinds.Registry().ScenarioOptions())
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%q: error %v, want %q", tt.yaml, err, tt.err)
@@ -436,7 +436,7 @@ func TestParseGood(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := Parse(filepath.Join("testdata", "good", tt.name+".yaml"), []byte(tt.yaml), all.Registry().ScenarioOptions())
+			s, err := Parse(filepath.Join("testdata", "good", tt.name+".yaml"), []byte(tt.yaml), kinds.Registry().ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -448,7 +448,7 @@ func TestParseGood(t *testing.T) {
 // TestLoadMissingFile keeps I/O failures apart from content errors.
 func TestLoadMissingFile(t *testing.T) {
 	t.Parallel()
-	_, err := Load(filepath.Join("testdata", "no-such.yaml"), all.Registry().ScenarioOptions())
+	_, err := Load(filepath.Join("testdata", "no-such.yaml"), kinds.Registry().ScenarioOptions())
 	var errs Errors
 	if !errors.Is(err, fs.ErrNotExist) || errors.As(err, &errs) {
 		t.Errorf("err = %v, want a wrapped fs.ErrNotExist", err)
@@ -481,7 +481,7 @@ func TestInlineScriptPositions(t *testing.T) {
 				scripts = tt.script
 			}
 			src := "name: t\nduration: 1m\nworkloads:\n  - name: w\n    clients: 1\n    scripts: " + scripts + "\n"
-			_, err := Parse("t.yaml", []byte(src), all.Registry().ScenarioOptions())
+			_, err := Parse("t.yaml", []byte(src), kinds.Registry().ScenarioOptions())
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("error %v\nwant prefix %s\nin:\n%s", err, tt.want, src)
 			}
@@ -492,7 +492,7 @@ func TestInlineScriptPositions(t *testing.T) {
 // TestLoadScript parses a workload's scripts as the engine will.
 func TestLoadScript(t *testing.T) {
 	t.Parallel()
-	s, err := Load(filepath.Join("testdata", "good", "full.yaml"), all.Registry().ScenarioOptions())
+	s, err := Load(filepath.Join("testdata", "good", "full.yaml"), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +559,7 @@ func TestYAMLSyntaxLines(t *testing.T) {
 		{"name: *x\n", "t.yaml: bad YAML: unknown anchor 'x' referenced"},
 	}
 	for _, tt := range tests {
-		_, err := Parse("t.yaml", []byte(tt.src), all.Registry().ScenarioOptions())
+		_, err := Parse("t.yaml", []byte(tt.src), kinds.Registry().ScenarioOptions())
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("Parse(%q) error\n%v\nwant prefix\n%s", tt.src, err, tt.want)
 		}
@@ -577,7 +577,7 @@ func TestAliasBomb(t *testing.T) {
 	}
 	b.WriteString("name: t\nduration: 1m\nworkloads:\n  - {<<: *l40, name: w, scripts: [select-only]}\n")
 	start := time.Now()
-	_, err := Parse("t.yaml", []byte(b.String()), all.Registry().ScenarioOptions())
+	_, err := Parse("t.yaml", []byte(b.String()), kinds.Registry().ScenarioOptions())
 	if err == nil || !strings.Contains(err.Error(), "expands to more than") {
 		t.Errorf("error %v, want the expansion limit", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 )
 
@@ -31,7 +31,7 @@ thresholds:
 
 func parseWith(t *testing.T, src string, sets ...string) (*Scenario, error) {
 	t.Helper()
-	opts := all.Registry().ScenarioOptions()
+	opts := kinds.Registry().ScenarioOptions()
 	for _, s := range sets {
 		o, err := ParseOverride(s)
 		if err != nil {
@@ -164,7 +164,7 @@ func FuzzOverride(f *testing.F) {
 	f.Add([]byte("w: &w {name: w, clients: 1}\nworkloads: [*w, {<<: *w, name: v}]\n"), "workloads.v.clients=[1, {a: *b}]")
 	f.Add([]byte("- a\n- b\n"), "0=x")
 	f.Add([]byte(""), "name=x")
-	opts := all.Registry().ScenarioOptions()
+	opts := kinds.Registry().ScenarioOptions()
 	f.Fuzz(func(t *testing.T, data []byte, arg string) {
 		o, err := ParseOverride(arg)
 		if err != nil {

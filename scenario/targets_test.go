@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/db/postgres/pgdialect"
 	"github.com/firedrill/firedrill/db/redis/redisdialect"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 )
 
@@ -48,7 +48,7 @@ func TestTargetsLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte(twoTargets), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := Load(path, all.Registry().ScenarioOptions())
+	sc, err := Load(path, kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestTargetsLoad(t *testing.T) {
 		t.Errorf("kind keys: db %v, cache %v", dbKeys, cacheKeys)
 	}
 	// --dsn NAME=URL gives one target a server, and its scheme its kind.
-	opts := all.Registry().ScenarioOptions()
+	opts := kinds.Registry().ScenarioOptions()
 	opts.DSNs = map[string]string{"cache": "redis://127.0.0.1:1/0"}
 	text := strings.Replace(twoTargets, "    kind: redis\n    settings: {appendonly: \"yes\"}\n", "", 1)
 	given, err := Parse(path, []byte(text), opts)
@@ -127,7 +127,7 @@ func TestTargetsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := all.Registry().ScenarioOptions()
+			opts := kinds.Registry().ScenarioOptions()
 			opts.DSNs = tt.dsns
 			_, err := Parse("x.yaml", []byte(tt.text), opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -21,7 +21,7 @@ import (
 // caller's checks of what the run left on the server.
 func RunOnGivenServer(t *testing.T, src, dsn string, cancelAt time.Duration) (*runner.Result, string) {
 	t.Helper()
-	sc, err := scenario.Parse("users.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn))
+	sc, err := scenario.Parse("users.yaml", []byte(src), kinds.Registry().ScenarioOptionsFor(dsn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func RunOnGivenServer(t *testing.T, src, dsn string, cancelAt time.Duration) (*r
 	}
 	var log strings.Builder
 	begin := time.Now()
-	res, err := runner.Run(ctx, runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log})
+	res, err := runner.Run(ctx, runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log})
 	t.Logf("run took %v:\n%s", time.Since(begin), log.String())
 	switch {
 	case cancelAt > 0:

@@ -1,7 +1,8 @@
 // Command firedrill rehearses database incidents: it drives load against a
 // real database, watches its insides on the same timeline, and explains
-// what went wrong. It is the composition root: kinds.go registers the
-// kinds of database, and everything below receives that registry.
+// what went wrong. It is the composition root: it takes the kinds of
+// database from the registration (package kinds) and hands that registry
+// to everything below.
 package main
 
 import (
@@ -9,8 +10,9 @@ import (
 
 	"github.com/firedrill/firedrill/internal/cli"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 func main() {
-	os.Exit(cli.Main(clikit.OSEnv(), kinds(), os.Args[1:]))
+	os.Exit(cli.Main(clikit.OSEnv(), kinds.Registry(), os.Args[1:]))
 }

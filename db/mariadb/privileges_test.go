@@ -13,9 +13,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/db/mariadb"
 	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -258,12 +258,12 @@ events:
 // if given, is called a second into the run.
 func runPrivilegesOnly(t *testing.T, dsn, src string, during ...func()) (*runner.Result, string, error) {
 	t.Helper()
-	sc, err := scenario.Parse("users.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn))
+	sc, err := scenario.Parse("users.yaml", []byte(src), kinds.Registry().ScenarioOptionsFor(dsn))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}
 	var log syncLog
-	opts := runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true}
+	opts := runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true}
 	// done orders during's writes before the caller reads them (the
 	// race detector wants the edge, not only the second in between).
 	done := make(chan struct{})
@@ -512,12 +512,12 @@ workloads:
 		}
 	}
 	runAs := (&url.URL{Scheme: "mysql", User: url.UserPassword("firedrill_confined", "confined-secret"), Host: inst.TCPAddr()}).String()
-	sc, err := scenario.Parse("users.yaml", []byte(src), all.Registry().ScenarioOptionsFor(limited))
+	sc, err := scenario.Parse("users.yaml", []byte(src), kinds.Registry().ScenarioOptionsFor(limited))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var runLog syncLog
-	res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: limited, RunAs: runAs, RunDir: t.TempDir(), Log: &runLog})
+	res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: limited, RunAs: runAs, RunDir: t.TempDir(), Log: &runLog})
 	if err != nil || res.Manifest.Status != timeline.StatusCompleted {
 		t.Fatalf("run with --run-as: %v\n%s", err, runLog.String())
 	}
@@ -534,7 +534,7 @@ workloads:
 	if _, err := root.ExecContext(t.Context(), "GRANT SELECT ON mysql.* TO 'firedrill_confined'@'127.0.0.1'"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: limited, RunAs: runAs, RunDir: t.TempDir()})
+	_, err = runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: limited, RunAs: runAs, RunDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "GRANT SELECT ON `mysql`.*") {
 		t.Errorf("run with an over-privileged --run-as: %v", err)
 	}
@@ -563,12 +563,12 @@ workloads:
 	done := make(chan error, 1)
 	var longLog syncLog
 	go func() {
-		sc, err := scenario.Parse("users.yaml", []byte(long), all.Registry().ScenarioOptionsFor(dsn))
+		sc, err := scenario.Parse("users.yaml", []byte(long), kinds.Registry().ScenarioOptionsFor(dsn))
 		if err != nil {
 			done <- err
 			return
 		}
-		res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &longLog})
+		res, err := runner.Run(t.Context(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &longLog})
 		if err == nil && res.Manifest.Status != timeline.StatusCompleted {
 			err = fmt.Errorf("status %s", res.Manifest.Status)
 		}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/firedrill/firedrill/backend"
 	mdbsampler "github.com/firedrill/firedrill/db/mariadb/sampler"
+	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
-	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 
 var _ backend.Sampled = (*target)(nil)
@@ -25,17 +25,14 @@ func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend
 	if err != nil {
 		return nil, fmt.Errorf("samplers: %w", err)
 	}
-	s := &backend.Sampling{Notes: set.Notes(), Close: set.Close, Unanswered: mdbsampler.Unanswered}
-	for _, smp := range set.Samplers() {
-		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: mdbsampler.EveryTick(smp.Name()), Server: true})
-	}
 	dataDir := ""
 	if tg.inst != nil {
 		dataDir = tg.inst.DataDir()
 	}
-	for _, smp := range host.New(dataDir) {
-		everyTick := smp.Name() == hostmetric.Host || smp.Name() == hostmetric.Self
-		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: everyTick})
-	}
-	return s, nil
+	return &backend.Sampling{
+		Sources:    sampler.Schedule(set.Samplers(), host.New(dataDir)),
+		Notes:      set.Notes(),
+		Close:      set.Close,
+		Unanswered: mdbsampler.Unanswered,
+	}, nil
 }

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/backend/backendtest"
 	mdbbackend "github.com/firedrill/firedrill/db/mariadb"
 	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/internal/testcert"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -55,7 +55,7 @@ func TestRunOnAServerRequiringTLS(t *testing.T) {
 			{"tls=false", "add ?tls=true"}, // as none
 		} {
 			src := "name: given\nduration: 1s\nworkloads:\n  - {name: w, clients: 1, scripts: [{inline: \"SELECT 1;\"}]}\n"
-			sc, err := scenario.Parse("given.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn(test.query)))
+			sc, err := scenario.Parse("given.yaml", []byte(src), kinds.Registry().ScenarioOptionsFor(dsn(test.query)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,8 +28,8 @@ import (
 	pgsampler "github.com/firedrill/firedrill/db/postgres/sampler"
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
-	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/timeline"
@@ -229,18 +229,6 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 	return backend.Workload{Target: t, Mode: mode.String()}, nil
 }
 
-// everyTick are the sources read at every tick, down to 100 ms: what
-// happens in a moment (sessions and their waits, blocking, the horizon's
-// holder) and the host. The other sources are cumulative counters and
-// slow-moving states, read at most once a second: at 100 ms they cost
-// the server as much as all the rest, and a per-second rate of a counter
-// says nothing a tenth-of-a-second one would (Performance Insights samples
-// sessions every second and counters every minute).
-var everyTick = map[string]bool{
-	pgmetric.Activity: true, pgmetric.Locks: true, pgmetric.XminHorizon: true,
-	hostmetric.Host: true, hostmetric.Self: true,
-}
-
 // Samplers connects the PostgreSQL samplers (one session tagged
 // firedrill-sampler) and the host's; pg_stat_statements is created only on
 // the embedded server.
@@ -250,18 +238,16 @@ func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend
 		return nil, fmt.Errorf("samplers: %w", err)
 	}
 	tg.set = set
-	s := &backend.Sampling{Notes: set.Notes(), Close: func() error { set.Close(); return nil }, Unanswered: unanswered}
-	for _, smp := range set.Samplers() {
-		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: everyTick[smp.Name()], Server: true})
-	}
 	dataDir := ""
 	if tg.inst != nil {
 		dataDir = tg.inst.DataDir()
 	}
-	for _, smp := range host.New(dataDir) {
-		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: everyTick[smp.Name()]})
-	}
-	return s, nil
+	return &backend.Sampling{
+		Sources:    sampler.Schedule(set.Samplers(), host.New(dataDir)),
+		Notes:      set.Notes(),
+		Close:      func() error { set.Close(); return nil },
+		Unanswered: unanswered,
+	}, nil
 }
 
 // Settings reads pg_settings through the samplers' session, and notes the

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/backend/backendtest"
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	rm "github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -185,7 +185,7 @@ workloads:
 	}
 	// What a finding says it saw (its headline and evidence; a remedy may
 	// well advise UNLINK).
-	for _, f := range diagnose.Diagnose(run, all.Registry().Rules("redis")) {
+	for _, f := range diagnose.Diagnose(run, kinds.Registry().Rules("redis")) {
 		seen := []string{f.Headline}
 		for _, e := range f.Evidence {
 			seen = append(seen, e.Series, e.Text)

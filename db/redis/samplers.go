@@ -7,8 +7,8 @@ import (
 
 	"github.com/firedrill/firedrill/backend"
 	redissampler "github.com/firedrill/firedrill/db/redis/sampler"
+	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
-	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 
 var _ backend.Sampled = (*target)(nil)
@@ -22,16 +22,13 @@ func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend
 	if err != nil {
 		return nil, fmt.Errorf("samplers: %w", err)
 	}
-	s := &backend.Sampling{Close: set.Close, Unanswered: redissampler.Unanswered}
-	for _, smp := range set.Samplers() {
-		s.Sources = append(s.Sources, backend.Source{Sampler: smp, Server: true})
-	}
 	dataDir := ""
 	if tg.inst != nil {
 		dataDir = tg.inst.DataDir()
 	}
-	for _, smp := range host.New(dataDir) {
-		s.Sources = append(s.Sources, backend.Source{Sampler: smp, EveryTick: smp.Name() == hostmetric.Host || smp.Name() == hostmetric.Self})
-	}
-	return s, nil
+	return &backend.Sampling{
+		Sources:    sampler.Schedule(set.Samplers(), host.New(dataDir)),
+		Close:      set.Close,
+		Unanswered: redissampler.Unanswered,
+	}, nil
 }

@@ -40,9 +40,9 @@ func NewLifecycle(settings map[string]string) *Lifecycle {
 
 // Names says how a server is named in errors and progress lines.
 type Names struct {
-	Program string // "postgres": "stop postgres in <Where>: …"
+	Program string // the server program: "stop <Program> in <Where>: …"
 	Where   string // the directory errors name
-	Title   string // "PostgreSQL": "restarted PostgreSQL <Version> on <Addr>"
+	Title   string // its product name: "restarted <Title> <Version> on <Addr>"
 	Version string
 	Addr    string
 	Dir     string // the instance directory, removed by Stop

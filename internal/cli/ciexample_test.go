@@ -7,8 +7,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // The example CI job in contrib/ci uses only commands and flags firedrill
@@ -40,7 +40,7 @@ func TestExampleCIJobUsesRealFlags(t *testing.T) {
 				}
 				n++
 				env, _, stderr := clikit.MemoryEnv("")
-				if code := Main(env, all.Registry(), append(fields[1:], "--help")); code != 0 {
+				if code := Main(env, kinds.Registry(), append(fields[1:], "--help")); code != 0 {
 					t.Errorf("%q: exit %d: %s", line, code, stderr)
 				}
 			}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // The recorded runs of report's compare tests.
@@ -22,7 +22,7 @@ func TestCompareCommand(t *testing.T) {
 	env, out, errb := clikit.MemoryEnv("")
 	jsonPath := filepath.Join(t.TempDir(), "cmp.json")
 	htmlPath := filepath.Join(t.TempDir(), "cmp.html")
-	code := Main(env, all.Registry(), []string{"compare", compareRunBase, compareRunSlow, "--json", jsonPath, "--html", htmlPath, "--warmup", "5s", "--min-change", "5%"})
+	code := Main(env, kinds.Registry(), []string{"compare", compareRunBase, compareRunSlow, "--json", jsonPath, "--html", htmlPath, "--warmup", "5s", "--min-change", "5%"})
 	if code != clikit.ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -86,7 +86,7 @@ func TestCompareCommandErrors(t *testing.T) {
 		{[]string{"compare", compareRunBase, compareRunSlow, "--min-change", "10"}, `--min-change "10"`},
 	} {
 		env, _, errb := clikit.MemoryEnv("")
-		if code := Main(env, all.Registry(), c.args); code != clikit.ExitUsage || !strings.Contains(errb.String(), c.want) {
+		if code := Main(env, kinds.Registry(), c.args); code != clikit.ExitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errb.String(), clikit.ExitUsage, c.want)
 		}
 	}
@@ -127,7 +127,7 @@ func TestCompareCommandColor(t *testing.T) {
 			}
 			return ""
 		}
-		if code := Main(env, all.Registry(), []string{"compare", compareRunBase, compareRunSlow, "--warmup", "5s"}); code != clikit.ExitOK {
+		if code := Main(env, kinds.Registry(), []string{"compare", compareRunBase, compareRunSlow, "--warmup", "5s"}); code != clikit.ExitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		if got := strings.Contains(out.String(), "\x1b[31mslower, p"); got != c.want {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 )
@@ -181,7 +181,7 @@ workloads:
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+	sc, err := scenario.Load(path, kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}
@@ -218,7 +218,7 @@ func TestConfinedRoleHoldsWithoutTheLexicalCheck(t *testing.T) {
 	sc := confinedScenario(t, tmp, ownSetup, true)
 	var log bytes.Buffer
 	var during []string
-	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: u.inst.ConnString(), RunDir: filepath.Join(tmp, "run"),
+	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: u.inst.ConnString(), RunDir: filepath.Join(tmp, "run"),
 		PrivilegesOnly: true, Log: &log, NoSamplers: true,
 		OnStart: func(string) { during = runRoles(t, u) }})
 	if err != nil && res == nil {
@@ -305,7 +305,7 @@ func TestConfinedSetupIsRefusedByPrivileges(t *testing.T) {
 		}
 		sc := confinedScenario(t, dir, "CREATE TABLE IF NOT EXISTS mine (id int PRIMARY KEY, n int NOT NULL); "+bad, false)
 		var log bytes.Buffer
-		_, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: u.inst.ConnString(), RunDir: filepath.Join(dir, "run"),
+		_, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: u.inst.ConnString(), RunDir: filepath.Join(dir, "run"),
 			PrivilegesOnly: true, Log: &log, NoSamplers: true})
 		if err == nil || !permissionError.MatchString(err.Error()) {
 			t.Errorf("setup %q: %v\n%s", bad, err, log.String())
@@ -332,7 +332,7 @@ func TestConfinedRoleGoesAfterInterrupt(t *testing.T) {
 	defer cancel()
 	var during []string
 	var log bytes.Buffer
-	_, err := runner.Run(ctx, runner.Options{Scenario: sc, Backends: all.Registry(), DSN: u.inst.ConnString(), RunDir: filepath.Join(tmp, "run"), Log: &log, NoSamplers: true,
+	_, err := runner.Run(ctx, runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: u.inst.ConnString(), RunDir: filepath.Join(tmp, "run"), Log: &log, NoSamplers: true,
 		OnStart: func(string) {
 			during = runRoles(t, u)
 			time.AfterFunc(500*time.Millisecond, cancel)
@@ -391,7 +391,7 @@ func TestConfinedRoleOfAKilledRunIsDropped(t *testing.T) {
 
 	role := killed()
 	var out bytes.Buffer
-	if code := Main(env(&out), all.Registry(), []string{"run", filepath.Join(tmp, "confined.yaml"), "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs")}); code != clikit.ExitOK {
+	if code := Main(env(&out), kinds.Registry(), []string{"run", filepath.Join(tmp, "confined.yaml"), "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs")}); code != clikit.ExitOK {
 		t.Fatalf("next run: exit %d\n%s", code, out.String())
 	}
 	if !strings.Contains(out.String(), "dropped the role "+role+" of a run that is gone") {
@@ -403,7 +403,7 @@ func TestConfinedRoleOfAKilledRunIsDropped(t *testing.T) {
 
 	role = killed()
 	out.Reset()
-	if code := Main(env(&out), all.Registry(), []string{"restore", "--dsn", u.inst.ConnString()}); code != clikit.ExitOK {
+	if code := Main(env(&out), kinds.Registry(), []string{"restore", "--dsn", u.inst.ConnString()}); code != clikit.ExitOK {
 		t.Fatalf("restore: exit %d\n%s", code, out.String())
 	}
 	if !strings.Contains(out.String(), "dropped the role "+role) {
@@ -429,7 +429,7 @@ func TestConfinedRunAsAHandMadeAccount(t *testing.T) {
 	sc := confinedScenario(t, tmp, cleanSetup, false)
 	before := fingerprint(t, u)
 	var log bytes.Buffer
-	_, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: weak, RunDir: filepath.Join(tmp, "refused"), Log: &log, NoSamplers: true})
+	_, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: weak, RunDir: filepath.Join(tmp, "refused"), Log: &log, NoSamplers: true})
 	if err == nil {
 		t.Fatalf("a DSN without CREATEROLE ran:\n%s", log.String())
 	}
@@ -453,7 +453,7 @@ func TestConfinedRunAsAHandMadeAccount(t *testing.T) {
 	sc = confinedScenario(t, filepath.Join(tmp), ownSetup, true)
 	before = fingerprint(t, u)
 	log.Reset()
-	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: weak, RunAs: runAs, RunDir: filepath.Join(tmp, "run"),
+	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: weak, RunAs: runAs, RunDir: filepath.Join(tmp, "run"),
 		PrivilegesOnly: true, Log: &log, NoSamplers: true})
 	if err != nil && res == nil {
 		t.Fatalf("run as the hand-made account: %v\n%s", err, log.String())

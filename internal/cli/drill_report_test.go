@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -61,7 +61,7 @@ func TestDrillOutputRecorded(t *testing.T) {
 	t.Parallel()
 	dir := recordedStockDrill(t)
 	env, out, errb := clikit.MemoryEnv("")
-	code := Main(env, all.Registry(), []string{"drill", "stock", "--check", dir})
+	code := Main(env, kinds.Registry(), []string{"drill", "stock", "--check", dir})
 	// The sorted recording predates the commit-bound rule's calibration:
 	// fixed's "finding commit-bound reported" fails, and only that.
 	if code != ExitExpectationFailed {
@@ -121,8 +121,8 @@ func TestDrillWritesReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		findings := diagnoseRun(all.Registry(), run)
-		rep, err := writeVariantReport(run, findings, presentation(all.Registry()))
+		findings := diagnoseRun(kinds.Registry(), run)
+		rep, err := writeVariantReport(run, findings, presentation(kinds.Registry()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestDrillWritesReports(t *testing.T) {
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: findings})
 	}
-	page, err := writeDrillCompare(dir, runs, presentation(all.Registry()))
+	page, err := writeDrillCompare(dir, runs, presentation(kinds.Registry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestDrillWritesReports(t *testing.T) {
 		t.Errorf("reports section:\n%s", out.String())
 	}
 	// Only broken and fixed are compared; without both, no page.
-	if p, err := writeDrillCompare(t.TempDir(), runs[:1], presentation(all.Registry())); p != "" || err != nil {
+	if p, err := writeDrillCompare(t.TempDir(), runs[:1], presentation(kinds.Registry())); p != "" || err != nil {
 		t.Errorf("one variant: page %q, %v", p, err)
 	}
 }

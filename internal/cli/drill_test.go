@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestDrillsList(t *testing.T) {
 	t.Parallel()
 	env, out, errb := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"drills"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"drills"}); code != 0 {
 		t.Fatalf("exit %d\n%s", code, errb)
 	}
 	for _, d := range drills.List() {
@@ -59,7 +59,7 @@ func TestDrillUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, _, errb := clikit.MemoryEnv("")
-		if code := Main(env, all.Registry(), tt.args); code != tt.code {
+		if code := Main(env, kinds.Registry(), tt.args); code != tt.code {
 			t.Errorf("%v: exit %d, want %d\n%s", tt.args, code, tt.code, errb)
 		}
 		if !strings.Contains(errb.String(), tt.want) {
@@ -67,7 +67,7 @@ func TestDrillUsage(t *testing.T) {
 		}
 	}
 	env, out, _ := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"drill", "--help"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"drill", "--help"}); code != 0 {
 		t.Fatalf("--help: exit %d", code)
 	}
 	for _, want := range []string{"broken", "fixed", "--quick", "time scale", "runs/<time>-drill-<name>", "99", "--variant", "fresh throwaway server"} {
@@ -101,7 +101,7 @@ func TestDrillQuick(t *testing.T) {
 			out := t.TempDir()
 			env, stdout, stderr := clikit.MemoryEnv("")
 			start := time.Now()
-			code := Main(env, all.Registry(), []string{"drill", d.Name, "--quick", "--out", out, "--progress", "30s"})
+			code := Main(env, kinds.Registry(), []string{"drill", d.Name, "--quick", "--out", out, "--progress", "30s"})
 			elapsed := time.Since(start)
 			t.Logf("drill %s --quick: exit %d in %.0f s\n%s", d.Name, code, elapsed.Seconds(), stdout)
 			if code != clikit.ExitOK {

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	mdbinstance "github.com/firedrill/firedrill/db/mariadb/instance"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -83,7 +83,7 @@ func runSignalled(t *testing.T, srv givenServer, duration, at, thaw time.Duratio
 	env, stdout, stderr := clikit.MemoryEnv("")
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(env, all.Registry(), []string{"run", path, "--dsn", srv.dsn, "--out", out, "--quiet"})
+		done <- Main(env, kinds.Registry(), []string{"run", path, "--dsn", srv.dsn, "--out", out, "--quiet"})
 	}()
 	// The manifest lists the samplers just before the load starts.
 	var runDir string

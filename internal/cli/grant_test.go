@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // grantPassword is the admin's password in the DSNs the grant tests give:
@@ -22,7 +22,7 @@ const grantPassword = "Adm1n-pw-n0t-in-output"
 func TestGrantEveryKind(t *testing.T) {
 	t.Parallel()
 	granters := 0
-	for _, be := range all.Registry().Backends() {
+	for _, be := range kinds.Registry().Backends() {
 		schemed, ok := be.(backend.Schemed)
 		if !ok {
 			continue
@@ -30,7 +30,7 @@ func TestGrantEveryKind(t *testing.T) {
 		// A database path every kind's URL takes (Redis's is a number).
 		dsn := schemed.Schemes()[0] + "://admin:" + grantPassword + "@127.0.0.1:1/0"
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, all.Registry(), []string{"grant", "--dsn", dsn, "--schema", "drills"})
+		code := Main(env, kinds.Registry(), []string{"grant", "--dsn", dsn, "--schema", "drills"})
 		out := stdout.String() + stderr.String()
 		if strings.Contains(out, grantPassword) {
 			t.Errorf("%s: the --dsn's password was printed:\n%s", be.Kind(), out)
@@ -73,7 +73,7 @@ func TestGrantRefusals(t *testing.T) {
 		{[]string{"grant", "--dsn", "postgres://db/x", "extra"}, "firedrill grant takes no arguments, got \"extra\""},
 	} {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		if code := Main(env, all.Registry(), tt.args); code != clikit.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
+		if code := Main(env, kinds.Registry(), tt.args); code != clikit.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", tt.args, code, stderr, tt.want)
 		}
 		if strings.Contains(stdout.String()+stderr.String(), grantPassword) {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -150,7 +150,7 @@ workloads:
 		"--set", "description=copied from postgres://app:s3cret-pw@db.example/x",
 		"--json", "-", "--junit", junit}
 	env, stdout, stderr := clikit.MemoryEnv("")
-	code := Main(env, all.Registry(), args)
+	code := Main(env, kinds.Registry(), args)
 	if code != clikit.ExitThresholds {
 		t.Fatalf("exit %d, want %d (one threshold fails)\nstdout:\n%s\nstderr:\n%s", code, clikit.ExitThresholds, stdout, tail(stderr.String(), 30))
 	}
@@ -232,7 +232,7 @@ func TestDrillJUnit(t *testing.T) {
 	dir := recordedStockDrill(t)
 	junit := filepath.Join(t.TempDir(), "drill.xml")
 	env, out, errb := clikit.MemoryEnv("")
-	code := Main(env, all.Registry(), []string{"drill", "stock", "--check", dir, "--junit", junit})
+	code := Main(env, kinds.Registry(), []string{"drill", "stock", "--check", dir, "--junit", junit})
 	if code != ExitExpectationFailed && code != 0 {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errb)
 	}
@@ -270,7 +270,7 @@ func TestDrillJUnit(t *testing.T) {
 func TestCompareJSONToStdout(t *testing.T) {
 	t.Parallel()
 	env, out, errb := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"compare", compareRunBase, compareRunSlow, "--json", "-", "--warmup", "5s"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"compare", compareRunBase, compareRunSlow, "--json", "-", "--warmup", "5s"}); code != 0 {
 		t.Fatalf("exit %d\n%s", code, errb)
 	}
 	var doc map[string]any

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // firedrill k8s writes the manifests for a scenario and its files, and
@@ -53,7 +53,7 @@ func TestK8sManifestsAndRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, all.Registry(), tt.args)
+		code := Main(env, kinds.Registry(), tt.args)
 		if code != tt.code {
 			t.Errorf("%v: exit %d, want %d; stderr %q", tt.args[1:], code, tt.code, stderr)
 			continue
@@ -75,7 +75,7 @@ func TestK8sManifestsAndRefusals(t *testing.T) {
 	// -o writes the file and says so on stderr.
 	file := filepath.Join(dir, "job.yaml")
 	env, _, stderr := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"k8s", inside, "--shards", "2", "--dsn-secret", "db:url", "-o", file, "--", "--allow-outside-schema"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"k8s", inside, "--shards", "2", "--dsn-secret", "db:url", "-o", file, "--", "--allow-outside-schema"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	data, err := os.ReadFile(file)
@@ -120,7 +120,7 @@ func TestK8sRunAs(t *testing.T) {
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
 		args := append(append([]string(nil), base...), tt.args...)
-		code := Main(env, all.Registry(), args)
+		code := Main(env, kinds.Registry(), args)
 		if code != tt.code {
 			t.Errorf("%v: exit %d, want %d; stderr %q", tt.args, code, tt.code, stderr)
 			continue

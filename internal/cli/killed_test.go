@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -87,7 +87,7 @@ workloads:
 	// report marks the run it opens.
 	first := killRun()
 	env, stdout, stderr := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"report", first}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"report", first}); code != 0 {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout.String(), "run killed: killed (") {
@@ -99,7 +99,7 @@ workloads:
 	// The next run under the same --out, even one that fails at once
 	// (nothing listens on port 1), marks it.
 	env, _, stderr = clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"run", sc, "--out", runs, "--dsn", "postgres://nobody@127.0.0.1:1/db"}); code == 0 {
+	if code := Main(env, kinds.Registry(), []string{"run", sc, "--out", runs, "--dsn", "postgres://nobody@127.0.0.1:1/db"}); code == 0 {
 		t.Fatalf("a run against port 1 exited 0: %s", stderr)
 	}
 	if !strings.Contains(stderr.String(), second+": its firedrill process is gone (killed?); marked killed") {

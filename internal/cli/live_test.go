@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 func finding(rule, severity, headline string) diagnose.Finding {
@@ -22,7 +22,7 @@ func finding(rule, severity, headline string) diagnose.Finding {
 func TestLiveFindingsFollowSeverity(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	l := &liveDiagnosis{backends: all.Registry(), w: &out}
+	l := &liveDiagnosis{backends: kinds.Registry(), w: &out}
 	step := func(elapsed float64, fs ...diagnose.Finding) string {
 		out.Reset()
 		l.pass(elapsed, fs)

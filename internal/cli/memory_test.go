@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -32,7 +32,7 @@ func TestMemoryHelperProcess(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process for the memory tests")
 	}
-	code := Main(clikit.OSEnv(), all.Registry(), strings.Split(args, "\x1f"))
+	code := Main(clikit.OSEnv(), kinds.Registry(), strings.Split(args, "\x1f"))
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reading /proc/self/status:", err)

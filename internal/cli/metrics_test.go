@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // A busy --metrics-addr is refused before anything runs, naming the
@@ -39,7 +39,7 @@ func TestRunMetricsAddrBusy(t *testing.T) {
 		{[]string{"--metrics-linger", "5s"}, "--metrics-linger needs --metrics-addr"},
 	} {
 		env, _, stderr := clikit.MemoryEnv("")
-		code := Main(env, all.Registry(), append([]string{"run", sc, "--out", runs}, c.args...))
+		code := Main(env, kinds.Registry(), append([]string{"run", sc, "--out", runs}, c.args...))
 		if code != clikit.ExitUsage || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, clikit.ExitUsage, c.want)
 		}
@@ -49,7 +49,7 @@ func TestRunMetricsAddrBusy(t *testing.T) {
 	}
 	// drill takes the same flags, refused before its first variant runs.
 	env, _, stderr := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"drill", "stock", "--quick", "--out", filepath.Join(dir, "drills"), "--metrics-addr", busy}); code != clikit.ExitUsage ||
+	if code := Main(env, kinds.Registry(), []string{"drill", "stock", "--quick", "--out", filepath.Join(dir, "drills"), "--metrics-addr", busy}); code != clikit.ExitUsage ||
 		!strings.Contains(stderr.String(), "--metrics-addr "+busy+": cannot listen") || strings.Contains(stderr.String(), "[1/") {
 		t.Errorf("drill --metrics-addr %s: exit %d, stderr %q", busy, code, stderr)
 	}

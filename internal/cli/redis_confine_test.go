@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	redisinstance "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/db/redis/redisconn"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -273,17 +273,17 @@ func TestRedisEscapesAreRefusedByPrivilegesAlone(t *testing.T) {
 	inst, admin := redisUsersServer(t)
 	before := redisFingerprint(t, admin)
 	dsn := fmt.Sprintf("redis://:%s@%s/1", redisAdminPassword, inst.Addr())
-	sc, err := scenario.Parse("escapes.yaml", []byte(redisEscapeScenario()), all.Registry().ScenarioOptionsFor(dsn))
+	sc, err := scenario.Parse("escapes.yaml", []byte(redisEscapeScenario()), kinds.Registry().ScenarioOptionsFor(dsn))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The lexical check alone refuses the escapes of command events.
-	if err := runner.Validate(sc, runner.Options{Backends: all.Registry(), DSN: dsn}); err == nil || !strings.Contains(err.Error(), "redis.call(FLUSHDB)") {
+	if err := runner.Validate(sc, runner.Options{Backends: kinds.Registry(), DSN: dsn}); err == nil || !strings.Contains(err.Error(), "redis.call(FLUSHDB)") {
 		t.Errorf("validate: %v", err)
 	}
 	var duringRun []string
 	var log strings.Builder
-	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true,
+	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true,
 		OnStart: func(string) { duringRun = runUsers(t, admin) }})
 	t.Logf("log:\n%s", log.String())
 	if err != nil {
@@ -353,12 +353,12 @@ func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
 	dsn := fmt.Sprintf("redis://:%s@%s/0", redisAdminPassword, inst.Addr())
 	run := func(events string) (*runner.Result, string, error) {
 		src := "name: harm\nduration: 2s\nworkloads: [{name: w, clients: 1, rate: 20, scripts: [{inline: \"INCR firedrill:n\"}]}]\nevents:\n" + events
-		sc, err := scenario.Parse("harm.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn))
+		sc, err := scenario.Parse("harm.yaml", []byte(src), kinds.Registry().ScenarioOptionsFor(dsn))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var log strings.Builder
-		res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true})
+		res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: dsn, RunDir: t.TempDir(), Log: &log, PrivilegesOnly: true})
 		return res, log.String(), err
 	}
 
@@ -391,11 +391,11 @@ func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
 	// the next run and firedrill restore say what it holds, and set nothing.
 	const forged = `HSET firedrill:settings_restore maxmemory '{"original":"1048576","applied":"0"}'`
 	src := "name: forge\nduration: 1s\nworkloads: [{name: w, clients: 1, rate: 20, scripts: [{inline: \"" + strings.ReplaceAll(forged, `"`, `\"`) + "\"}]}]\n"
-	sc, err := scenario.Parse("forge.yaml", []byte(src), all.Registry().ScenarioOptionsFor(dsn))
+	sc, err := scenario.Parse("forge.yaml", []byte(src), kinds.Registry().ScenarioOptionsFor(dsn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), DSN: dsn, RunDir: t.TempDir(), PrivilegesOnly: true}); err != nil {
+	if _, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), DSN: dsn, RunDir: t.TempDir(), PrivilegesOnly: true}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := admin.Do(context.Background(), "HLEN", "firedrill:settings_restore"); n.Int != 1 {
@@ -406,7 +406,7 @@ func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
 		t.Errorf("the next run: %v, log:\n%s", err, log)
 	}
 	env, stdout, stderr := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"restore", "--dsn", dsn}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"restore", "--dsn", dsn}); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout.String(), `maxmemory was "1048576"`) || !strings.Contains(stdout.String(), "no longer trusts that key") {
@@ -476,7 +476,7 @@ func TestRedisRunUserLivesOnlyWithItsRun(t *testing.T) {
 	if err := os.WriteFile(short, []byte("name: short\nduration: 1s\nworkloads: [{name: w, clients: 1, rate: 10, scripts: [{inline: \"INCR firedrill:n\"}]}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code := Main(env, all.Registry(), []string{"run", short, "--dsn", dsn, "--out", runs}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"run", short, "--dsn", dsn, "--out", runs}); code != 0 {
 		t.Fatalf("next run: exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stderr.String(), "removed the ACL user "+killedUser) {
@@ -493,7 +493,7 @@ func TestRedisRunUserLivesOnlyWithItsRun(t *testing.T) {
 	_ = killed.cmd.Wait()
 	waitUntil(10*time.Second, func() bool { return !clientOf(t, admin, killedUser) })
 	env, stdout, stderr := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"restore", "--dsn", dsn}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"restore", "--dsn", dsn}); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr)
 	}
 	left = runUsers(t, admin)
@@ -556,7 +556,7 @@ workloads:
 	}
 	ops := fmt.Sprintf("redis://ops:ops-pw-8@%s/0", inst.Addr())
 	env, _, stderr := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"run", sc, "--dsn", ops, "--out", filepath.Join(dir, "runs"), "-q"}); code == 0 {
+	if code := Main(env, kinds.Registry(), []string{"run", sc, "--dsn", ops, "--out", filepath.Join(dir, "runs"), "-q"}); code == 0 {
 		t.Fatalf("a run whose admin may not ACL SETUSER exited 0")
 	}
 	msg := stderr.String()
@@ -576,7 +576,7 @@ workloads:
 	}
 	runAs := fmt.Sprintf("redis://firedrill:made-by-hand-9@%s/0", inst.Addr())
 	env, _, stderr = clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"run", sc, "--dsn", ops, "--run-as", runAs, "--out", filepath.Join(dir, "runs"), "--json", filepath.Join(dir, "r.json")}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"run", sc, "--dsn", ops, "--run-as", runAs, "--out", filepath.Join(dir, "runs"), "--json", filepath.Join(dir, "r.json")}); code != 0 {
 		t.Fatalf("run --run-as: exit %d: %s", code, stderr)
 	}
 	if strings.Contains(stderr.String(), "made-by-hand-9") {

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/db/redis/instance/tlstest"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -43,7 +43,7 @@ events:
 	dsn := fmt.Sprintf("rediss://:%s@%s/0?%s", "tls-Pw%20s3cr%27et", srv.TLSAddr, srv.Trusted())
 	out, jsonPath := filepath.Join(dir, "runs"), filepath.Join(dir, "result.json")
 	env, stdout, stderr := clikit.MemoryEnv("")
-	code := Main(env, all.Registry(), []string{"run", sc, "--dsn", dsn, "--out", out, "--json", jsonPath, "--progress", "500ms"})
+	code := Main(env, kinds.Registry(), []string{"run", sc, "--dsn", dsn, "--out", out, "--json", jsonPath, "--progress", "500ms"})
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

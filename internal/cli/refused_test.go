@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -39,7 +39,7 @@ workloads:
 	}
 	runs := filepath.Join(dir, "runs")
 	env, stdout, stderr := clikit.MemoryEnv("")
-	code := Main(env, all.Registry(), []string{"run", sc, "--out", runs, "--progress", "30s"})
+	code := Main(env, kinds.Registry(), []string{"run", sc, "--out", runs, "--progress", "30s"})
 	if code != clikit.ExitOK {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, tail(stderr.String(), 30))
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // Every command a registered backend offers is on firedrill's command
@@ -15,11 +15,11 @@ import (
 func TestBackendCommandsAreOnTheCommandLine(t *testing.T) {
 	t.Parallel()
 	env, top, _ := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"--help"}); code != clikit.ExitOK {
+	if code := Main(env, kinds.Registry(), []string{"--help"}); code != clikit.ExitOK {
 		t.Fatalf("firedrill --help: exit %d", code)
 	}
 	offered := 0
-	for _, b := range all.Registry().Backends() {
+	for _, b := range kinds.Registry().Backends() {
 		c, ok := b.(backend.Commander)
 		if !ok {
 			continue
@@ -34,7 +34,7 @@ func TestBackendCommandsAreOnTheCommandLine(t *testing.T) {
 				t.Errorf("firedrill --help does not list %s (backend %s):\n%s", cmd.Name(), b.Kind(), top)
 			}
 			env, out, errb := clikit.MemoryEnv("")
-			if code := Main(env, all.Registry(), []string{cmd.Name(), "--help"}); code != clikit.ExitOK || !strings.Contains(out.String(), "Usage:\n  firedrill "+cmd.Use) {
+			if code := Main(env, kinds.Registry(), []string{cmd.Name(), "--help"}); code != clikit.ExitOK || !strings.Contains(out.String(), "Usage:\n  firedrill "+cmd.Use) {
 				t.Errorf("firedrill %s --help: exit %d\nstdout:\n%s\nstderr:\n%s", cmd.Name(), code, out, errb)
 			}
 		}

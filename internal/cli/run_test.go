@@ -17,9 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -34,7 +34,7 @@ func TestCLIHelperProcess(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process for the signal tests")
 	}
-	os.Exit(Main(clikit.OSEnv(), all.Registry(), strings.Split(args, "\x1f")))
+	os.Exit(Main(clikit.OSEnv(), kinds.Registry(), strings.Split(args, "\x1f")))
 }
 
 // syncBuffer collects a child's output while the test reads it.

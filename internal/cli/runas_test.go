@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/secret"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -64,7 +64,7 @@ func TestRunAsPasswordInNoOutput(t *testing.T) {
 
 			env, stdout, stderr := clikit.MemoryEnv("")
 			args := append([]string{"validate", sc}, tc.args(password)...)
-			if code := Main(env, all.Registry(), args); code != 0 {
+			if code := Main(env, kinds.Registry(), args); code != 0 {
 				t.Errorf("validate: exit %d\nstderr:\n%s", code, stderr)
 			}
 			checkNoLeak(t, "validate's stdout", stdout.Bytes(), leaks)
@@ -72,7 +72,7 @@ func TestRunAsPasswordInNoOutput(t *testing.T) {
 
 			env, stdout, stderr = clikit.MemoryEnv("")
 			args = append([]string{"run", sc, "--out", out, "--json", jsonPath}, tc.args(password)...)
-			if code := Main(env, all.Registry(), args); code != clikit.ExitUsage {
+			if code := Main(env, kinds.Registry(), args); code != clikit.ExitUsage {
 				t.Fatalf("run: exit %d, want %d (nothing listens)\nstdout:\n%s\nstderr:\n%s", code, clikit.ExitUsage, stdout, stderr)
 			}
 			checkNoLeak(t, "run's stdout", stdout.Bytes(), leaks)
@@ -122,7 +122,7 @@ func TestRunAsRefusals(t *testing.T) {
 				args = append([]string{cmd, sc}, tt.args...)
 			}
 			env, stdout, stderr := clikit.MemoryEnv("")
-			if code := Main(env, all.Registry(), args); code != clikit.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
+			if code := Main(env, kinds.Registry(), args); code != clikit.ExitUsage || !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("%v: exit %d, stderr %q; want %q", args, code, stderr, tt.want)
 			}
 			if strings.Contains(stdout.String()+stderr.String(), password) {

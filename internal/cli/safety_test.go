@@ -13,9 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // userServer is a server of "the user's" with their own data in public:
@@ -170,7 +170,7 @@ func TestGivenServerIsLeftAsFound(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	env := &clikit.Env{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" },
 		Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
-	code := Main(env, all.Registry(), []string{"run", path, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs"), "--allow-shell"})
+	code := Main(env, kinds.Registry(), []string{"run", path, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs"), "--allow-shell"})
 	log := stdout.String() + stderr.String()
 	if code != clikit.ExitOK {
 		t.Fatalf("run: exit %d\n%s", code, log)
@@ -217,7 +217,7 @@ events:
 	var out bytes.Buffer
 	env := &clikit.Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" },
 		Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
-	code := Main(env, all.Registry(), []string{"run", scenarioPath, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs")})
+	code := Main(env, kinds.Registry(), []string{"run", scenarioPath, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs")})
 	if code == clikit.ExitOK {
 		t.Fatalf("a setup that drops public.customers ran:\n%s", out.String())
 	}
@@ -274,7 +274,7 @@ func TestGivenServerSettingsSurviveSignals(t *testing.T) {
 	env := &clikit.Env{Stdout: &outBuf, Stderr: &outBuf, Getenv: func(string) string { return "" },
 		Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
 	short := safetyScenario(t, t.TempDir(), "5s")
-	if code := Main(env, all.Registry(), []string{"run", short, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs"), "--allow-shell"}); code != clikit.ExitOK {
+	if code := Main(env, kinds.Registry(), []string{"run", short, "--dsn", u.inst.ConnString(), "--out", filepath.Join(tmp, "runs"), "--allow-shell"}); code != clikit.ExitOK {
 		t.Fatalf("next run: exit %d\n%s", code, outBuf.String())
 	}
 	if !strings.Contains(outBuf.String(), "before the run: restored setting work_mem: set back to 5MB") {
@@ -293,7 +293,7 @@ func TestGivenServerSettingsSurviveSignals(t *testing.T) {
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	outBuf.Reset()
-	if code := Main(env, all.Registry(), []string{"restore", "--dsn", u.inst.ConnString()}); code != clikit.ExitOK {
+	if code := Main(env, kinds.Registry(), []string{"restore", "--dsn", u.inst.ConnString()}); code != clikit.ExitOK {
 		t.Fatalf("restore: exit %d\n%s", code, outBuf.String())
 	}
 	if !strings.Contains(outBuf.String(), "work_mem: set back to 5MB") {
@@ -320,7 +320,7 @@ workloads: [{name: w, scripts: [{inline: "SELECT 1;"}], clients: 1}]
 		var out bytes.Buffer
 		env := &clikit.Env{Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" },
 			Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
-		return Main(env, all.Registry(), append([]string{"validate", path}, args...)), out.String()
+		return Main(env, kinds.Registry(), append([]string{"validate", path}, args...)), out.String()
 	}
 	if code, out := validate(); code != clikit.ExitOK {
 		t.Errorf("on the embedded server anything goes: exit %d\n%s", code, out)

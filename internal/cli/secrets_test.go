@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/secret"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -100,7 +100,7 @@ events:
 				args = append(args, "--dsn", dsn)
 			}
 			env, stdout, stderr := clikit.MemoryEnv("")
-			code := Main(env, all.Registry(), args)
+			code := Main(env, kinds.Registry(), args)
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, stdout, stderr)
 			}
@@ -153,7 +153,7 @@ func TestPgbenchNoPasswordInOutput(t *testing.T) {
 			dsn := fmt.Sprintf("host=%s port=%s user=%s dbname=%s password='%s'", host, tc.port, inst.User(), inst.Database(), strings.ReplaceAll(password, "'", `\'`))
 			jsonPath := filepath.Join(dir, tc.name+".json")
 			env, stdout, stderr := clikit.MemoryEnv("")
-			code := Main(env, all.Registry(), []string{"pgbench", "--dsn", dsn, "-n", "-f", filepath.Join(dir, "q.sql"), "-t", "5", "--json", jsonPath})
+			code := Main(env, kinds.Registry(), []string{"pgbench", "--dsn", dsn, "-n", "-f", filepath.Join(dir, "q.sql"), "-t", "5", "--json", jsonPath})
 			if code != tc.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.wantCode, stdout, stderr)
 			}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -259,7 +259,7 @@ func runCLICode(tmp string, args ...string) (int, string) {
 		}
 		return ""
 	}, Context: func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }}
-	code := Main(env, all.Registry(), args)
+	code := Main(env, kinds.Registry(), args)
 	return code, out.String()
 }
 

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -19,7 +19,7 @@ func TestCacheAndDBExample(t *testing.T) {
 	t.Parallel()
 	const example = "../../examples/cache-and-db.yaml"
 	env, out, errb := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"validate", example}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"validate", example}); code != 0 {
 		t.Fatalf("validate: exit %d: %s", code, errb)
 	}
 	for _, want := range []string{"target db: postgres, embedded; workloads: orders; events: forgotten-session",
@@ -31,7 +31,7 @@ func TestCacheAndDBExample(t *testing.T) {
 
 	runs := t.TempDir()
 	env, out, errb = clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"run", example, "--out", runs, "--progress", "0"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"run", example, "--out", runs, "--progress", "0"}); code != 0 {
 		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(runs, "*-cache-and-db"))

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // commandUses lists firedrill's commands with their usage lines, read
@@ -17,7 +17,7 @@ import (
 func commandUses(t *testing.T) map[string]string {
 	t.Helper()
 	env, out, _ := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"--help"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"--help"}); code != 0 {
 		t.Fatalf("--help: exit %d", code)
 	}
 	_, list, _ := strings.Cut(out.String(), "Available Commands:\n")
@@ -29,7 +29,7 @@ func commandUses(t *testing.T) map[string]string {
 			continue
 		}
 		env, out, _ := clikit.MemoryEnv("")
-		Main(env, all.Registry(), []string{name, "--help"})
+		Main(env, kinds.Registry(), []string{name, "--help"})
 		_, use, _ := strings.Cut(out.String(), "Usage:\n  ")
 		use, _, _ = strings.Cut(use, "\n")
 		uses[name] = use
@@ -64,7 +64,7 @@ func TestMissingArgumentsTeach(t *testing.T) {
 		}
 		checked++
 		env, out, errb := clikit.MemoryEnv("")
-		code := Main(env, all.Registry(), []string{name})
+		code := Main(env, kinds.Registry(), []string{name})
 		msg := errb.String()
 		if name == "k8s" {
 			// k8s splits its arguments at "--" itself and says what it
@@ -92,7 +92,7 @@ func TestMissingArgumentsTeach(t *testing.T) {
 		for range len(need) + 2 {
 			args = append(args, "extra")
 		}
-		if code := Main(env, all.Registry(), args); code != clikit.ExitUsage || !strings.Contains(errb.String(), "arguments: \"extra\"") || !strings.Contains(errb.String(), "Usage:") {
+		if code := Main(env, kinds.Registry(), args); code != clikit.ExitUsage || !strings.Contains(errb.String(), "arguments: \"extra\"") || !strings.Contains(errb.String(), "Usage:") {
 			t.Errorf("%v: exit %d:\n%s", args, code, errb)
 		}
 	}
@@ -104,7 +104,7 @@ func TestMissingArgumentsTeach(t *testing.T) {
 // cmdHasExample says whether a command's help has examples.
 func cmdHasExample(name string) bool {
 	env, out, _ := clikit.MemoryEnv("")
-	Main(env, all.Registry(), []string{name, "--help"})
+	Main(env, kinds.Registry(), []string{name, "--help"})
 	return strings.Contains(out.String(), "Examples:")
 }
 
@@ -126,7 +126,7 @@ func TestLoadShapeFlagHint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, _, errb := clikit.MemoryEnv("")
-		if code := Main(env, all.Registry(), tt.args); code != clikit.ExitUsage {
+		if code := Main(env, kinds.Registry(), tt.args); code != clikit.ExitUsage {
 			t.Errorf("%v: exit %d", tt.args, code)
 		}
 		for _, w := range tt.want {
@@ -136,7 +136,7 @@ func TestLoadShapeFlagHint(t *testing.T) {
 		}
 	}
 	env, _, errb := clikit.MemoryEnv("")
-	Main(env, all.Registry(), []string{"run", healthy, "--bogus"})
+	Main(env, kinds.Registry(), []string{"run", healthy, "--bogus"})
 	if msg := errb.String(); !strings.Contains(msg, "unknown flag: --bogus") || strings.Contains(msg, "--set") || !strings.Contains(msg, "'firedrill run --help'") {
 		t.Errorf("--bogus: %s", msg)
 	}
@@ -147,14 +147,14 @@ func TestLoadShapeFlagHint(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	env, out, _ := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"version"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"version"}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	if !strings.HasPrefix(out.String(), "firedrill "+clikit.Version) || !strings.Contains(out.String(), runtime.Version()+" "+runtime.GOOS) {
 		t.Errorf("version:\n%s", out)
 	}
 	env2, out2, _ := clikit.MemoryEnv("")
-	if code := Main(env2, all.Registry(), []string{"--version"}); code != 0 || out2.String() != out.String() {
+	if code := Main(env2, kinds.Registry(), []string{"--version"}); code != 0 || out2.String() != out.String() {
 		t.Errorf("--version (exit %d):\n%s\nwant the same as version:\n%s", code, out2, out)
 	}
 
@@ -200,7 +200,7 @@ func TestSetAndVariablesOnTheCommandLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, out, errb := clikit.MemoryEnv("")
-		if code := Main(env, all.Registry(), tt.args); code != clikit.ExitUsage || !strings.Contains(errb.String(), tt.want) {
+		if code := Main(env, kinds.Registry(), tt.args); code != clikit.ExitUsage || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d\nstderr:\n%s\nwant %q", tt.args, code, errb, tt.want)
 		}
 		if out.Len() > 0 && !strings.Contains(out.String(), "ok") {
@@ -208,7 +208,7 @@ func TestSetAndVariablesOnTheCommandLine(t *testing.T) {
 		}
 	}
 	env, out, errb := clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"validate", healthy, "--set", "workloads.tpcb.clients=64", "--set", "duration=30s"}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"validate", healthy, "--set", "workloads.tpcb.clients=64", "--set", "duration=30s"}); code != 0 {
 		t.Errorf("good --set: exit %d\n%s", code, errb)
 	}
 	if !strings.Contains(out.String(), "healthy.yaml: ok") {
@@ -221,12 +221,12 @@ func TestSetAndVariablesOnTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, _, errb = clikit.MemoryEnv("")
-	if code := Main(env, all.Registry(), []string{"validate", sc}); code != clikit.ExitUsage || !strings.Contains(errb.String(), sc+":5:14: environment variable CLIENTS is not set") {
+	if code := Main(env, kinds.Registry(), []string{"validate", sc}); code != clikit.ExitUsage || !strings.Contains(errb.String(), sc+":5:14: environment variable CLIENTS is not set") {
 		t.Errorf("unset variable: exit %d\n%s", code, errb)
 	}
 	env, _, errb = clikit.MemoryEnv("")
 	env.LookupEnv = func(name string) (string, bool) { return map[string]string{"CLIENTS": "3"}[name], name == "CLIENTS" }
-	if code := Main(env, all.Registry(), []string{"validate", sc}); code != 0 {
+	if code := Main(env, kinds.Registry(), []string{"validate", sc}); code != 0 {
 		t.Errorf("CLIENTS=3: exit %d\n%s", code, errb)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // validateScenario has a shell event and a restarting settings event:
@@ -51,7 +51,7 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, all.Registry(), tt.args)
+		code := Main(env, kinds.Registry(), tt.args)
 		if len(tt.want) == 0 {
 			if code != 0 || !strings.Contains(stdout.String(), path+": ok") {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, stdout, stderr)
@@ -136,7 +136,7 @@ func TestValidateParsesInTheTargetsDialect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, stdout, stderr := clikit.MemoryEnv("")
-		code := Main(env, all.Registry(), tt.args)
+		code := Main(env, kinds.Registry(), tt.args)
 		if tt.want == "" {
 			if code != 0 || !strings.Contains(stdout.String(), ": ok") {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, stdout, stderr)

@@ -1,7 +1,7 @@
 package promexport_test
 
 // An external test package: these tests run firedrill run through
-// backend/all, whose PostgreSQL backend offers firedrill pgbench, which
+// the registration (package kinds), whose PostgreSQL backend offers firedrill pgbench, which
 // feeds this package's exporter.
 
 import (
@@ -20,8 +20,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/promexport"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -62,11 +62,11 @@ func servedNames(families map[string]*dto.MetricFamily, into map[string]map[stri
 // are there only in the intervals that had one).
 func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.MetricFamily, served map[string]map[string]bool) {
 	t.Helper()
-	sc, err := scenario.Load(filepath.Join("testdata", file), all.Registry().ScenarioOptions())
+	sc, err := scenario.Load(filepath.Join("testdata", file), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	be, err := all.Registry().Resolve(sc, "")
+	be, err := kinds.Registry().Resolve(sc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 	var log strings.Builder
 	var logMu sync.Mutex
 	ropts := runner.Options{
-		Scenario: sc, Backends: all.Registry(), OutDir: t.TempDir(), Version: "test",
+		Scenario: sc, Backends: kinds.Registry(), OutDir: t.TempDir(), Version: "test",
 		Log: writerFunc(func(p []byte) (int, error) { logMu.Lock(); defer logMu.Unlock(); return log.Write(p) }),
 		OnStart: func(dir string) {
 			exp.Start(promexport.Labels{Scenario: sc.Name, RunID: filepath.Base(dir), Backend: be.Kind()}, sc.Duration)

@@ -69,8 +69,9 @@ type machine struct {
 }
 
 var (
-	_ sampler.Sampler = (*machine)(nil)
-	_ sampler.Noter   = (*machine)(nil)
+	_ sampler.Sampler   = (*machine)(nil)
+	_ sampler.Noter     = (*machine)(nil)
+	_ sampler.Momentary = (*machine)(nil)
 )
 
 // newHost builds the "host" sampler reading /proc under procRoot and
@@ -100,6 +101,9 @@ func newHost(dataDir, procRoot, sysRoot string) *machine {
 }
 
 func (*machine) Name() string { return hostmetric.Host }
+
+// EveryTick: the host's CPU and disk saturate within a moment.
+func (*machine) EveryTick() bool { return true }
 
 // Note says why the disk is not sampled, if it is not.
 func (m *machine) Note() string { return m.note }

@@ -236,3 +236,14 @@ func TestHostOnTmpfs(t *testing.T) {
 		t.Errorf("disk %q, note %q: want a note about tmpfs", m.disk, m.Note())
 	}
 }
+
+// The host and firedrill itself are read on every tick: a saturated CPU
+// or load generator shows within a moment.
+func TestHostSourcesEveryTick(t *testing.T) {
+	t.Parallel()
+	for _, src := range sampler.Schedule(nil, New("")) {
+		if !src.EveryTick || src.Server {
+			t.Errorf("%s: every tick %v, server %v; want every tick, not the server", src.Name(), src.EveryTick, src.Server)
+		}
+	}
+}

@@ -40,7 +40,10 @@ type self struct {
 	latencies *metrics.Float64Histogram // the previous reading of latencyMetric
 }
 
-var _ sampler.Sampler = (*self)(nil)
+var (
+	_ sampler.Sampler   = (*self)(nil)
+	_ sampler.Momentary = (*self)(nil)
+)
 
 // The runtime metrics read.
 const (
@@ -68,6 +71,9 @@ func newSelf() *self {
 }
 
 func (*self) Name() string { return hostmetric.Self }
+
+// EveryTick: a saturated load generator shows within a moment.
+func (*self) EveryTick() bool { return true }
 
 func (s *self) Sample(context.Context) (map[string]float64, any, error) {
 	values := map[string]float64{"cpus": float64(runtime.GOMAXPROCS(0))}

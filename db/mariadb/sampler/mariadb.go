@@ -129,30 +129,26 @@ func (set *Set) discover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	set.samplers = []sampler.Sampler{
-		&processlist{session: set.session},
-		&innodbLocks{session: set.session, lastStatements: lastStatements},
-		&globalStatus{session: set.session},
-		&innodbStatus{session: set.session},
-	}
+	set.samplers = sources(set.session, lastStatements)
 	if !strings.Contains(strings.ToLower(version), "mariadb") {
 		set.notes[innodbLocksName] = "MySQL " + version + ": information_schema.INNODB_LOCK_WAITS is MariaDB's (MySQL 8 moved it to performance_schema.data_lock_waits, not read yet)"
 	}
 	return nil
 }
 
+// sources are the samplers of a server, on session s, in the order a tick
+// reads them; each says its own cadence (sampler.Momentary).
+func sources(s *session, lastStatements bool) []sampler.Sampler {
+	return []sampler.Sampler{
+		&processlist{session: s},
+		&innodbLocks{session: s, lastStatements: lastStatements},
+		&globalStatus{session: s},
+		&innodbStatus{session: s},
+	}
+}
+
 // Samplers are the samplers of this server, in a fixed order.
 func (set *Set) Samplers() []sampler.Sampler { return slices.Clone(set.samplers) }
-
-// EveryTick says whether a source is read on every tick of the run,
-// down to 100 ms, rather than at most once a second. Only the process
-// list is, and it reads INNODB_TRX at most once a second itself: InnoDB
-// refreshes the snapshot behind information_schema.INNODB_TRX,
-// INNODB_LOCKS and INNODB_LOCK_WAITS only when nobody has read it for
-// 100 ms, so a source reading those tables every 100 ms would keep
-// reading one frozen snapshot. The status counters are rates, and SHOW
-// ENGINE INNODB STATUS is a page of text: once a second is enough.
-func EveryTick(name string) bool { return name == processlistName }
 
 // Notes says, per sampler name, what cannot be sampled on this server.
 func (set *Set) Notes() map[string]string { return maps.Clone(set.notes) }

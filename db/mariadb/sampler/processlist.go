@@ -49,7 +49,10 @@ type processlist struct {
 // little early still reads them once a second.
 const trxPeriod = time.Second - 50*time.Millisecond
 
-var _ sampler.Sampler = (*processlist)(nil)
+var (
+	_ sampler.Sampler   = (*processlist)(nil)
+	_ sampler.Momentary = (*processlist)(nil)
+)
 
 const processlistName = mariadbmetric.Processlist
 
@@ -79,6 +82,17 @@ WHERE ` + processlistWhere
 const processlistWhere = notSampler + ` AND coalesce(p.COMMAND, '') NOT IN ('Daemon', 'Binlog Dump') AND coalesce(p.USER, '') NOT IN ('system user', 'event_scheduler')`
 
 func (*processlist) Name() string { return processlistName }
+
+// EveryTick: the process list's states are read on every tick of the
+// run, down to 100 ms (a queue on the query cache's lock forms and drains
+// within a second), the only MariaDB source that is. It reads INNODB_TRX
+// at most once a second itself: InnoDB refreshes the snapshot behind
+// information_schema.INNODB_TRX, INNODB_LOCKS and INNODB_LOCK_WAITS only
+// when nobody has read it for 100 ms, so a source reading those tables
+// every 100 ms would keep reading one frozen snapshot. The status
+// counters are rates, and SHOW ENGINE INNODB STATUS is a page of text:
+// once a second is enough.
+func (*processlist) EveryTick() bool { return true }
 
 func (smp *processlist) Sample(ctx context.Context) (map[string]float64, any, error) {
 	now := time.Now

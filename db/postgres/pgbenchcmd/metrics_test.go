@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/internal/cli"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // lockedBuffer is a bytes.Buffer the test reads while the command writes.
@@ -110,7 +110,7 @@ func TestPgbenchServesMetrics(t *testing.T) {
 			}
 			args := append([]string{"pgbench", "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "2s", "-T", "3", "-c", "2", "-S"}, c.progress...)
 			done := make(chan int, 1)
-			go func() { done <- cli.Main(env, all.Registry(), args) }()
+			go func() { done <- cli.Main(env, kinds.Registry(), args) }()
 
 			// Scrape every 200 ms until the run is over (run_finished 1),
 			// keeping the counter's values seen while it ran.
@@ -215,7 +215,7 @@ func TestPgbenchMetricsAddrBusy(t *testing.T) {
 		{[]string{"--metrics-linger", "5s"}, "--metrics-linger needs --metrics-addr"},
 	} {
 		env, out, errb := clikit.MemoryEnv("")
-		code := cli.Main(env, all.Registry(), append([]string{"pgbench", "-S", "-T", "1"}, c.args...))
+		code := cli.Main(env, kinds.Registry(), append([]string{"pgbench", "-S", "-T", "1"}, c.args...))
 		if code != clikit.ExitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errb, clikit.ExitUsage, c.want)
 		}

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/db/postgres/pgbenchcmd"
 	"github.com/firedrill/firedrill/internal/cli"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // TestPgbenchEmbedded runs the whole command on an embedded server: it must
@@ -28,7 +28,7 @@ import (
 func TestPgbenchEmbedded(t *testing.T) {
 	env, out, errb := clikit.MemoryEnv("")
 	jsonPath := filepath.Join(t.TempDir(), "out.json")
-	code := cli.Main(env, all.Registry(), []string{"pgbench", "-S", "-c", "2", "-t", "25", "-r", "-M", "prepared", "--json", jsonPath})
+	code := cli.Main(env, kinds.Registry(), []string{"pgbench", "-S", "-c", "2", "-t", "25", "-r", "-M", "prepared", "--json", jsonPath})
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 	}
@@ -80,7 +80,7 @@ func TestPgbenchBadScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, out, errb := clikit.MemoryEnv("")
-	code := cli.Main(env, all.Registry(), []string{"pgbench", "-f", bad, "-t", "1"})
+	code := cli.Main(env, kinds.Registry(), []string{"pgbench", "-f", bad, "-t", "1"})
 	if code != clikit.ExitUsage {
 		t.Fatalf("exit %d, want %d\n%s%s", code, clikit.ExitUsage, out, errb)
 	}
@@ -101,7 +101,7 @@ func TestPgbenchRefused(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	env, out, errb := clikit.MemoryEnv("")
-	code := cli.Main(env, all.Registry(), []string{"pgbench", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-S", "-t", "1", "postgres"})
+	code := cli.Main(env, kinds.Registry(), []string{"pgbench", "-h", "127.0.0.1", "-p", strconv.Itoa(port), "-S", "-t", "1", "postgres"})
 	if code != clikit.ExitUsage {
 		t.Fatalf("exit %d, want %d\n%s%s", code, clikit.ExitUsage, out, errb)
 	}
@@ -160,7 +160,7 @@ func TestPgbenchSummaryMatchesPgbench(t *testing.T) {
 			t.Fatalf("pgbench %v: %v", args, err)
 		}
 		env, out, errb := clikit.MemoryEnv("")
-		if code := cli.Main(env, all.Registry(), append([]string{"pgbench"}, full...)); code != 0 {
+		if code := cli.Main(env, kinds.Registry(), append([]string{"pgbench"}, full...)); code != 0 {
 			t.Fatalf("firedrill pgbench %v: exit %d\n%s", args, code, errb)
 		}
 		wk, gk := summaryKeys(string(want)), summaryKeys(out.String())

@@ -17,10 +17,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/firedrill/firedrill/backend/all"
 	postgres "github.com/firedrill/firedrill/db/postgres/instance"
 	"github.com/firedrill/firedrill/internal/cli"
 	"github.com/firedrill/firedrill/internal/clikit"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // seedDiffScript draws every random function of pgbench 15 once or more
@@ -133,7 +133,7 @@ func TestPgbenchSameRandomValues(t *testing.T) {
 
 		truncate(t, ctx, db)
 		env, out, errb := clikit.MemoryEnv("")
-		if code := cli.Main(env, all.Registry(), append([]string{"pgbench"}, args...)); code != 0 {
+		if code := cli.Main(env, kinds.Registry(), append([]string{"pgbench"}, args...)); code != 0 {
 			t.Fatalf("%s: firedrill pgbench: exit %d\n%s\n%s", name, code, out, errb)
 		}
 		got := rows(t, ctx, db)
@@ -334,7 +334,7 @@ func TestRandomSeedParsing(t *testing.T) {
 			t.Fatalf("--random-seed=%q: pgbench printed neither the seed nor a rejection:\n%s", seed, out)
 		}
 		env, _, errb := clikit.MemoryEnv("")
-		cli.Main(env, all.Registry(), append([]string{"pgbench"}, args...))
+		cli.Main(env, kinds.Registry(), append([]string{"pgbench"}, args...))
 		got := re.FindStringSubmatch(errb.String())
 		if got == nil || got[0] != want[0] {
 			t.Errorf("--random-seed=%q: pgbench %q, firedrill %q", seed, want[0], errb.String())
@@ -410,7 +410,7 @@ func TestSamplingRateSameTransactions(t *testing.T) {
 			t.Fatalf("pgbench: %v\n%s", err, out)
 		}
 		env, out, errb := clikit.MemoryEnv("")
-		if code := cli.Main(env, all.Registry(), append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
+		if code := cli.Main(env, kinds.Registry(), append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
 			t.Fatalf("firedrill pgbench: exit %d\n%s\n%s", code, out, errb)
 		}
 		want, got := logged(pgPrefix), logged(fdPrefix)
@@ -472,7 +472,7 @@ func TestRateScheduleSameAsPgbench(t *testing.T) {
 			t.Fatalf("pgbench: %v\n%s", err, out)
 		}
 		env, out, errb := clikit.MemoryEnv("")
-		if code := cli.Main(env, all.Registry(), append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
+		if code := cli.Main(env, kinds.Registry(), append([]string{"pgbench", "--log-prefix", fdPrefix}, common...)); code != 0 {
 			t.Fatalf("firedrill pgbench: exit %d\n%s\n%s", code, out, errb)
 		}
 		want, got := schedules(pgPrefix), schedules(fdPrefix)

@@ -27,7 +27,10 @@ type locks struct {
 	session *session
 }
 
-var _ sampler.Sampler = (*locks)(nil)
+var (
+	_ sampler.Sampler   = (*locks)(nil)
+	_ sampler.Momentary = (*locks)(nil)
+)
 
 // locksName is the source name.
 const locksName = pgmetric.Locks
@@ -72,6 +75,9 @@ ORDER BY 5 DESC, w.pid, bp.pid`
 type BlockingPair = pgmetric.BlockingPair
 
 func (*locks) Name() string { return locksName }
+
+// EveryTick: who blocks whom changes within a moment.
+func (*locks) EveryTick() bool { return true }
 
 func (smp *locks) Sample(ctx context.Context) (map[string]float64, any, error) {
 	sql, err := smp.session.pickSQL(locksName, locksSQL)

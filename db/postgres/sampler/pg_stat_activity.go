@@ -35,7 +35,10 @@ type activity struct {
 	session *session
 }
 
-var _ sampler.Sampler = (*activity)(nil)
+var (
+	_ sampler.Sampler   = (*activity)(nil)
+	_ sampler.Momentary = (*activity)(nil)
+)
 
 // activityName is the source name.
 const activityName = pgmetric.Activity
@@ -83,6 +86,9 @@ type activityRow struct {
 }
 
 func (*activity) Name() string { return activityName }
+
+// EveryTick: sessions and their waits change within a moment.
+func (*activity) EveryTick() bool { return true }
 
 func (smp *activity) Sample(ctx context.Context) (map[string]float64, any, error) {
 	sql, err := smp.session.pickSQL(activityName, activitySQL)

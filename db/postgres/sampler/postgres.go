@@ -139,16 +139,7 @@ func (set *Set) discover(ctx context.Context, opts Options) error {
 	if note != "" {
 		set.notes[statementsName] = note
 	}
-	set.samplers = []sampler.Sampler{
-		&activity{session: s},
-		&xminHorizon{session: s},
-		&locks{session: s},
-		&database{session: s},
-		&databaseAges{session: s},
-		&slru{session: s},
-		&userTables{session: s},
-		&wal{session: s},
-	}
+	set.samplers = sources(s)
 	if statements != nil {
 		set.samplers = append(set.samplers, statements)
 	}
@@ -158,6 +149,21 @@ func (set *Set) discover(ctx context.Context, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// sources are the samplers every server has, on session s, in the order
+// a tick reads them; each says its own cadence (sampler.Momentary).
+func sources(s *session) []sampler.Sampler {
+	return []sampler.Sampler{
+		&activity{session: s},
+		&xminHorizon{session: s},
+		&locks{session: s},
+		&database{session: s},
+		&databaseAges{session: s},
+		&slru{session: s},
+		&userTables{session: s},
+		&wal{session: s},
+	}
 }
 
 // Samplers are the samplers that work on this server, in a fixed order.

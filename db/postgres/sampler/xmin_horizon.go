@@ -26,7 +26,10 @@ type xminHorizon struct {
 	session *session
 }
 
-var _ sampler.Sampler = (*xminHorizon)(nil)
+var (
+	_ sampler.Sampler   = (*xminHorizon)(nil)
+	_ sampler.Momentary = (*xminHorizon)(nil)
+)
 
 // xminHorizonName is the source name.
 const xminHorizonName = pgmetric.XminHorizon
@@ -73,6 +76,9 @@ type XminHolder = pgmetric.XminHolder
 var ageKeys = map[string]string{"backend": pgmetric.HorizonBackendAge, "prepared": pgmetric.HorizonPreparedAge, "slot": pgmetric.HorizonSlotAge}
 
 func (*xminHorizon) Name() string { return xminHorizonName }
+
+// EveryTick: the horizon's holder can come and go within a moment.
+func (*xminHorizon) EveryTick() bool { return true }
 
 func (smp *xminHorizon) Sample(ctx context.Context) (map[string]float64, any, error) {
 	sql, err := smp.session.pickSQL(xminHorizonName, xminHorizonSQL)

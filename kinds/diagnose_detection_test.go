@@ -1,4 +1,4 @@
-package all_test
+package kinds_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package all_test
+package kinds_test
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/diagnose/diagnosetest"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 // liveCadences are the pass schedules replayed, as {every, phase}
@@ -39,7 +39,7 @@ func liveCadences() [][2]float64 {
 // all zeros.
 func TestLiveEqualsFinal(t *testing.T) {
 	t.Parallel()
-	reg := all.Registry()
+	reg := kinds.Registry()
 	type tally struct{ shown, withdrawn, unconfirmed int }
 	var mu sync.Mutex
 	table := map[string]*tally{}

@@ -1,4 +1,4 @@
-package all_test
+package kinds_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -18,9 +18,9 @@ func TestEveryBackendMarksSetupDone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server per backend")
 	}
-	for _, b := range all.Registry().Backends() {
+	for _, b := range kinds.Registry().Backends() {
 		t.Run(b.Kind(), func(t *testing.T) {
-			sc, err := scenario.Load(filepath.Join("..", "..", "db", b.Kind(), "testdata", "conformance.yaml"), all.Registry().ScenarioOptions())
+			sc, err := scenario.Load(filepath.Join("..", "db", b.Kind(), "testdata", "conformance.yaml"), kinds.Registry().ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package all_test
+package kinds_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/runner"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -20,17 +20,17 @@ func TestEveryBackendRunsAScenario(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server per backend")
 	}
-	for _, b := range all.Registry().Backends() {
+	for _, b := range kinds.Registry().Backends() {
 		t.Run(b.Kind(), func(t *testing.T) {
-			path := filepath.Join("..", "..", "db", b.Kind(), "testdata", "conformance.yaml")
+			path := filepath.Join("..", "db", b.Kind(), "testdata", "conformance.yaml")
 			if _, err := os.Stat(path); err != nil {
 				t.Fatalf("backend %s has no conformance scenario: %v", b.Kind(), err)
 			}
-			sc, err := scenario.Load(path, all.Registry().ScenarioOptions())
+			sc, err := scenario.Load(path, kinds.Registry().ScenarioOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: all.Registry(), RunDir: t.TempDir()})
+			res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: kinds.Registry(), RunDir: t.TempDir()})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

@@ -1,4 +1,4 @@
-package all_test
+package kinds_test
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/diagnose/diagnosetest"
+	"github.com/firedrill/firedrill/kinds"
 )
 
 var update = flag.Bool("update", false, "rewrite diagnose/testdata/golden/ from what Diagnose finds now")
@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite diagnose/testdata/golden/ from 
 // of kinds: each is diagnosed with its own kind's rules.
 func TestRecordingsDiagnoseAsGolden(t *testing.T) {
 	t.Parallel()
-	reg := all.Registry()
+	reg := kinds.Registry()
 	for _, name := range diagnosetest.Recordings(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -50,7 +50,7 @@ func TestRecordingsDiagnoseAsGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("read golden (go test ./backend/all -run Golden -update writes it): %v", err)
+				t.Fatalf("read golden (go test ./kinds -run Golden -update writes it): %v", err)
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("findings of %s differ from %s:\n got: %s\nwant: %s", name, path, got, want)

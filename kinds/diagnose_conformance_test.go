@@ -1,4 +1,4 @@
-package all_test
+package kinds_test
 
 import (
 	"encoding/json"
@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/db/redis/redismetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/diagnose/diagnosetest"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -34,17 +34,17 @@ var (
 )
 
 // everyRule is every rule of every kind, and the neutral ones.
-func everyRule() []diagnose.Rule { return all.Registry().AllRules() }
+func everyRule() []diagnose.Rule { return kinds.Registry().AllRules() }
 
 // diagnoseRun diagnoses run with its kind's rules, as the command line does.
 func diagnoseRun(run *timeline.Run) []diagnose.Finding {
-	return diagnose.Diagnose(run, all.Registry().Rules(run.Manifest.Target.Kind))
+	return diagnose.Diagnose(run, kinds.Registry().Rules(run.Manifest.Target.Kind))
 }
 
 // ruleOf is kind's rule id.
 func ruleOf(t *testing.T, kind, id string) diagnose.Rule {
 	t.Helper()
-	for _, r := range all.Registry().Rules(kind) {
+	for _, r := range kinds.Registry().Rules(kind) {
 		if r.ID() == id {
 			return r
 		}
@@ -59,7 +59,7 @@ var ruleID = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // several kinds may each have a variant of one id.
 func TestRuleIDsAreUniqueKebabCase(t *testing.T) {
 	t.Parallel()
-	reg := all.Registry()
+	reg := kinds.Registry()
 	for _, kind := range reg.Kinds() {
 		seen := map[string]bool{}
 		for _, r := range reg.Rules(kind) {
@@ -82,7 +82,7 @@ func TestRuleIDsAreUniqueKebabCase(t *testing.T) {
 // kind's; a run recorded before kinds (no kind) is PostgreSQL's.
 func TestRunsGetOnlyTheirKindsRules(t *testing.T) {
 	t.Parallel()
-	reg := all.Registry()
+	reg := kinds.Registry()
 	ids := func(rules []diagnose.Rule) []string {
 		var out []string
 		for _, r := range rules {

@@ -1,7 +1,7 @@
-//go:build !race
+//go:build race
 
-package all_test
+package kinds_test
 
 // raceDetector: the race detector slows the rules some tenfold, and the
 // live replay runs them once per second of every recording.
-const raceDetector = false
+const raceDetector = true

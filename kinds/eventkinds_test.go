@@ -1,4 +1,4 @@
-package all_test
+package kinds_test
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
-	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/event"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -23,7 +23,7 @@ func TestEventKindsConform(t *testing.T) {
 	t.Parallel()
 	// Each backend's kinds, as a scenario of its kind decodes them (two
 	// backends may each have a kind of the same name).
-	for _, b := range all.Registry().Backends() {
+	for _, b := range kinds.Registry().Backends() {
 		t.Run(b.Kind(), func(t *testing.T) {
 			t.Parallel()
 			checkEventKinds(t, b.Kind(), backend.EventKindsOf(b))
@@ -32,14 +32,14 @@ func TestEventKindsConform(t *testing.T) {
 }
 
 // checkEventKinds runs one backend's kinds through what a kind promises.
-func checkEventKinds(t *testing.T, backendKind string, kinds []event.Kind) {
+func checkEventKinds(t *testing.T, backendKind string, eventKinds []event.Kind) {
 	parseEvent := func(spec string) (*scenario.Scenario, error) {
-		opts := all.Registry().ScenarioOptions()
+		opts := kinds.Registry().ScenarioOptions()
 		opts.Kind = backendKind
 		return eventtest.ParseEvent(spec, opts)
 	}
 	seen := make(map[string]bool)
-	for _, kind := range kinds {
+	for _, kind := range eventKinds {
 		if seen[kind.Name] {
 			t.Errorf("kind %s is registered twice", kind.Name)
 		}
@@ -63,7 +63,7 @@ func checkEventKinds(t *testing.T, backendKind string, kinds []event.Kind) {
 			if spec.Kind != kind.Name || spec.Config == nil {
 				t.Fatalf("the example decoded to %+v", spec)
 			}
-			if _, err := event.New(kinds, spec); err != nil {
+			if _, err := event.New(eventKinds, spec); err != nil {
 				t.Errorf("New(the example): %v", err)
 			}
 
@@ -98,7 +98,7 @@ func checkEventKinds(t *testing.T, backendKind string, kinds []event.Kind) {
 		"redis":    {"settings", "command", "restart", "terminate", "disk_pressure", "shell"},
 		"mariadb":  {"hold_transaction", "sql", "settings", "terminate", "restart", "disk_pressure", "shell"},
 	}[backendKind]
-	if got := event.KindNames(kinds); want != nil && !slices.Equal(got, want) {
+	if got := event.KindNames(eventKinds); want != nil && !slices.Equal(got, want) {
 		t.Errorf("kinds %v, want %v (messages list them in this order)", got, want)
 	}
 }

@@ -466,7 +466,7 @@ func (l *loader) setupInto(v *yaml.Node, st *Setup) {
 		}},
 		{"keys", func(v *yaml.Node) {
 			l.kindKey("setup.keys", v)
-			l.setupKeys(v)
+			l.setupKeys(v, &st.Keys)
 		}},
 		{"schema", func(v *yaml.Node) {
 			l.kindKey("setup.schema", v)

@@ -15,10 +15,9 @@ const (
 	maxSetupSize     = 512 << 20   // bytes of one value or element: Redis's proto-max-bulk-len
 )
 
-// setupKeys decodes setup.keys: string keys (count, size) beside the
+// setupKeys decodes a setup.keys into keys (the scenario's or a target's setup): string keys (count, size) beside the
 // collections (lists: {count, length, size}, …), at least one of them.
-func (l *loader) setupKeys(v *yaml.Node) {
-	keys := &l.s.Setup.Keys
+func (l *loader) setupKeys(v *yaml.Node, keys *KeysSetup) {
 	*keys = KeysSetup{Pos: pos(v), Size: 100}
 	known := []field{
 		{"count", func(v *yaml.Node) {

@@ -119,6 +119,32 @@ func contendedWindow(run *timeline.Run) (from, to float64, found bool) {
 	return lf, lt, false
 }
 
+// contentionStretchS is the span over which a queue counts at its worst:
+// a queue that held this long within the window is one, however the
+// window's whole average dilutes it (the window grows as contention
+// comes back, and what a live pass saw must not be averaged away).
+const contentionStretchS = 10.0
+
+// worstStretch is the lock waits' share of active time and the mean queue
+// over the contentionStretchS within [from, to) whose queue was longest;
+// zeros for a window shorter than that.
+func worstStretch(run *timeline.Run, from, to float64) (share, queue float64) {
+	if to-from < contentionStretchS {
+		return 0, 0
+	}
+	for i := range run.Samples {
+		s := &run.Samples[i]
+		if s.Source != activitySource || s.T < from || s.T+contentionStretchS > to {
+			continue
+		}
+		w := waitsIn(run, s.T, s.T+contentionStretchS, isLockWait)
+		if q := w.MeanWaiting(); w.Samples > 0 && q > queue {
+			share, queue = w.Share(), q
+		}
+	}
+	return share, queue
+}
+
 // rootBlocker is a session at the head of blocking chains.
 type rootBlocker struct {
 	PID        int
@@ -258,7 +284,8 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 		return nil
 	}
 	severity := diagnose.Info
-	if share >= contentionWarnShare && queue >= contentionQueue {
+	if worstShare, worstQueue := worstStretch(run, from, to); (share >= contentionWarnShare && queue >= contentionQueue) ||
+		(worstShare >= contentionWarnShare && worstQueue >= contentionQueue) {
 		severity = diagnose.Warning
 	}
 	maxWait := diagnose.Over(run.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), from, to)

@@ -74,7 +74,7 @@ func TestSummaryOfTargets(t *testing.T) {
 		"\n  db: PostgreSQL 15.18 (embedded, 127.0.0.1:",
 		"\n  cache: Redis 7.0.15 (embedded, 127.0.0.1:",
 		"] cache: Redis stops while its AOF fsync is slow", // the finding names its target
-		"(aof-fsync-stall, 9–27 s)",
+		"(aof-fsync-stall, 9–23 s)",
 		"cache/backup-copy",
 	} {
 		if !strings.Contains(text, want) {

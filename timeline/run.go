@@ -239,6 +239,12 @@ type Interval struct {
 	// PoolWait is the time transactions waited for a pooled connection (µs).
 	PoolWait    *Histogram  `json:"pool_wait,omitempty"`
 	PoolWaitPct Percentiles `json:"pool_pct,omitzero"`
+	// Fallbacks counts the transactions that fell back to the workload's
+	// fallback target (a cache-aside read that went to the database), and
+	// FallbackFailed those whose fallback failed too; absent for a
+	// workload without a fallback.
+	Fallbacks      int64 `json:"fallbacks,omitempty"`
+	FallbackFailed int64 `json:"fallback_failed,omitempty"`
 }
 
 // ConnectionFailures is how many of the interval's failed tries were

@@ -14,7 +14,7 @@ type memTarget struct{}
 
 type memConn struct{}
 
-func (memTarget) Connect(context.Context, int) (Conn, error)                { return memConn{}, nil }
+func (memTarget) Connect(context.Context, int) (Conn, error)              { return memConn{}, nil }
 func (memConn) Exec(context.Context, *script.Command, *script.Vars) error { return nil }
 func (memConn) Reset(context.Context) error                               { return nil }
 func (memConn) Interrupt(bool)                                            {}

@@ -153,6 +153,17 @@ type WorkloadInfo struct {
 	// they were written gets them from its scenario.yaml when opened.
 	Defines map[string]string `json:"defines,omitempty"`
 	Scale   int               `json:"scale,omitempty"`
+	// Fallback is where the workload's clients turned when a transaction
+	// failed or was slow (a cache-aside read path); nil for most.
+	Fallback *FallbackInfo `json:"fallback,omitempty"`
+}
+
+// FallbackInfo is a workload's fallback: the target its scripts ran on,
+// and the latency above which a transaction fell back (0: only failures).
+type FallbackInfo struct {
+	Target  string       `json:"target"`
+	After   float64      `json:"after_s,omitempty"`
+	Scripts []ScriptInfo `json:"scripts"`
 }
 
 // ScriptInfo is one script of a workload.

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	postgres "github.com/firedrill/firedrill/db/postgres/instance"
+	redis "github.com/firedrill/firedrill/db/redis/instance"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/kinds"
@@ -135,6 +140,107 @@ func TestCacheAndDBExample(t *testing.T) {
 	for _, want := range []string{"aof-fsync-stall", "idle-in-transaction-blocker", "balances", "orders", "] cache: ", "] db: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the terminal summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A scenario of several targets split over two shards: both shards drive
+// both given servers (each its half of every workload's clients, the
+// fallback too), shard 0 alone sets up, samples and fires events, and the
+// merge keeps the targets.
+func TestSplitRunOfSeveralTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two servers and child processes")
+	}
+	ctx := context.Background()
+	pg, err := postgres.Start(ctx, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Stop()
+	rd, err := redis.Start(ctx, redis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Stop()
+	tmp := privateTmp(t)
+	sc := filepath.Join(tmp, "s.yaml")
+	if err := os.WriteFile(sc, []byte(`name: split-two
+targets:
+  db:
+    setup: {sql: ["CREATE TABLE IF NOT EXISTS kv (id int PRIMARY KEY, v int); INSERT INTO kv SELECT g, g FROM generate_series(1, 10) g ON CONFLICT DO NOTHING"]}
+  cache: {}
+duration: 3s
+workloads:
+  - name: orders
+    target: db
+    clients: 2
+    scripts: [{inline: "SELECT v FROM kv WHERE id = 1;"}]
+  - name: reads
+    target: cache
+    clients: 4
+    scripts:
+      - inline: |
+          \set id random(1, 10)
+          GET firedrill:k::id
+    fallback:
+      target: db
+      after: 1us
+      scripts: [{inline: "SELECT v FROM kv WHERE id = :id;"}]
+events:
+  - {kind: command, name: poke, target: cache, at: 1s, command: "SET firedrill:poked 1"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dsns := []string{"--dsn", fmt.Sprintf("db=postgres://%s@%s/%s?sslmode=disable", pg.User(), pg.TCPAddr(), pg.Database()), "--dsn", fmt.Sprintf("cache=redis://:%s@%s/0", rd.Password(), rd.Addr())}
+	startAt := time.Now().Add(8 * time.Second).UTC().Format(time.RFC3339Nano)
+	type child struct {
+		wait func() error
+		out  fmt.Stringer
+	}
+	var children []child
+	for i := range 2 {
+		args := append([]string{"run", sc, "-q", "--shard", fmt.Sprintf("%d/2", i), "--start-at", startAt,
+			"--out", filepath.Join(tmp, fmt.Sprintf("shard-%d", i))}, dsns...)
+		cmd, out := startCLI(t, tmp, args...)
+		children = append(children, child{cmd.Wait, out})
+	}
+	for i, c := range children {
+		if err := c.wait(); err != nil {
+			t.Fatalf("shard %d/2: %v\n%s", i, err, c.out)
+		}
+		r := runDir(t, c.out.String(), filepath.Join(tmp, fmt.Sprintf("shard-%d", i)))
+		if got := strings.Join(r.Manifest.TargetNames(), ","); got != "db,cache" {
+			t.Errorf("shard %d: targets %q", i, got)
+		}
+		var fallbacks int64
+		for _, iv := range r.Intervals {
+			fallbacks += iv.Fallbacks
+		}
+		for _, w := range r.Manifest.Workloads {
+			if want := map[string]int{"orders": 1, "reads": 2}[w.Name]; w.Clients != want {
+				t.Errorf("shard %d: workload %s ran %d clients, want %d", i, w.Name, w.Clients, want)
+			}
+		}
+		if fallbacks == 0 {
+			t.Errorf("shard %d: no fallback to the database (after: 1us)", i)
+		}
+		if i > 0 && (len(r.Samples) > 0 || len(r.Marks) > 0) {
+			t.Errorf("shard %d recorded %d samples and %d marks; only shard 0 samples and fires events", i, len(r.Samples), len(r.Marks))
+		}
+	}
+	mergedDir := filepath.Join(tmp, "merged")
+	runCLI(t, tmp, "merge", filepath.Join(tmp, "shard-0"), filepath.Join(tmp, "shard-1"), "--out", mergedDir)
+	merged, err := timeline.Open(mergedDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(merged.Manifest.TargetNames(), ","); got != "db,cache" {
+		t.Errorf("merged targets %q", got)
+	}
+	for _, w := range merged.Manifest.Workloads {
+		if want := map[string]int{"orders": 2, "reads": 4}[w.Name]; w.Clients != want {
+			t.Errorf("merged workload %s: %d clients, want %d", w.Name, w.Clients, want)
 		}
 	}
 }

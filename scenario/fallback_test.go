@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firedrill/firedrill/backend/all"
+	"github.com/firedrill/firedrill/kinds"
 	. "github.com/firedrill/firedrill/scenario"
 )
 
@@ -28,7 +28,7 @@ workloads:
 // the load it puts on it.
 func TestFallbackLoad(t *testing.T) {
 	t.Parallel()
-	sc, err := Parse("x.yaml", []byte(cacheAside), all.Registry().ScenarioOptions())
+	sc, err := Parse("x.yaml", []byte(cacheAside), kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestFallbackErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			text := strings.Replace(cacheAside, tt.old, tt.new, 1)
-			_, err := Parse("x.yaml", []byte(text), all.Registry().ScenarioOptions())
+			_, err := Parse("x.yaml", []byte(text), kinds.Registry().ScenarioOptions())
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v\nwant %s", err, tt.want)
 			}
@@ -78,12 +78,12 @@ func TestFallbackErrors(t *testing.T) {
 	// server, is an error in Redis's.
 	toCache := "name: x\nduration: 10s\ntargets: {db: {kind: postgres}, cache: {kind: redis}}\nworkloads:\n" +
 		"  - {name: w, target: db, clients: 1, scripts: [select-only], fallback: {target: cache, scripts: [{inline: 'SET k \"open'}]}}\n"
-	if _, err := Parse("x.yaml", []byte(toCache), all.Registry().ScenarioOptions()); err == nil || !strings.Contains(err.Error(), "x.yaml:5:115: unterminated quoted string") {
+	if _, err := Parse("x.yaml", []byte(toCache), kinds.Registry().ScenarioOptions()); err == nil || !strings.Contains(err.Error(), "x.yaml:5:115: unterminated quoted string") {
 		t.Errorf("a fallback script in the wrong dialect: %v", err)
 	}
 	// With one system there is nothing to fall back to.
 	one := "name: x\nduration: 10s\nworkloads:\n  - {name: w, clients: 1, scripts: [select-only], fallback: {target: db, scripts: [select-only]}}\n"
-	if _, err := Parse("x.yaml", []byte(one), all.Registry().ScenarioOptions()); err == nil || !strings.Contains(err.Error(), "x.yaml:4:61: workload \"w\": fallback: needs a second target") {
+	if _, err := Parse("x.yaml", []byte(one), kinds.Registry().ScenarioOptions()); err == nil || !strings.Contains(err.Error(), "x.yaml:4:61: workload \"w\": fallback: needs a second target") {
 		t.Errorf("fallback with one system: %v", err)
 	}
 }

@@ -32,6 +32,7 @@ type client struct {
 	slot   *poolSlot  // the pooled connection borrowed for this transaction
 	codes  []string   // reused for txOutcome.codes
 	ls     *loopState // on an event loop; nil with a goroutine of its own
+	fbConn Conn       // the session on Config.Fallback's target, once opened
 
 	// interrupted is set once the supervisor cancels the client's command
 	// in flight: the error that follows is the run's doing, not the
@@ -271,6 +272,9 @@ func (c *client) connectLate(ctx context.Context) bool {
 		c.record(&out, now, now, now)
 		c.codes = out.codes
 		c.connectFailed(out.fault)
+		if c.r.cfg.Fallback != nil {
+			c.fallBack(ctx, si)
+		}
 		c.reconnectPause(ctx, c.connFails)
 		return false
 	}
@@ -386,6 +390,9 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 		if done { // timed out waiting: the transaction failed
 			c.record(&out, scheduled, begin, r.nowUS())
 			c.codes = out.codes
+			if cfg.Fallback != nil {
+				c.fallBack(ctx, si)
+			}
 			return true
 		}
 	}
@@ -446,6 +453,9 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 	c.giveBack(broken)
 	c.record(&out, scheduled, begin, end)
 	c.codes = out.codes
+	if fb := cfg.Fallback; fb != nil && fb.fallbackDue(out.failure != 0, end-scheduled) {
+		c.fallBack(ctx, si)
+	}
 	return true
 }
 

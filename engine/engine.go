@@ -314,6 +314,9 @@ type Config struct {
 	// OnOutage, if set, is called when an outage starts (End zero) and
 	// when it ends (with ContinueOnError); it must be quick.
 	OnOutage func(Outage)
+	// Fallback, if set, is where a client turns when a transaction
+	// failed or was slow (fallback.go); nil for a workload without one.
+	Fallback *Fallback
 }
 
 // Progress is one progress report: the interval just ended.
@@ -348,6 +351,9 @@ type Result struct {
 	// failed to open a session at least once (see ContinueOnError).
 	ReconnectWait  time.Duration
 	RefusedClients int
+	// FallbackError is the first error of a fallback that failed (the
+	// counts are in the intervals' FallbackFailed).
+	FallbackError error
 }
 
 // ErrAborted reports that some clients were aborted by errors; the results
@@ -385,6 +391,8 @@ type run struct {
 	// lastFailure is the last error that was not a connection's (under
 	// errMu), for a FailingError.
 	lastFailure ErrorInfo
+	// fallbackErr is the first fallback's error (under errMu).
+	fallbackErr error
 
 	// Outages (under errMu); outageOpen lets a success check cheaply.
 	outages    []Outage
@@ -439,6 +447,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		counts[i] = len(s.Commands)
 		totalW += s.Weight
 	}
+	counts = append(counts, cfg.Fallback.commandCounts()...)
 	r := &run{cfg: &cfg, target: target, col: newCollector(shardCount(&cfg), len(cfg.Scripts)),
 		cmds: newCommandRecorder(counts, cfg.PerCommand), totalW: totalW}
 	r.active.Store(int32(cfg.Clients))
@@ -461,7 +470,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	for i := range clients {
 		clients[i] = newClient(r, i)
 	}
-	if _, ok := target.(LoopTarget); ok && r.pool == nil && !cfg.Goroutines {
+	if _, ok := target.(LoopTarget); ok && r.pool == nil && !cfg.Goroutines && cfg.Fallback.canLoop() {
 		if err := r.makeLoops(clients); err != nil {
 			return nil, err
 		}
@@ -521,6 +530,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		if c.conn != nil && r.pool == nil {
 			_ = c.conn.Close()
 		}
+		c.closeFallback()
 	}
 	if r.pool != nil {
 		r.pool.close()
@@ -539,6 +549,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	}
 	r.errMu.Lock()
 	res.Outages = append([]Outage(nil), r.outages...)
+	res.FallbackError = r.fallbackErr
 	r.errMu.Unlock()
 	if cfg.Connect {
 		res.ConnTime = time.Duration(r.connTime.Load()) * time.Microsecond
@@ -588,6 +599,9 @@ func (cfg *Config) validate() error {
 	}
 	if total == 0 {
 		return errors.New("total script weight must not be zero")
+	}
+	if cfg.Fallback != nil {
+		return cfg.Fallback.validate(len(cfg.Scripts))
 	}
 	return nil
 }

@@ -150,6 +150,10 @@ type Interval struct {
 	// PoolWait records how long transactions waited for a pooled
 	// connection (µs); nil without a pool.
 	PoolWait *timeline.Histogram
+	// Fallbacks counts the transactions that fell back to
+	// Config.Fallback's target, and FallbackFailed those whose fallback
+	// failed too.
+	Fallbacks, FallbackFailed int64
 }
 
 func newInterval(scripts int) *Interval {
@@ -168,6 +172,8 @@ func (iv *Interval) Merge(o *Interval) {
 	iv.Refused = mergeCounts(iv.Refused, o.Refused)
 	iv.Unavailable = mergeCounts(iv.Unavailable, o.Unavailable)
 	iv.Lost = mergeCounts(iv.Lost, o.Lost)
+	iv.Fallbacks += o.Fallbacks
+	iv.FallbackFailed += o.FallbackFailed
 	if o.PoolWait != nil {
 		if iv.PoolWait == nil {
 			iv.PoolWait = timeline.NewHistogram()
@@ -189,6 +195,7 @@ func (iv *Interval) reset() {
 	clear(iv.Refused)
 	clear(iv.Unavailable)
 	clear(iv.Lost)
+	iv.Fallbacks, iv.FallbackFailed = 0, 0
 	if iv.PoolWait != nil {
 		iv.PoolWait.Reset()
 	}

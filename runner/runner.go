@@ -335,6 +335,9 @@ type run struct {
 	// targets are the systems under test: one, or the scenario's
 	// targets: in the file's order.
 	targets []*targetRun
+	// host reads the machine and firedrill once for a run of several
+	// targets (host.go); nil otherwise.
+	host *targetRun
 
 	workloads []*workloadRun
 	events    []event.Event
@@ -401,6 +404,10 @@ func (r *run) plan() error {
 		if scale == 0 {
 			scale = max(tr.sc.Setup.PgbenchScale, 1)
 		}
+		fallback, fallbackInfo, err := r.planFallback(spec, syms)
+		if err != nil {
+			return err
+		}
 		wr := &workloadRun{tr: tr, spec: spec, scripts: scripts, target: wl.Target, start: spec.Start, stop: stop,
 			ticks: make(chan time.Time, 1)}
 		var defines []engine.Define
@@ -415,6 +422,7 @@ func (r *run) plan() error {
 			ContinueOnError: true, Stderr: r.opts.Log,
 			FailureLimit: engine.FailureLimit{Ratio: r.sc.AbortOnFailure.Ratio, For: r.sc.AbortOnFailure.For},
 			OnOutage:     r.outageMarker(spec.Name, tr.name),
+			Fallback:     fallback,
 		}
 		for i, src := range spec.Scripts {
 			loc := timeline.ScriptsDir + "/" + infos[i].File
@@ -441,6 +449,7 @@ func (r *run) plan() error {
 			// What the scripts read but never set, as the scenario gave it
 			// (not the engine's default scale of 1), for the lock-order analysis.
 			Defines: spec.Defines, Scale: cmp.Or(spec.Scale, tr.sc.Setup.PgbenchScale),
+			Fallback: fallbackInfo,
 		})
 	}
 	for i := range r.sc.Events {
@@ -493,9 +502,12 @@ func (r *run) startSamplers(ctx context.Context) error {
 			}
 		}
 	}
+	r.shareHost()
 	if !r.several() {
 		tr := r.targets[0]
 		r.man.Samplers, r.man.Settings = samplerInfos(tr), tr.settings
+	} else if r.host != nil {
+		r.man.Samplers = samplerInfos(r.host)
 	}
 	r.recordTargets()
 	return nil
@@ -569,6 +581,9 @@ func (r *run) execute(ctx context.Context) (*timeline.Summary, error) {
 			if wr.result != nil && wr.result.RefusedClients > 0 {
 				r.logf("workload %s: %d clients could not open a connection at least once; they retried with backoff, waiting %.1f s in all",
 					wr.spec.Name, wr.result.RefusedClients, wr.result.ReconnectWait.Seconds())
+			}
+			if wr.result != nil && wr.result.FallbackError != nil {
+				r.logf("workload %s: fallbacks to %s failed, the first with: %v", wr.spec.Name, wr.spec.Fallback.Target, wr.result.FallbackError)
 			}
 			if wr.result != nil && wr.result.Backoff > 0 {
 				r.logf("workload %s: clients whose transactions kept failing at once waited %.1f s in all before retrying (backoff)",
@@ -746,6 +761,9 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 			continue
 		}
 		samples = append(samples, r.sampleTarget(ctx, tr, now, r.targetIntervals(tr, ivs), all)...)
+	}
+	if r.host != nil {
+		samples = append(samples, r.sampleTarget(ctx, r.host, now, nil, all)...)
 	}
 	if err := r.w.Flush(); err != nil {
 		r.logf("write timeline: %v", err)

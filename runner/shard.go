@@ -152,9 +152,17 @@ func CheckShard(opts Options, now time.Time) error {
 			opts.Shard, now.Add(time.Minute).UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
 	if opts.Shard.Split() && len(opts.Scenario.Targets) > 0 {
-		return fmt.Errorf("--shard %s: a scenario of several targets cannot be split yet; run it whole", opts.Shard)
-	}
-	if opts.Shard.Split() && opts.DSN == "" && opts.Scenario.Target.DSN == "" {
+		var embedded []string
+		for _, t := range opts.Scenario.Targets {
+			if t.Target.DSN == "" {
+				embedded = append(embedded, t.Name)
+			}
+		}
+		if len(embedded) > 0 {
+			return fmt.Errorf("--shard %s: the shards must drive the same servers: give %s one with --dsn NAME=URL or its dsn (each shard would otherwise start its own embedded server)",
+				opts.Shard, strings.Join(embedded, ", "))
+		}
+	} else if opts.Shard.Split() && opts.DSN == "" && opts.Scenario.Target.DSN == "" {
 		return fmt.Errorf("--shard %s: the shards must drive one server: give it with --dsn or the scenario's target.dsn (each shard would otherwise start its own embedded server)", opts.Shard)
 	}
 	if !opts.StartAt.IsZero() {
@@ -166,21 +174,24 @@ func CheckShard(opts Options, now time.Time) error {
 	return nil
 }
 
-// setup runs the scenario's setup on shard 0 (or a whole run) and tells
-// the other shards, which wait for it, through a mark on the server: a
-// shard's own run directory is on its own machine, the server is what
+// setup runs each target's setup on shard 0 (or a whole run) and tells
+// the other shards, which wait for it, through a mark on each server: a
+// shard's own run directory is on its own machine, the servers are what
 // they share. A target that cannot keep a mark (backend.SetupMarker) has
 // the other shards rely on --start-at alone, with a warning.
 func (r *run) setup(ctx context.Context) error {
-	if r.several() { // CheckShard refuses a split run of several
-		for _, tr := range r.targets {
-			if err := tr.tgt.Setup(ctx); err != nil {
-				return targetErr(tr, err)
-			}
+	for _, tr := range r.targets {
+		if err := r.setupTarget(ctx, tr); err != nil {
+			return targetErr(tr, err)
 		}
-		return nil
 	}
-	tgt := r.targets[0].tgt
+	return nil
+}
+
+// setupTarget runs one target's setup on shard 0 and marks it done, or
+// waits on another shard for that mark.
+func (r *run) setupTarget(ctx context.Context, tr *targetRun) error {
+	tgt := tr.tgt
 	sh := r.opts.Shard
 	if sh.Leads() {
 		if err := tgt.Setup(ctx); err != nil {
@@ -198,7 +209,7 @@ func (r *run) setup(ctx context.Context) error {
 	}
 	m, ok := tgt.(backend.SetupMarker)
 	if !ok {
-		r.logf("shard %s: this kind of server cannot hold a mark that setup is done; starting at --start-at whether or not shard 0's setup is", sh)
+		r.logf("shard %s: %sthis kind of server cannot hold a mark that setup is done; starting at --start-at whether or not shard 0's setup is", sh, tr.prefix())
 		return nil
 	}
 	giveUp := r.opts.StartAt.Add(StartLateness)
@@ -217,7 +228,7 @@ func (r *run) setup(ctx context.Context) error {
 				sh, StartLateness, r.opts.StartAt.UTC().Format(time.RFC3339Nano), sh.Count)
 		}
 		if now.Sub(lastSaid) >= 5*time.Second {
-			r.logf("shard %s: waiting for shard 0's setup", sh)
+			r.logf("shard %s: %swaiting for shard 0's setup", sh, tr.prefix())
 			lastSaid = now
 		}
 		// Often near the start, so a shard is not late by its polling;

@@ -171,6 +171,10 @@ func TestCheckShard(t *testing.T) {
 	now := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
 	given := &scenario.Scenario{Target: scenario.Target{DSN: "postgres://127.0.0.1/x"}}
 	embedded := &scenario.Scenario{}
+	several := &scenario.Scenario{Targets: []scenario.NamedTarget{
+		{Name: "db", Target: scenario.Target{DSN: "postgres://127.0.0.1/x"}},
+		{Name: "cache", Target: scenario.Target{DSN: "redis://127.0.0.1:6379/0"}}}}
+	someEmbedded := &scenario.Scenario{Targets: []scenario.NamedTarget{several.Targets[0], {Name: "cache"}}}
 	for _, tc := range []struct {
 		name string
 		opts Options
@@ -183,6 +187,9 @@ func TestCheckShard(t *testing.T) {
 		{"embedded", Options{Scenario: embedded, Shard: Shard{0, 2}, StartAt: now}, "must drive one server"},
 		{"--dsn counts", Options{Scenario: embedded, DSN: "postgres://127.0.0.1/x", Shard: Shard{0, 2}, StartAt: now}, ""},
 		{"past", Options{Scenario: given, Shard: Shard{1, 4}, StartAt: now.Add(-time.Minute)}, "is 60.0 s past"},
+		// Several targets: each must be a given server.
+		{"several given", Options{Scenario: several, Shard: Shard{1, 2}, StartAt: now}, ""},
+		{"several, one embedded", Options{Scenario: someEmbedded, Shard: Shard{1, 2}, StartAt: now}, "give cache one with --dsn NAME=URL"},
 	} {
 		err := CheckShard(tc.opts, now)
 		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {

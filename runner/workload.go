@@ -207,3 +207,29 @@ func summarize(name string, res *engine.Result, scripts []*script.Script, start 
 	ws.ReconnectWait = res.ReconnectWait.Seconds()
 	return ws
 }
+
+// planFallback parses a workload's fallback scripts in its fallback
+// target's dialect, with the workload's variables (syms), and makes the
+// engine's session maker on that target; nil for a workload without one.
+func (r *run) planFallback(spec *scenario.Workload, syms *script.Symbols) (*engine.Fallback, *timeline.FallbackInfo, error) {
+	fb := spec.Fallback
+	if fb == nil {
+		return nil, nil, nil
+	}
+	tr := r.target(fb.Target)
+	load := spec.FallbackWorkload()
+	// The copies in the run directory are named apart from the
+	// workload's own (a workload's name holds no dot).
+	load.Name = spec.Name + ".fallback"
+	scripts, infos, err := loadScripts(tr.sc, &load, syms, r.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	load.Name = spec.Name
+	wl, err := tr.tgt.Workload(&load, scripts, AppName(spec.Name))
+	if err != nil {
+		return nil, nil, targetErr(tr, fmt.Errorf("fallback: %w", err))
+	}
+	return &engine.Fallback{Target: wl.Target, Scripts: scripts, After: fb.After},
+		&timeline.FallbackInfo{Target: fb.Target, After: fb.After.Seconds(), Scripts: infos}, nil
+}

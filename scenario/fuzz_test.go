@@ -97,6 +97,8 @@ var fuzzSeeds = []string{
 	"---\n...\n",
 	"[]",
 	"name: a\nworkloads: [{name: w, scripts: [select-only], clients: 1}]\nduration: 1\n",
+	// A workload that falls back from one target to another.
+	"name: a\ntargets: {db: {kind: postgres}, cache: {kind: redis}}\nworkloads:\n  - {name: w, target: cache, clients: 1, scripts: [{inline: \"GET firedrill:k\"}],\n     fallback: {target: db, after: 20ms, scripts: [{inline: \"SELECT 1;\"}]}}\n",
 	"x: &a {<<: *a}\n",
 	"a: &a [*a, *a]\nname: *a\n",
 	"w: &w {name: w, scripts: [{inline: |\n    \\set x 1\n    SELECT :x;\n}], clients: 1, stop: 1s}\nname: n\nworkloads: [*w, {<<: *w, name: v}]\n",

@@ -567,6 +567,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 	var stageNodes []*yaml.Node
 	var stop, start time.Duration
 	var extra []field
+	var fallbackNode *yaml.Node
 	if l.several() {
 		l.curTarget = workloadKeyMarker(w.Pos)
 		defer func() { l.curTarget = "" }()
@@ -661,6 +662,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 			l.kindKey("workloads.settings", v)
 			w.Settings = l.stringMap(v, "settings", settingName)
 		}},
+		{"fallback", func(v *yaml.Node) { fallbackNode = v }},
 	}, extra...))
 	if present == nil {
 		return w, false
@@ -676,6 +678,9 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 		}
 	}
 	l.shape(v, &w, what, present, stageNodes)
+	if fallbackNode != nil {
+		l.fallback(fallbackNode, &w, what)
+	}
 	if good(present, "stop") && (good(present, "start") || !set(present, "start")) && stop <= start {
 		l.errorf(present["stop"].val, "%s: stop (%v) must be after start (%v)", what, stop, start)
 	}

@@ -209,6 +209,9 @@ type Workload struct {
 	// Settings are session settings (SET name = value) on every connection,
 	// e.g. statement_timeout.
 	Settings map[string]string
+	// Fallback, if set, is where the clients turn when a transaction
+	// fails or is slow (a cache-aside read path); nil for most.
+	Fallback *Fallback
 }
 
 // ScriptSource is one weighted script of a workload.

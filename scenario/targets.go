@@ -49,7 +49,8 @@ func (s *Scenario) NamedTarget(name string) (NamedTarget, bool) {
 
 // ForTarget is the scenario as one of its targets sees it: a scenario of
 // one system whose Target, Setup and Dialect are that target's, with only
-// the workloads, events and kind-specific keys that concern it, so that a
+// the workloads (a fallback to it among them, FallbackWorkload), events
+// and kind-specific keys that concern it, so that a
 // backend reads each target of a scenario of several as it reads a
 // scenario of one. A scenario of one system is its own view, for any
 // name. The view shares the scenario's slices' elements (read-only).
@@ -67,6 +68,7 @@ func (s *Scenario) ForTarget(name string) *Scenario {
 			v.Workloads = append(v.Workloads, w)
 		}
 	}
+	v.Workloads = append(v.Workloads, s.fallbacksTo(name)...)
 	for _, e := range s.Events {
 		if e.Target == name {
 			v.Events = append(v.Events, e)

@@ -359,6 +359,8 @@ func addInterval(m, iv *Interval) {
 	m.Unavailable = addCounts(m.Unavailable, iv.Unavailable)
 	m.Lost = addCounts(m.Lost, iv.Lost)
 	m.Unconnected += iv.Unconnected
+	m.Fallbacks += iv.Fallbacks
+	m.FallbackFailed += iv.FallbackFailed
 }
 
 // addCounts adds b's counts into a (made when needed); nil stays nil, as

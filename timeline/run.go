@@ -153,6 +153,17 @@ type WorkloadInfo struct {
 	// they were written gets them from its scenario.yaml when opened.
 	Defines map[string]string `json:"defines,omitempty"`
 	Scale   int               `json:"scale,omitempty"`
+	// Fallback is where the workload's clients turned when a transaction
+	// failed or was slow (a cache-aside read path); nil for most.
+	Fallback *FallbackInfo `json:"fallback,omitempty"`
+}
+
+// FallbackInfo is a workload's fallback: the target its scripts ran on,
+// and the latency above which a transaction fell back (0: only failures).
+type FallbackInfo struct {
+	Target  string       `json:"target"`
+	After   float64      `json:"after_s,omitempty"`
+	Scripts []ScriptInfo `json:"scripts"`
 }
 
 // ScriptInfo is one script of a workload.
@@ -239,6 +250,12 @@ type Interval struct {
 	// PoolWait is the time transactions waited for a pooled connection (µs).
 	PoolWait    *Histogram  `json:"pool_wait,omitempty"`
 	PoolWaitPct Percentiles `json:"pool_pct,omitzero"`
+	// Fallbacks counts the transactions that fell back to the workload's
+	// fallback target (a cache-aside read that went to the database), and
+	// FallbackFailed those whose fallback failed too; absent for a
+	// workload without a fallback.
+	Fallbacks      int64 `json:"fallbacks,omitempty"`
+	FallbackFailed int64 `json:"fallback_failed,omitempty"`
 }
 
 // ConnectionFailures is how many of the interval's failed tries were

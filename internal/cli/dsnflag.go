@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/firedrill/firedrill/backend"
 	"github.com/firedrill/firedrill/scenario"
 )
 
@@ -72,9 +73,11 @@ func checkNamed(sc *scenario.Scenario, plain string, named map[string]string) er
 }
 
 // describeTargets is what validate says of a scenario of several targets
-// after "ok": each target's name, kind and server, and its workloads and
-// events; nothing for a scenario of one system, whose line stays as it was.
-func describeTargets(sc *scenario.Scenario) string {
+// after "ok": each target's name, kind (as given, else as its dsn's
+// scheme or the default says: the backend the run would use) and server,
+// and its workloads (a fallback to it marked) and events; nothing for a
+// scenario of one system, whose line stays as it was.
+func describeTargets(sc *scenario.Scenario, backends *backend.Registry) string {
 	if len(sc.Targets) == 0 {
 		return ""
 	}
@@ -82,15 +85,20 @@ func describeTargets(sc *scenario.Scenario) string {
 	for _, name := range sc.TargetNames() {
 		v := sc.ForTarget(name)
 		kind, server := v.Target.Kind, "embedded"
-		if kind == "" {
-			kind = "default kind"
+		if be, err := backends.Resolve(v, ""); err == nil {
+			kind = be.Kind()
 		}
 		if !v.Target.Embedded() {
 			server = "given server"
 		}
 		var workloads, events []string
-		for _, w := range v.Workloads {
-			workloads = append(workloads, w.Name)
+		for _, w := range sc.Workloads {
+			switch {
+			case w.Target == name:
+				workloads = append(workloads, w.Name)
+			case w.Fallback != nil && w.Fallback.Target == name:
+				workloads = append(workloads, w.Name+" (fallback)")
+			}
 		}
 		for _, e := range v.Events {
 			events = append(events, e.Name)

@@ -347,7 +347,7 @@ for run.`,
 				for _, w := range sc.Warnings {
 					fmt.Fprintln(env.Stderr, w)
 				}
-				fmt.Fprintf(env.Stdout, "%s: ok%s\n", path, describeTargets(sc))
+				fmt.Fprintf(env.Stdout, "%s: ok%s\n", path, describeTargets(sc, backends))
 			}
 			if bad > 0 {
 				return clikit.WithCode(clikit.ExitUsage, nil)

@@ -239,6 +239,11 @@ type Interval struct {
 	// PoolWait is the time transactions waited for a pooled connection (µs).
 	PoolWait    *Histogram  `json:"pool_wait,omitempty"`
 	PoolWaitPct Percentiles `json:"pool_pct,omitzero"`
+	// OldestUS is the age (µs) at the interval's end of the oldest
+	// transaction still running: a stalled transaction records no
+	// latency until it ends, so this is what shows a stall while it
+	// lasts. Absent when none was running, and in runs recorded before.
+	OldestUS int64 `json:"oldest_us,omitempty"`
 }
 
 // ConnectionFailures is how many of the interval's failed tries were

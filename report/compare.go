@@ -688,12 +688,28 @@ func compareValues(m compareMetric, valuesA, valuesB []float64, opts CompareOpti
 	case cmp.P < opts.Alpha:
 		mc.Significant = true
 		mc.Verdict = changeVerdict(mc, m)
+	case excludesNoChange(mc):
+		// The U test ranks blocks and loses power with few of them or
+		// with ties; medians whose intervals leave no room for no change
+		// have changed all the same. A verdict must agree with the
+		// interval printed beside it.
+		mc.Significant = true
+		mc.Verdict = changeVerdict(mc, m) + ": the medians' intervals exclude no change"
 	case len(valuesA) < tooFew && len(valuesB) < tooFew:
 		mc.Verdict = fmt.Sprintf("too few blocks to tell (%d in A, %d in B; need %d), %s", len(valuesA), len(valuesB), tooFew, formatP(cmp.P))
 	default:
 		mc.Verdict = "no significant difference, " + formatP(cmp.P)
 	}
 	return mc
+}
+
+// excludesNoChange says whether the change's interval is bounded and
+// lies wholly above or below no change (1×).
+func excludesNoChange(mc MetricComparison) bool {
+	if math.IsNaN(mc.Change) || math.IsInf(mc.ChangeLo, 0) || math.IsInf(mc.ChangeHi, 0) {
+		return false
+	}
+	return mc.ChangeLo > 0 || mc.ChangeHi < 0
 }
 
 // selfDrift compares a run with itself: the median of the second half of

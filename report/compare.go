@@ -428,6 +428,9 @@ type compareMetric struct {
 	unit           string
 	higherIsBetter bool
 	quantile       float64 // 0 for throughput
+	// stallMS, when set, makes the metric the count of a block's
+	// intervals whose slowest transaction took longer (stallsMetric).
+	stallMS float64
 }
 
 // compareMetrics are the metrics compared per workload.
@@ -443,9 +446,19 @@ type compareBlock struct {
 	count int64
 	span  float64
 	lat   *timeline.Histogram
+	maxMS []float64 // each interval's slowest transaction; NaN where none finished
 }
 
 func (b *compareBlock) value(m compareMetric) (float64, bool) {
+	if m.stallMS > 0 {
+		n := 0
+		for _, v := range b.maxMS {
+			if v > m.stallMS {
+				n++
+			}
+		}
+		return float64(n), len(b.maxMS) > 0
+	}
 	if m.quantile == 0 {
 		if b.span <= 0 {
 			return 0, false
@@ -576,6 +589,7 @@ func makeBlocks(ivs []timeline.Interval, k int) []compareBlock {
 			iv := &ivs[j]
 			b.count += iv.Count
 			b.span += iv.End - iv.Start
+			b.maxMS = append(b.maxMS, intervalMaxMS(iv))
 			if iv.Latency != nil {
 				if b.lat == nil {
 					b.lat = timeline.NewHistogram()
@@ -632,6 +646,9 @@ func compareWorkload(a, b *timeline.Run, name string, opts CompareOptions, kc pr
 	if hasKind {
 		metrics = append(slices.Clip(metrics), maxMetric)
 		wc.Stalls = stalls(ivsA, ivsB, kc.StallMS)
+		if kc.StallMS > 0 {
+			metrics = append(metrics, stallsMetric(kc.StallMS))
+		}
 	}
 	for _, m := range metrics {
 		valuesA, valuesB := blockValues(blocksA, m), blockValues(blocksB, m)

@@ -56,6 +56,10 @@ type client struct {
 	retrySlot        *poolSlot
 	waiting, refused bool
 	jitter           *rand.Rand // spreads reconnect retries
+
+	// inFlightSince is when the transaction in flight was due (µs since
+	// the run's start, +1), zero between transactions (see inflight.go).
+	inFlightSince atomic.Int64
 }
 
 // A closed-model client (with ContinueOnError) whose transactions fail
@@ -381,6 +385,8 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 	si := c.chooseScript()
 	sc := cfg.Scripts[si]
 	begin := r.nowUS()
+	c.startInFlight(scheduled)
+	defer c.endInFlight()
 	out := txOutcome{script: si, tries: 1, poolWait: -1, codes: c.codes[:0]}
 	if r.pool != nil {
 		ok, done := c.borrow(ctx, &out)

@@ -331,6 +331,11 @@ type Progress struct {
 	// waiting to retry a refused or failed connection (ContinueOnError;
 	// not counted with a pool).
 	Unconnected int
+	// OldestInFlight is the age, at the interval's end, of the oldest
+	// transaction still running (from when it was due): a transaction
+	// stuck for the whole interval shows here, not in Interval, which
+	// records transactions only once they end. Zero when none runs.
+	OldestInFlight time.Duration
 }
 
 // Result is what a run measured.
@@ -786,7 +791,7 @@ func (r *run) supervise(ctx context.Context, done <-chan struct{}, clients []*cl
 		progressIv.Start, progressIv.End = int64(lastTick/time.Microsecond), int64(elapsed/time.Microsecond)
 		p := &Progress{Time: now, Elapsed: elapsed, Span: elapsed - lastTick, Interval: progressIv,
 			Clients: int(r.active.Load()), Rate: math.Float64frombits(r.rateAt.Load()),
-			Unconnected: int(r.unconnected.Load())}
+			Unconnected: int(r.unconnected.Load()), OldestInFlight: oldestInFlight(clients, int64(elapsed/time.Microsecond))}
 		if ended != nil {
 			p.Clients, p.Rate, p.Unconnected = ended.Clients, ended.Rate, ended.Unconnected
 		}

@@ -39,6 +39,7 @@ func (p *Progress) Timeline(workload string, offset time.Duration) *timeline.Int
 	out.Lost = copyCounts(iv.Lost)
 	out.Unconnected = p.Unconnected
 	out.Fallbacks, out.FallbackFailed = iv.Fallbacks, iv.FallbackFailed
+	out.OldestUS = int64(p.OldestInFlight / time.Microsecond)
 	if iv.PoolWait != nil {
 		out.PoolWait = iv.PoolWait.Clone()
 		out.PoolWaitPct = iv.PoolWait.Percentiles()

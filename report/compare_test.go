@@ -535,8 +535,8 @@ func TestCompareRedisRuns(t *testing.T) {
 			maxRow = &wc.Metrics[i]
 		}
 	}
-	if maxRow == nil || len(wc.Metrics) != len(compareMetrics)+1 {
-		t.Fatalf("metrics %+v: want the percentiles and max", wc.Metrics)
+	if maxRow == nil || len(wc.Metrics) != len(compareMetrics)+2 || wc.Metrics[len(wc.Metrics)-1].Metric != "stalls" {
+		t.Fatalf("metrics %+v: want the percentiles, max and stalls", wc.Metrics)
 	}
 	if maxRow.A.Center < 100 || maxRow.B.Center >= maxRow.A.Center {
 		t.Errorf("max: A %v ms, B %v ms: the broken run's blocks must stall past 100 ms and more than the fixed run's", maxRow.A.Center, maxRow.B.Center)
@@ -613,8 +613,8 @@ func TestCompareMariaDBRuns(t *testing.T) {
 		t.Fatal("no workloads compared")
 	}
 	for _, wc := range c.Workloads {
-		if wc.Stalls == nil || wc.Stalls.ThresholdMS != 1000 || len(wc.Metrics) != len(compareMetrics)+1 {
-			t.Errorf("workload %s: stalls %+v, %d metrics: want MariaDB's max row and stalls over 1 s", wc.Name, wc.Stalls, len(wc.Metrics))
+		if wc.Stalls == nil || wc.Stalls.ThresholdMS != 1000 || len(wc.Metrics) != len(compareMetrics)+2 || wc.Metrics[len(wc.Metrics)-1].Metric != "stalls" {
+			t.Errorf("workload %s: stalls %+v, %d metrics: want MariaDB's max and stalls rows, stalls over 1 s", wc.Name, wc.Stalls, len(wc.Metrics))
 		}
 	}
 }

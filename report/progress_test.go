@@ -26,3 +26,37 @@ func TestProgressShowsClientsWithoutAConnection(t *testing.T) {
 		}
 	}
 }
+
+// A workload blocked for the whole interval finished nothing: its line
+// prints dashes for the latencies, not "0.00 ms", and how long its
+// oldest transaction has been running; a busy one prints its max.
+func TestProgressShowsAStallInProgress(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		iv      timeline.Interval
+		want    []string
+		notWant string
+	}{
+		{"blocked", timeline.Interval{Workload: "app", Start: 11, End: 12, Clients: 8, OldestUS: 2_400_000},
+			[]string{"0.0 tps  p50 –  p99 –  max –", "oldest running 2.40 s"}, "0.00 ms"},
+		{"busy", timeline.Interval{Workload: "app", Start: 11, End: 12, Count: 500, Clients: 8, OldestUS: 900,
+			LatencyPct: timeline.Percentiles{P50: 400, P99: 2100, Max: 32_000}},
+			[]string{"p50 0.40 ms  p99 2.10 ms  max 32 ms"}, "oldest running"},
+		{"stuck beside finishing ones", timeline.Interval{Workload: "app", Start: 11, End: 12, Count: 500, Clients: 8, OldestUS: 900_000,
+			LatencyPct: timeline.Percentiles{P50: 400, P99: 2100, Max: 32_000}},
+			[]string{"max 32 ms", "oldest running 900 ms"}, ""},
+	} {
+		var out strings.Builder
+		p := &Progress{W: &out}
+		p.Tick(12, []timeline.Interval{tc.iv}, nil)
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: %q, want %q", tc.name, out.String(), w)
+			}
+		}
+		if tc.notWant != "" && strings.Contains(out.String(), tc.notWant) {
+			t.Errorf("%s: %q has %q", tc.name, out.String(), tc.notWant)
+		}
+	}
+}

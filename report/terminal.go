@@ -28,7 +28,8 @@ type Progress struct {
 type progressAcc struct {
 	count, failed int64
 	span          float64
-	p50, p99      int64
+	p50, p99, max int64
+	oldest        int64 // µs: the oldest transaction still running at the last interval's end
 	clients       int
 	unconnected   int // clients waiting to retry a connection, at the last interval's end
 	poolP99       int64
@@ -53,6 +54,8 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		// The worst interval's percentiles stand for the progress span.
 		a.p50 = max(a.p50, iv.LatencyPct.P50)
 		a.p99 = max(a.p99, iv.LatencyPct.P99)
+		a.max = max(a.max, iv.LatencyPct.Max)
+		a.oldest = iv.OldestUS
 		a.clients = iv.Clients
 		a.unconnected = iv.Unconnected
 		a.poolP99 = max(a.poolP99, iv.PoolWaitPct.P99)
@@ -67,13 +70,24 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		if a.span > 0 {
 			tps = float64(a.count) / a.span
 		}
-		line := fmt.Sprintf("%7.1f s  %-12s %9.1f tps  p50 %s  p99 %s  failed %d  clients %d",
-			t, name, tps, ms(a.p50), ms(a.p99), a.failed, a.clients)
+		// A workload that finished nothing has no latency to show: a
+		// dash, not "0.00 ms", and the age of what it is stuck on.
+		p50, p99, mx := "–", "–", "–"
+		if a.count > 0 {
+			p50, p99, mx = ms(a.p50), ms(a.p99), ms(a.max)
+		}
+		line := fmt.Sprintf("%7.1f s  %-12s %9.1f tps  p50 %s  p99 %s  max %s  failed %d  clients %d",
+			t, name, tps, p50, p99, mx, a.failed, a.clients)
 		if a.unconnected > 0 {
 			line += fmt.Sprintf(" (%d without a connection)", a.unconnected)
 		}
 		if a.poolP99 > 0 {
 			line += "  pool wait p99 " + ms(a.poolP99)
+		}
+		if a.oldest > 0 && a.oldest >= a.max {
+			// Shown once something has run longer than anything that
+			// finished: a stall in progress.
+			line += "  oldest running " + ms(a.oldest)
 		}
 		fmt.Fprintln(p.W, line)
 		*a = progressAcc{}

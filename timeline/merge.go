@@ -348,6 +348,7 @@ func addInterval(m, iv *Interval) {
 		m.LagMeanUS = (m.LagMeanUS*float64(m.Count+m.Failed) + iv.LagMeanUS*float64(iv.Count+iv.Failed)) / w
 	}
 	m.LagMaxUS = max(m.LagMaxUS, iv.LagMaxUS)
+	m.OldestUS = max(m.OldestUS, iv.OldestUS)
 	m.Count += iv.Count
 	m.Failed += iv.Failed
 	m.Skipped += iv.Skipped

@@ -256,6 +256,11 @@ type Interval struct {
 	// workload without a fallback.
 	Fallbacks      int64 `json:"fallbacks,omitempty"`
 	FallbackFailed int64 `json:"fallback_failed,omitempty"`
+	// OldestUS is the age (µs) at the interval's end of the oldest
+	// transaction still running: a stalled transaction records no
+	// latency until it ends, so this is what shows a stall while it
+	// lasts. Absent when none was running, and in runs recorded before.
+	OldestUS int64 `json:"oldest_us,omitempty"`
 }
 
 // ConnectionFailures is how many of the interval's failed tries were

@@ -373,6 +373,49 @@ func findingsLine(fs []diagnose.Finding) string {
 	return strings.Join(parts, "; ")
 }
 
+// drillWorkloads lists the workloads of the variants' runs: those the
+// drill's expectations name first, then the others in the order the
+// runs recorded them.
+func drillWorkloads(d drills.Drill, runs []variantRun) []string {
+	var key, rest []string
+	seen := map[string]bool{}
+	for _, v := range d.Variants {
+		for _, m := range v.Expect.Metrics {
+			if m.Workload != "" && !seen[m.Workload] {
+				seen[m.Workload] = true
+				key = append(key, m.Workload)
+			}
+		}
+	}
+	for _, r := range runs {
+		for i := range r.run.Intervals {
+			if w := r.run.Intervals[i].Workload; !seen[w] {
+				seen[w] = true
+				rest = append(rest, w)
+			}
+		}
+	}
+	var out []string
+	for _, w := range append(key, rest...) {
+		if recorded(runs, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// recorded says whether any of the runs has intervals of workload.
+func recorded(runs []variantRun, workload string) bool {
+	for _, r := range runs {
+		for i := range r.run.Intervals {
+			if r.run.Intervals[i].Workload == workload {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ruleIDs lists the distinct rules of the findings of one severity.
 func ruleIDs(fs []diagnose.Finding, severity string) []string {
 	var ids []string
@@ -409,13 +452,13 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool,
 		}
 		fmt.Fprintln(tw, line)
 	}
-	measure := func(metric, window string) func(variantRun) string {
+	measureIn := func(metric, workload, window string) func(variantRun) string {
 		return func(r variantRun) string {
 			span, err := d.Span(r.run, window, quick)
 			if err != nil {
 				return "-"
 			}
-			v, err := ms.Measure(r.run, metric, "", span)
+			v, err := ms.Measure(r.run, metric, workload, span)
 			if err != nil {
 				return "-"
 			}
@@ -428,10 +471,28 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool,
 			return drills.FormatValue(v)
 		}
 	}
+	measure := func(metric, window string) func(variantRun) string { return measureIn(metric, "", window) }
 	row("status", func(r variantRun) string { return r.run.Manifest.Status })
-	row("tps, whole run", measure("tps", ""))
-	for _, win := range d.Windows {
-		row("tps, "+win.Name, measure("tps", win.Name))
+	// Transactions of different workloads are different work: a sum of
+	// them can make a fix look slower (openchat's cheap counts hide its
+	// joins' gain). With several workloads each has its own rows, the
+	// ones the drill's expectations name first.
+	workloads := drillWorkloads(d, runs)
+	if len(workloads) > 1 {
+		for _, wl := range workloads {
+			row("tps, whole run: "+wl, measureIn("tps", wl, ""))
+			for _, win := range d.Windows {
+				row("tps, "+win.Name+": "+wl, measureIn("tps", wl, win.Name))
+			}
+			for _, p := range []string{"p95", "max"} {
+				row(p+", whole run: "+wl, measureIn(p, wl, ""))
+			}
+		}
+	} else {
+		row("tps, whole run", measure("tps", ""))
+		for _, win := range d.Windows {
+			row("tps, "+win.Name, measure("tps", win.Name))
+		}
 	}
 	if d.Unit != "" {
 		row(d.Unit+"/s, whole run", func(r variantRun) string {
@@ -442,11 +503,13 @@ func printComparison(w io.Writer, d drills.Drill, runs []variantRun, quick bool,
 			return drills.FormatValue(v*float64(r.variant.UnitsPerTransaction())) + per(r.variant)
 		})
 	}
-	for _, p := range []string{"p50", "p95", "p99", "p99.9", "max"} {
-		row(p+", whole run", measure(p, ""))
-	}
-	for _, win := range d.Windows {
-		row("p95, "+win.Name, measure("p95", win.Name))
+	if len(workloads) <= 1 {
+		for _, p := range []string{"p50", "p95", "p99", "p99.9", "max"} {
+			row(p+", whole run", measure(p, ""))
+		}
+		for _, win := range d.Windows {
+			row("p95, "+win.Name, measure("p95", win.Name))
+		}
 	}
 	row("failed transactions", measure("failed", ""))
 	row("errors (failed tries)", measure("errors", ""))

@@ -152,9 +152,10 @@ func allGaps(c column) bool {
 	return true
 }
 
-// tailRatio is the highest p99 of any tick over the median p50 of the
-// ticks, over the workloads: how far the tail reaches above the usual.
-func tailRatio(d *chartData, wl []workloadData) float64 {
+// tailRatio is the highest value of any tick in the column tail picks
+// (p99, max) over the median p50 of the ticks, over the workloads: how
+// far the tail reaches above the usual.
+func tailRatio(d *chartData, wl []workloadData, tail func(workloadData) int) float64 {
 	worst := 0.0
 	for _, w := range wl {
 		var p50s []float64
@@ -168,7 +169,7 @@ func tailRatio(d *chartData, wl []workloadData) float64 {
 		}
 		slices.Sort(p50s)
 		median := p50s[len(p50s)/2]
-		for _, v := range d.Cols[w.p99] {
+		for _, v := range d.Cols[tail(w)] {
 			if v > 0 {
 				worst = math.Max(worst, v/median)
 			}

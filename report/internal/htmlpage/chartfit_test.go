@@ -87,7 +87,7 @@ func TestTailRatio(t *testing.T) {
 		{20, 20, 20},
 	}}
 	wl := []workloadData{{p50: 0, p99: 1}, {p50: 2, p99: 3}}
-	if got := tailRatio(d, wl); got != 30 {
+	if got := tailRatio(d, wl, func(w workloadData) int { return w.p99 }); got != 30 {
 		t.Errorf("tailRatio = %v, want 30 (the first workload's worst p99 over its median p50)", got)
 	}
 }

@@ -155,6 +155,11 @@ type workloadData struct {
 	tps, failed, skipped           int
 	p50, p95, p99, pool99          int
 	anyFailed, anySkipped, anyPool bool
+	// maxLat is each tick's slowest finished transaction; stalled is the
+	// age of the oldest one still running where it is older than that
+	// (a stall in progress, which no finished transaction shows yet).
+	maxLat, stalled int
+	anyStalled      bool
 	// Connections refused (or the server unavailable) and lost per
 	// second, and the clients waiting for a connection.
 	refused, lost, unconnected          int
@@ -285,6 +290,7 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 		x := make([]float64, n)
 		tps, failed, skipped := make(column, n), make(column, n), make(column, n)
 		p50, p95, p99, pool := make(column, n), make(column, n), make(column, n), make(column, n)
+		maxLat, stalled := make(column, n), make(column, n)
 		refused, lost, unconnected := make(column, n), make(column, n), make(column, n)
 		offered := make(column, n)
 		w := workloadData{name: name}
@@ -311,11 +317,17 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 			w.anyLost = w.anyLost || nLost > 0
 			w.anyUnconnected = w.anyUnconnected || iv.Unconnected > 0
 			if iv.Count == 0 { // no successful transaction: no latency, a gap
-				p50[i], p95[i], p99[i] = math.NaN(), math.NaN(), math.NaN()
+				p50[i], p95[i], p99[i], maxLat[i] = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 			} else {
 				p50[i] = msFromUS(iv.LatencyPct.P50)
 				p95[i] = msFromUS(iv.LatencyPct.P95)
 				p99[i] = msFromUS(iv.LatencyPct.P99)
+				maxLat[i] = msFromUS(iv.LatencyPct.Max)
+			}
+			stalled[i] = math.NaN()
+			if iv.OldestUS > 0 && (iv.Count == 0 || iv.OldestUS > iv.LatencyPct.Max) {
+				stalled[i] = msFromUS(iv.OldestUS)
+				w.anyStalled = true
 			}
 			if iv.PoolWait != nil || iv.PoolWaitPct != (timeline.Percentiles{}) {
 				w.anyPool = true
@@ -327,6 +339,10 @@ func workloadColumns(d *chartData, run *timeline.Run) []workloadData {
 		w.x = d.addX(x)
 		w.tps, w.failed, w.skipped = d.addCol(tps), d.addCol(failed), d.addCol(skipped)
 		w.p50, w.p95, w.p99, w.pool99 = d.addCol(p50), d.addCol(p95), d.addCol(p99), d.addCol(pool)
+		w.maxLat = d.addCol(maxLat)
+		if w.anyStalled {
+			w.stalled = d.addCol(stalled)
+		}
 		if w.anyRate {
 			w.offered = d.addCol(offered)
 		}
@@ -435,7 +451,7 @@ func sumCols(d *chartData, cols []int) column {
 func latencyChart(d *chartData, wl []workloadData, run *timeline.Run) chartSpec {
 	c := chartSpec{
 		ID: "latency", Title: "Latency",
-		Help: "Successful transactions' latency per tick: p99 bold, p95 paler, p50 palest. Click a legend entry to show or hide it.",
+		Help: "Successful transactions' latency per tick: max dotted, p99 bold, p95 paler, p50 palest; \"running\" (dashed) is how long the oldest transaction still running had waited, where that is longer than any that finished: a stall while it lasts. Click a legend entry to show or hide it.",
 		Axes: []axisSpec{{Label: "latency", Unit: "ms", Min: ptr(0)}},
 		Log:  true,
 	}
@@ -443,9 +459,12 @@ func latencyChart(d *chartData, wl []workloadData, run *timeline.Run) chartSpec 
 		c.NoData = noIntervals(run)
 		return c
 	}
-	if r := tailRatio(d, wl); r > logRatio {
+	if r := tailRatio(d, wl, func(w workloadData) int { return w.p99 }); r > logRatio {
 		c.LogOn = true
 		c.Help += fmt.Sprintf(" Log scale: the highest p99 is %.0f× the median p50.", r)
+	} else if r := tailRatio(d, wl, func(w workloadData) int { return w.maxLat }); r > logRatio {
+		c.LogOn = true
+		c.Help += fmt.Sprintf(" Log scale: the slowest transaction is %.0f× the median p50.", r)
 	}
 	// Many workloads make 3×N lines; show their p99 and let the legend
 	// bring back the rest.
@@ -454,7 +473,11 @@ func latencyChart(d *chartData, wl []workloadData, run *timeline.Run) chartSpec 
 		c.Series = append(c.Series,
 			seriesSpec{Label: w.name + " p99", X: w.x, Col: w.p99, Color: colorAt(i), Width: 1.5},
 			seriesSpec{Label: w.name + " p95", X: w.x, Col: w.p95, Color: colorAt(i), Width: 1, Alpha: 0.6, Hidden: !few},
-			seriesSpec{Label: w.name + " p50", X: w.x, Col: w.p50, Color: colorAt(i), Width: 1, Alpha: 0.35, Hidden: !few})
+			seriesSpec{Label: w.name + " p50", X: w.x, Col: w.p50, Color: colorAt(i), Width: 1, Alpha: 0.35, Hidden: !few},
+			seriesSpec{Label: w.name + " max", X: w.x, Col: w.maxLat, Color: colorAt(i), Style: "dot", Width: 1, Alpha: 0.8})
+		if w.anyStalled {
+			c.Series = append(c.Series, seriesSpec{Label: w.name + " running", X: w.x, Col: w.stalled, Color: colorAt(i), Style: "dash", Width: 2})
+		}
 	}
 	return c
 }

@@ -148,7 +148,7 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string, kinds present.Kinds)
 		}
 		lat := chartSpec{
 			ID: fmt.Sprintf("latency-%d", i), Title: "Latency: " + name,
-			Help: "p99 per tick (bold) and p50 (pale), each run from its own start.",
+			Help: "max per tick (dotted), p99 (bold) and p50 (pale), each run from its own start; \"running\" (dashed) is the oldest transaction still running where it had waited longer than any that finished: a stall while it lasts.",
 			Axes: []axisSpec{{Label: "ms", Unit: "ms", Min: ptr(0)}},
 			Log:  true,
 		}
@@ -160,7 +160,11 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string, kinds present.Kinds)
 			tps.Series = append(tps.Series, seriesSpec{Label: labels[s], X: w.x, Col: w.tps, Color: sideColors[s], Width: 1.5})
 			lat.Series = append(lat.Series,
 				seriesSpec{Label: labels[s] + " p99", X: w.x, Col: w.p99, Color: sideColors[s], Width: 1.5},
-				seriesSpec{Label: labels[s] + " p50", X: w.x, Col: w.p50, Color: sideColors[s], Width: 1, Alpha: 0.4})
+				seriesSpec{Label: labels[s] + " p50", X: w.x, Col: w.p50, Color: sideColors[s], Width: 1, Alpha: 0.4},
+				seriesSpec{Label: labels[s] + " max", X: w.x, Col: w.maxLat, Color: sideColors[s], Style: "dot", Width: 1, Alpha: 0.8})
+			if w.anyStalled {
+				lat.Series = append(lat.Series, seriesSpec{Label: labels[s] + " running", X: w.x, Col: w.stalled, Color: sideColors[s], Style: "dash", Width: 2})
+			}
 		}
 		d.Charts = append(d.Charts, tps, lat)
 	}

@@ -241,6 +241,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 		}
 		findings := diagnoseRun(o.backends, run)
+		metrics.findings(findings) // the variant's series stay until the next one starts
 		if err := diagnose.Write(res.Dir, findings); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}

@@ -186,7 +186,8 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	var runDir atomic.Value
 	runDir.Store("")
-	live := &liveDiagnosis{backends: o.backends, w: env.Stderr, dir: func() string { return runDir.Load().(string) }, verbose: o.verbose}
+	live := &liveDiagnosis{backends: o.backends, w: env.Stderr, dir: func() string { return runDir.Load().(string) }, verbose: o.verbose,
+		quiet: o.quiet, onPass: metrics.findings}
 	ropts.OnStart = func(dir string) { runDir.Store(dir) }
 	if !o.quiet {
 		ropts.OnTick = func(t float64, ivs []timeline.Interval, samples []timeline.Sample) {
@@ -196,10 +197,15 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		fmt.Fprintf(env.Stderr, "firedrill: running %s for %v (samples every %v)\n", sc.Name, sc.Duration, sc.SampleInterval)
 	} else {
 		ropts.Log = nil
+		if metrics != nil { // the live diagnosis feeds firedrill_finding, printing nothing
+			ropts.OnTick = func(t float64, _ []timeline.Interval, _ []timeline.Sample) { live.tick(t) }
+		}
 	}
 	metrics.hook(&ropts, sc, o.dsn)
+	// The final diagnosis is served before the run is marked finished;
+	// on the way out without one, the run is still marked finished.
+	defer metrics.finish()
 	res, runErr := runner.Run(ctx, ropts)
-	metrics.finish()
 	live.wait()
 	if res == nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {
@@ -220,6 +226,8 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	live.summary(findings)
+	metrics.findings(findings)
+	metrics.finish()
 	if err := report.WriteHTMLFile(run, findings, presentation(o.backends)); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write the HTML report: %w", err))
 	}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -184,8 +183,7 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 			if mk.Phase == timeline.PhaseStart {
 				text = "started"
 				if len(mk.Detail) > 0 {
-					b, _ := json.Marshal(mk.Detail)
-					text += " " + string(b)
+					text += ": " + DetailWords(mk.Detail)
 				}
 			}
 			event := mk.Event

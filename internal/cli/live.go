@@ -26,10 +26,10 @@ type liveDiagnosis struct {
 	verbose  bool          // the finding's evidence too, not just its line
 	quiet    bool          // print nothing (the passes still feed onPass)
 	// onPass, if set, gets every pass's findings (the live /metrics).
-	onPass func([]diagnose.Finding)
-	mu       sync.Mutex
-	running  bool
-	last     time.Time
+	onPass  func([]diagnose.Finding)
+	mu      sync.Mutex
+	running bool
+	last    time.Time
 	// shown is each finding printed live (by rule and workload) with the
 	// severity it was last shown at; resolved ones are kept, marked.
 	shown map[string]*liveFinding

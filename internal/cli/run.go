@@ -178,7 +178,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	defer metrics.stop(ctx)
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
-	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Kinds: presentation(o.backends)}
+	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Total: sc.Duration.Seconds(), Kinds: presentation(o.backends)}
 	ropts := runner.Options{
 		Scenario: sc, Backends: o.backends, OutDir: o.out, DSN: o.dsn, RunAs: o.runAs, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
 		Command: env.CommandLine(),

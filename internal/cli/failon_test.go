@@ -9,6 +9,7 @@ import (
 
 	"github.com/firedrill/firedrill/backend/all"
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/drills"
 	"github.com/firedrill/firedrill/internal/clikit"
 )
 
@@ -103,5 +104,53 @@ events:
 	}
 	if strings.Contains(stdout.String(), `started {"`) || !strings.Contains(stdout.String(), "started: pid ") {
 		t.Errorf("the event's start should print in words:\n%s", tail(stdout.String(), 40))
+	}
+}
+
+// On a drill --fail-on counts a variant's findings its expectations do
+// not require: the broken variant's point does not fail the drill, an
+// allowed or unexpected finding that severe does; an expectation that
+// failed keeps its code and gains the findings in its message.
+func TestDrillFailOnVariants(t *testing.T) {
+	t.Parallel()
+	broken := variantRun{variant: drills.Variant{Name: "broken", Expect: drills.Expect{Findings: []string{"aof-fsync-stall"}}},
+		findings: []diagnose.Finding{{Rule: "aof-fsync-stall", Severity: diagnose.Critical}}}
+	fixed := variantRun{variant: drills.Variant{Name: "fixed", Expect: drills.Expect{Allow: []drills.Allowance{{Rule: "slow-commands", Why: "the load"}}}},
+		findings: []diagnose.Finding{{Rule: "slow-commands", Severity: diagnose.Warning}, {Rule: "x", Severity: diagnose.Info}}}
+	code := func(err error) int {
+		var ee *clikit.ExitError
+		if err == nil {
+			return 0
+		}
+		if errors.As(err, &ee) {
+			return ee.Code
+		}
+		return -1
+	}
+	for _, c := range []struct {
+		name     string
+		severity string
+		runs     []variantRun
+		outcome  error
+		wantCode int
+		wantText string
+	}{
+		{"the broken variant's required finding", "critical", []variantRun{broken}, nil, 0, ""},
+		{"no flag", "", []variantRun{broken, fixed}, nil, 0, ""},
+		{"an allowed warning fails --fail-on warning", "warning", []variantRun{broken, fixed}, nil, ExitFindings, "variant fixed: 1 finding(s): WARNING slow-commands"},
+		{"but not --fail-on critical", "critical", []variantRun{broken, fixed}, nil, 0, ""},
+		{"a failed expectation keeps its code", "warning", []variantRun{fixed}, clikit.WithCode(ExitExpectationFailed, errors.New("drill aof: 1 expectation(s) failed")),
+			ExitExpectationFailed, "1 expectation(s) failed; --fail-on warning: variant fixed"},
+	} {
+		o := &drillOpts{}
+		if c.severity != "" {
+			if err := o.failOn.Set(c.severity); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := o.failOnVariants(c.outcome, c.runs)
+		if code(err) != c.wantCode || (c.wantText != "" && !strings.Contains(err.Error(), c.wantText)) {
+			t.Errorf("%s: %v (exit %d), want exit %d and %q", c.name, err, code(err), c.wantCode, c.wantText)
+		}
 	}
 }

@@ -293,7 +293,7 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 	opts = opts.withDefaults()
 	c := &Comparison{
 		Format: CompareFormat, A: runRef(a), B: runRef(b), Options: opts,
-		Workloads: []WorkloadComparison{}, Findings: compareFindings(fa, fb), Settings: compareSettings(a, b),
+		Workloads: []WorkloadComparison{}, Findings: compareFindings(fa, fb), Settings: compareSettings(a, b, opts.Kinds),
 	}
 	kc, hasKind := kindOf(a, b, opts.Kinds)
 	if hasKind {
@@ -314,7 +314,7 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 					c.Counters = append(c.Counters, cc)
 				}
 			}
-			for _, sc := range compareSettings(va, vb) {
+			for _, sc := range compareSettings(va, vb, opts.Kinds) {
 				sc.Name = name + ": " + sc.Name
 				c.Settings = append(c.Settings, sc)
 			}
@@ -970,20 +970,20 @@ func diffSettings(a, b map[string]string) []SettingChange {
 	return out
 }
 
-// instanceSettings say where a server lives, not how it behaves: two
-// embedded servers always differ in them, so they are not compared between
-// embedded runs (a different target is a note of its own).
-var instanceSettings = map[string]bool{
-	"config_file": true, "data_directory": true, "hba_file": true, "ident_file": true,
-	"external_pid_file": true, "port": true, "unix_socket_directories": true,
-}
-
-// compareSettings lists the server settings that differ.
-func compareSettings(a, b *timeline.Run) []SettingChange {
-	bothEmbedded := a.Manifest.Target.Embedded && b.Manifest.Target.Embedded
+// compareSettings lists the server settings that differ. Between two
+// embedded runs of one kind, the kind's instance settings (where the
+// server lives, present.Kind.InstanceSettings) are left out: a different
+// target is a note of its own.
+func compareSettings(a, b *timeline.Run, kinds present.Kinds) []SettingChange {
+	var instance []string
+	if a.Manifest.Target.Embedded && b.Manifest.Target.Embedded && a.Manifest.Target.Kind == b.Manifest.Target.Kind {
+		if p, ok := kinds.Of(a.Manifest.Target); ok {
+			instance = p.InstanceSettings
+		}
+	}
 	out := []SettingChange{}
 	for _, s := range diffSettings(a.Manifest.Settings, b.Manifest.Settings) {
-		if bothEmbedded && instanceSettings[s.Name] {
+		if slices.Contains(instance, s.Name) {
 			continue
 		}
 		out = append(out, s)

@@ -60,3 +60,25 @@ func TestProgressShowsAStallInProgress(t *testing.T) {
 		}
 	}
 }
+
+// With the planned duration, each line starts with the elapsed time
+// against it, right-aligned to the width of the last line's.
+func TestProgressShowsElapsedOfTotal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		total, t float64
+		want     string
+	}{
+		{60, 5, " [5s/60s]  app "},    // padded to the width of "[60s/60s]"
+		{60, 12, "[12s/60s]  app "},   // as wide
+		{600, 5, "  [5s/600s]  app "}, // the width of "[600s/600s]"
+		{0, 12, "   12.0 s  app "},    // no planned duration: elapsed alone
+	} {
+		var out strings.Builder
+		p := &Progress{W: &out, Total: tc.total}
+		p.Tick(tc.t, []timeline.Interval{{Workload: "app", Start: tc.t - 1, End: tc.t, Count: 10, Clients: 1}}, nil)
+		if !strings.HasPrefix(out.String(), tc.want) {
+			t.Errorf("total %v at %v: %q, want it to start %q", tc.total, tc.t, out.String(), tc.want)
+		}
+	}
+}

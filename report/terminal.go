@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -17,6 +16,10 @@ import (
 type Progress struct {
 	W     io.Writer
 	Every float64 // seconds between lines; 0 = every tick
+	// Total is the run's planned duration in seconds: each line starts
+	// with the elapsed time against it, "[12s/60s]"; 0 prints the
+	// elapsed time alone, "12.0 s".
+	Total float64
 	// Kinds say where each kind's samples hold their waits (present.Waits);
 	// the zero value prints no wait line.
 	Kinds present.Kinds
@@ -76,8 +79,8 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		if a.count > 0 {
 			p50, p99, mx = ms(a.p50), ms(a.p99), ms(a.max)
 		}
-		line := fmt.Sprintf("%7.1f s  %-12s %9.1f tps  p50 %s  p99 %s  max %s  failed %d  clients %d",
-			t, name, tps, p50, p99, mx, a.failed, a.clients)
+		line := fmt.Sprintf("%s  %-12s %9.1f tps  p50 %s  p99 %s  max %s  failed %d  clients %d",
+			p.clock(t), name, tps, p50, p99, mx, a.failed, a.clients)
 		if a.unconnected > 0 {
 			line += fmt.Sprintf(" (%d without a connection)", a.unconnected)
 		}
@@ -102,10 +105,21 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 				if s.Target != "" {
 					who = s.Target
 				}
-				fmt.Fprintf(p.W, "%7.1f s  %-12s %9.1f active sessions, top wait %s\n", t, who, aas, wait)
+				fmt.Fprintf(p.W, "%s  %-12s %9.1f active sessions, top wait %s\n", p.clock(t), who, aas, wait)
 			}
 		}
 	}
+}
+
+// clock is a progress line's time: t against the planned duration,
+// "[12s/60s]", padded to the width of the last line's so the columns
+// stay put; without one, "   12.0 s".
+func (p *Progress) clock(t float64) string {
+	if p.Total <= 0 {
+		return fmt.Sprintf("%7.1f s", t)
+	}
+	total := fmt.Sprintf("%.0fs", p.Total)
+	return fmt.Sprintf("%*s", len(total)*2+3, fmt.Sprintf("[%.0fs/%s]", t, total))
 }
 
 // topWait finds the wait with the most active sessions in a sample of a
@@ -198,8 +212,7 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 			if mk.Phase == timeline.PhaseStart {
 				text = "started"
 				if len(mk.Detail) > 0 {
-					b, _ := json.Marshal(mk.Detail)
-					text += " " + string(b)
+					text += ": " + DetailWords(mk.Detail)
 				}
 			}
 			event := mk.Event

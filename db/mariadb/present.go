@@ -17,6 +17,10 @@ func (Backend) Presentation() present.Kind {
 		Product: "MariaDB", // runs recorded before the backend filled Product in were embedded MariaDB's
 		Charts:  append([]present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}, mariadbCharts()...),
 		Load:    mariadbLoad(),
+		// Where the embedded server lives: its port and socket, and the
+		// paths under its throwaway directory.
+		InstanceSettings: []string{"port", "report_port", "socket", "datadir", "pid_file", "log_error",
+			"tmpdir", "slave_load_tmpdir", "aria_log_dir_path", "wsrep_data_home_dir"},
 		Compare: &present.Compare{
 			StallMS: 1000, // a second: a lock wait or a queue on a global lock, not a slow plan
 			Counters: []present.Counter{

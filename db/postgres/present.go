@@ -14,6 +14,8 @@ func (Backend) Presentation() present.Kind {
 	return present.Kind{
 		Product: product,
 		Charts:  charts(),
+		InstanceSettings: []string{"config_file", "data_directory", "hba_file", "ident_file",
+			"external_pid_file", "port", "unix_socket_directories"},
 		Load: &present.Load{
 			ID: "aas", Title: "Database load (average active sessions)",
 			Help:   "Sessions active in the database per tick, all waits together; each run from its own start.",

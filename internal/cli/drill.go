@@ -63,6 +63,7 @@ type drillOpts struct {
 	progress time.Duration
 	check    string
 	junit    junitFlag
+	failOn   failOnFlag   // --fail-on warning|critical (failon.go)
 	metrics  metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
 }
 
@@ -120,9 +121,14 @@ directory: 'firedrill report DIR' summarizes it again.
 directory again (rules may have improved since) and checks them; it writes
 no report.html nor compare.html.
 
+--fail-on warning|critical also fails the drill (99) when a variant has a
+finding of that severity or worse that its expectations do not require:
+the ones the drill allows count too (with --variant fixed: the fix is
+clean at that severity).
+
 Exit codes: 0 when every expectation holds, 99 when one failed (the table and
-the PASS/FAIL list say which), 1 on usage errors or when a run cannot start,
-130 when interrupted.`,
+the PASS/FAIL list say which) or --fail-on found a finding, 1 on usage errors
+or when a run cannot start, 130 when interrupted.`,
 		Example: `  firedrill drills
   firedrill drill multixact --quick
   firedrill drill stock --variant broken --variant fixed
@@ -137,6 +143,7 @@ the PASS/FAIL list say which), 1 on usage errors or when a run cannot start,
 	f.DurationVar(&o.progress, "progress", 10*time.Second, "interval between progress lines (0 = every sample tick)")
 	f.StringVar(&o.check, "check", "", "run nothing: diagnose the variants of an earlier drill run directory again and check them")
 	o.junit.add(f, "the expectations")
+	o.failOn.add(f, "a variant's diagnosis, the findings its expectations require aside,")
 	o.metrics.register(f)
 	return cmd
 }
@@ -222,7 +229,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 	for i, p := range plan {
 		sc := p.sc
 		fmt.Fprintf(env.Stderr, "\nfiredrill: [%d/%d] %s: %s (%v)\n", i+1, len(plan), p.variant.Name, p.variant.Summary, sc.Duration)
-		prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Kinds: presentation(o.backends)}
+		prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Total: sc.Duration.Seconds(), Kinds: presentation(o.backends)}
 		t0 := time.Now()
 		res, runErr := runner.Run(ctx, metrics.with(sc, "", filepath.Base(drillDir)+"/", runner.Options{
 			Backends: o.backends,
@@ -241,6 +248,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 			return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("read back the run: %w", err))
 		}
 		findings := diagnoseRun(o.backends, run)
+		metrics.findings(findings) // the variant's series stay until the next one starts
 		if err := diagnose.Write(res.Dir, findings); err != nil {
 			return clikit.WithCode(clikit.ExitUsage, err)
 		}
@@ -262,7 +270,8 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 	}
 
 	fmt.Fprintln(env.Stdout)
-	return o.junit.concluded(env, d, done, o.quick, everyRule(o.backends), drillMeasures(o.backends), conclude(env, d, done, o.quick, o.backends, drillDir, true))
+	return o.junit.concluded(env, d, done, o.quick, everyRule(o.backends), drillMeasures(o.backends),
+		o.failOnVariants(conclude(env, d, done, o.quick, o.backends, drillDir, true), done))
 }
 
 // conclude prints the comparison, the checks and each variant's report
@@ -299,6 +308,35 @@ func conclude(env *clikit.Env, d drills.Drill, runs []variantRun, quick bool, ba
 	return nil
 }
 
+// failOnVariants adds --fail-on's verdict to the drill's outcome: the
+// findings of each variant at the flag's severity or worse that its
+// expectations do not require (they are the drill's point).
+func (o *drillOpts) failOnVariants(outcome error, runs []variantRun) error {
+	var msgs []string
+	for _, r := range runs {
+		var unrequired []diagnose.Finding
+		for _, f := range r.findings {
+			if !slices.Contains(r.variant.Expect.Findings, f.Rule) {
+				unrequired = append(unrequired, f)
+			}
+		}
+		if err := o.failOn.check("variant "+r.variant.Name+": ", unrequired); err != nil {
+			msgs = append(msgs, err.Error())
+		}
+	}
+	switch {
+	case len(msgs) == 0:
+		return outcome
+	case outcome != nil:
+		code := ExitExpectationFailed
+		if ee := (*clikit.ExitError)(nil); errors.As(outcome, &ee) {
+			code = ee.Code
+		}
+		return clikit.WithCode(code, fmt.Errorf("%w; %s", outcome, strings.Join(msgs, "; ")))
+	}
+	return clikit.WithCode(ExitFindings, errors.New(strings.Join(msgs, "; ")))
+}
+
 // recheck judges an earlier drill run again: the findings are recomputed
 // (rules may have improved since), nothing is written.
 func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
@@ -328,7 +366,8 @@ func (o *drillOpts) recheck(env *clikit.Env, d drills.Drill) error {
 		}
 		runs = append(runs, variantRun{variant: v, run: run, findings: diagnoseRun(o.backends, run)})
 	}
-	return o.junit.concluded(env, d, runs, man.Quick, everyRule(o.backends), drillMeasures(o.backends), conclude(env, d, runs, man.Quick, o.backends, o.check, false))
+	return o.junit.concluded(env, d, runs, man.Quick, everyRule(o.backends), drillMeasures(o.backends),
+		o.failOnVariants(conclude(env, d, runs, man.Quick, o.backends, o.check, false), runs))
 }
 
 func names(vs []drills.Variant) []string {

@@ -26,9 +26,12 @@ type liveDiagnosis struct {
 	w        io.Writer
 	dir      func() string // the run directory, once the runner made it
 	verbose  bool          // the finding's evidence too, not just its line
-	mu       sync.Mutex
-	running  bool
-	last     time.Time
+	quiet    bool          // print nothing (the passes still feed onPass)
+	// onPass, if set, gets every pass's findings (the live /metrics).
+	onPass  func([]diagnose.Finding)
+	mu      sync.Mutex
+	running bool
+	last    time.Time
 	// shown is each finding printed live (by rule and workload) with the
 	// severity it was last shown at; resolved ones are kept, marked.
 	shown map[string]*liveFinding
@@ -69,7 +72,13 @@ func (l *liveDiagnosis) tick(elapsed float64) {
 		if err != nil {
 			return // the next pass tries again
 		}
-		l.pass(elapsed, diagnoseRun(l.backends, run))
+		findings := diagnoseRun(l.backends, run)
+		if l.onPass != nil {
+			l.onPass(findings)
+		}
+		if !l.quiet {
+			l.pass(elapsed, findings)
+		}
 	}()
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/clikit"
 	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/runner"
@@ -77,6 +78,13 @@ func (lm *liveMetrics) with(sc *scenario.Scenario, dsn, runIDPrefix string, ropt
 		}
 	}
 	return ropts
+}
+
+// findings serves a diagnosis of the run so far (firedrill_finding).
+func (lm *liveMetrics) findings(fs []diagnose.Finding) {
+	if lm != nil {
+		lm.Exporter().Findings(fs)
+	}
 }
 
 // finish marks the run over (firedrill_run_finished 1).

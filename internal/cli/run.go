@@ -36,6 +36,7 @@ type runOpts struct {
 	jsonOut      string
 	scen         scenarioFlags
 	junit        junitFlag
+	failOn       failOnFlag   // --fail-on warning|critical (failon.go)
 	metrics      metricsFlags // --metrics-addr, --metrics-linger (metrics.go)
 	shard        shardFlags   // --shard, --start-at (shard.go)
 }
@@ -93,7 +94,9 @@ with status "degraded" and exit code 3, the frozen window marked as an
 outage; a server that dies (unreachable when the load ends) ends the run
 "degraded", exit code 3, too. Other errors: status "failed", exit code 1
 when transactions kept failing (abort_on_failure), 2 otherwise
-(docs/run-directory.md, "Status").
+(docs/run-directory.md, "Status"). A run that completed exits 99 when a
+threshold failed, or with --fail-on warning|critical when its diagnosis
+has a finding of that severity or worse (the summary lists them).
 
 --set KEY=VALUE changes a key of the scenario as it is loaded, as if
 written in the file (repeatable; lists' items by name or index):
@@ -128,6 +131,7 @@ directories into one.`,
 	f.StringVar(&o.jsonOut, "json", "", "also write the result as JSON (schema firedrill.run-result/v1, docs/json.md) to this file; - for standard output (the summary then goes to standard error)")
 	o.scen.add(f)
 	o.junit.add(f, "the thresholds")
+	o.failOn.add(f, "the run's diagnosis")
 	o.metrics.register(f)
 	o.shard.add(f)
 	return cmd
@@ -174,7 +178,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	defer metrics.stop(ctx)
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
-	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Kinds: presentation(o.backends)}
+	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Total: sc.Duration.Seconds(), Kinds: presentation(o.backends)}
 	ropts := runner.Options{
 		Scenario: sc, Backends: o.backends, OutDir: o.out, DSN: o.dsn, RunAs: o.runAs, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
 		Command: env.CommandLine(),
@@ -186,7 +190,8 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	var runDir atomic.Value
 	runDir.Store("")
-	live := &liveDiagnosis{backends: o.backends, w: env.Stderr, dir: func() string { return runDir.Load().(string) }, verbose: o.verbose}
+	live := &liveDiagnosis{backends: o.backends, w: env.Stderr, dir: func() string { return runDir.Load().(string) }, verbose: o.verbose,
+		quiet: o.quiet, onPass: metrics.findings}
 	ropts.OnStart = func(dir string) { runDir.Store(dir) }
 	if !o.quiet {
 		ropts.OnTick = func(t float64, ivs []timeline.Interval, samples []timeline.Sample) {
@@ -196,10 +201,15 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		fmt.Fprintf(env.Stderr, "firedrill: running %s for %v (samples every %v)\n", sc.Name, sc.Duration, sc.SampleInterval)
 	} else {
 		ropts.Log = nil
+		if metrics != nil { // the live diagnosis feeds firedrill_finding, printing nothing
+			ropts.OnTick = func(t float64, _ []timeline.Interval, _ []timeline.Sample) { live.tick(t) }
+		}
 	}
 	metrics.hook(&ropts, sc, o.dsn)
+	// The final diagnosis is served before the run is marked finished;
+	// on the way out without one, the run is still marked finished.
+	defer metrics.finish()
 	res, runErr := runner.Run(ctx, ropts)
-	metrics.finish()
 	live.wait()
 	if res == nil {
 		if errors.Is(runErr, runner.ErrInterrupted) {
@@ -220,6 +230,8 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
 	live.summary(findings)
+	metrics.findings(findings)
+	metrics.finish()
 	if err := report.WriteHTMLFile(run, findings, presentation(o.backends)); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, fmt.Errorf("write the HTML report: %w", err))
 	}
@@ -256,14 +268,19 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 		}
 		return clikit.WithCode(clikit.ExitRunAborted, runErr)
 	}
+	failOn := o.failOn.check("", findings)
 	if failed := report.FailedThresholds(thresholds); len(failed) > 0 {
 		names := make([]string, len(failed))
 		for i, r := range failed {
 			names[i] = r.Metric + " " + r.Condition
 		}
-		return clikit.WithCode(clikit.ExitThresholds, fmt.Errorf("%d of %d thresholds failed: %s", len(failed), len(thresholds), strings.Join(names, "; ")))
+		err := fmt.Errorf("%d of %d thresholds failed: %s", len(failed), len(thresholds), strings.Join(names, "; "))
+		if failOn != nil {
+			err = fmt.Errorf("%w; %v", err, failOn)
+		}
+		return clikit.WithCode(clikit.ExitThresholds, err)
 	}
-	return nil
+	return failOn
 }
 
 // The flags of a given server's confinement, as run and k8s's run

@@ -20,6 +20,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/promexport"
 	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/runner"
@@ -61,6 +62,14 @@ func servedNames(families map[string]*dto.MetricFamily, into map[string]map[stri
 // the run ends: series of events, such as Redis's latency monitor's,
 // are there only in the intervals that had one).
 func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.MetricFamily, served map[string]map[string]bool) {
+	t.Helper()
+	first, second, final, served, _ = liveRunScrapes(t, file)
+	return first, second, final, served
+}
+
+// liveRunScrapes is liveRun that also returns every scrape it took, in
+// order.
+func liveRunScrapes(t *testing.T, file string) (first, second, final map[string]*dto.MetricFamily, served map[string]map[string]bool, scrapes []map[string]*dto.MetricFamily) {
 	t.Helper()
 	sc, err := scenario.Load(filepath.Join("testdata", file), kinds.Registry().ScenarioOptions())
 	if err != nil {
@@ -129,13 +138,17 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 		}
 	}
 	served = map[string]map[string]bool{}
+	scrapes = append(scrapes, first)
 	servedNames(first, served)
 	// Scrape all along: a series that a sampler serves only while
 	// something happens (lock waits) must not fall between two scrapes.
 	for until := time.Now().Add(2 * time.Second); time.Now().Before(until); time.Sleep(300 * time.Millisecond) {
-		servedNames(scrape(t, url), served)
+		f := scrape(t, url)
+		scrapes = append(scrapes, f)
+		servedNames(f, served)
 	}
 	second = scrape(t, url)
+	scrapes = append(scrapes, second)
 	servedNames(second, served)
 	var r result
 	for running := true; running; {
@@ -143,7 +156,9 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 		case r = <-done:
 			running = false
 		case <-time.After(300 * time.Millisecond):
-			servedNames(scrape(t, url), served)
+			f := scrape(t, url)
+			scrapes = append(scrapes, f)
+			servedNames(f, served)
 		}
 	}
 	if r.err != nil || r.res == nil {
@@ -151,15 +166,18 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 		defer logMu.Unlock()
 		t.Fatalf("run: %v\n%s", r.err, log.String())
 	}
-	exp.Finish()
-	final = scrape(t, url)
-	servedNames(final, served)
-	// The last scrape's counters are the sums of the intervals the run
-	// recorded: the exporter missed none and counted none twice.
 	run, err := timeline.Open(r.res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The final diagnosis, as firedrill run serves it (firedrill_finding).
+	exp.Findings(diagnose.DiagnoseTargets(run, kinds.Registry().Rules))
+	exp.Finish()
+	final = scrape(t, url)
+	scrapes = append(scrapes, final)
+	servedNames(final, served)
+	// The last scrape's counters are the sums of the intervals the run
+	// recorded: the exporter missed none and counted none twice.
 	for _, w := range run.Manifest.Workloads {
 		var count, failed, latencies int64
 		for _, iv := range run.WorkloadIntervals(w.Name) {
@@ -177,7 +195,7 @@ func liveRun(t *testing.T, file string) (first, second, final map[string]*dto.Me
 			}
 		}
 	}
-	return first, second, final, served
+	return first, second, final, served, scrapes
 }
 
 // The scrape helpers exporter_test.go shares (export_test.go).

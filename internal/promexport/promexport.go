@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -89,6 +90,9 @@ type runState struct {
 	workloads map[string]*workloadState
 	sources   map[sourceKey]*sourceState
 	events    map[eventKey]bool // running or not
+	// findings is the live diagnosis's last pass (or the final one):
+	// how many findings of each rule, severity and target stand.
+	findings map[findingKey]int
 	// several is set once a sample or mark names a target: the run has
 	// several, and the series of sources and events carry a target label.
 	several bool
@@ -165,6 +169,26 @@ func (e *Exporter) Start(l Labels, duration time.Duration) {
 		labels: l.prometheus(), started: time.Now(), duration: duration.Seconds(),
 		workloads: map[string]*workloadState{}, sources: map[sourceKey]*sourceState{},
 		events: map[eventKey]bool{}, descs: map[string]*prometheus.Desc{},
+		findings: map[findingKey]int{},
+	}
+}
+
+// findingKey is what firedrill_finding's labels say of a finding.
+type findingKey struct{ rule, severity, target string }
+
+// Findings takes a diagnosis of the run so far (the live one's passes,
+// then the final one): it replaces the previous one, so a finding that
+// resolved leaves firedrill_finding.
+func (e *Exporter) Findings(fs []diagnose.Finding) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.run == nil {
+		return
+	}
+	e.run.findings = map[findingKey]int{}
+	for _, f := range fs {
+		e.run.findings[findingKey{f.Rule, f.Severity, f.Target}]++
+		e.run.several = e.run.several || f.Target != ""
 	}
 }
 
@@ -360,6 +384,24 @@ func (e *Exporter) collect() []prometheus.Metric {
 		c.gauge("event_active", "1 while the scenario's event runs (between its start and end marks), else 0",
 			labels, boolValue(r.events[k]), values...)
 	}
+	// Every severity is served from the start, at zero until the
+	// diagnosis finds one: a clean run's dashboard shows zero findings,
+	// not "no data".
+	bySeverity := map[string]int{diagnose.Critical: 0, diagnose.Warning: 0, diagnose.Info: 0}
+	findings := slices.SortedFunc(maps.Keys(r.findings), func(a, b findingKey) int {
+		return cmp.Or(cmp.Compare(diagnose.SeverityRank(a.severity), diagnose.SeverityRank(b.severity)),
+			cmp.Compare(a.rule, b.rule), cmp.Compare(a.target, b.target))
+	})
+	for _, k := range findings {
+		labels, values := targeted([]string{"rule", "severity"}, []string{k.rule, k.severity}, k.target)
+		c.gauge("finding", "findings of the rule at the severity the diagnosis of the run so far reports (the live diagnosis's last pass, the final one once the run has ended); absent once resolved",
+			labels, float64(r.findings[k]), values...)
+		bySeverity[k.severity] += r.findings[k]
+	}
+	for _, sev := range sortedKeys(bySeverity) {
+		c.gauge("findings", "findings at the severity the diagnosis of the run so far reports; 0 from the start",
+			[]string{"severity"}, float64(bySeverity[sev]), sev)
+	}
 	return c.out
 }
 
@@ -413,10 +455,12 @@ func (c *collection) desc(name, help string, labels, values []string) (*promethe
 		return nil, false
 	}
 	c.seen[series] = ""
-	d := c.r.descs[name]
+	// Keyed by the label names too: a run's series gain a target label
+	// once it proves to have several (a finding or mark naming one).
+	d := c.r.descs[name+"\x00"+sig]
 	if d == nil {
 		d = prometheus.NewDesc(name, help, labels, c.r.labels)
-		c.r.descs[name] = d
+		c.r.descs[name+"\x00"+sig] = d
 	}
 	return d, true
 }

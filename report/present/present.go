@@ -35,6 +35,11 @@ type Kind struct {
 	// Waits is where live progress lines read what the server's sessions
 	// wait on; nil: the kind's progress has no wait line.
 	Waits *Waits
+	// InstanceSettings are the settings that say where a server lives
+	// (its port, socket, data directory, log and pid files), not how it
+	// behaves: two embedded servers always differ in them, so compare
+	// leaves them out between embedded runs.
+	InstanceSettings []string
 }
 
 // Waits names, in one sampled source, the family of keys that count

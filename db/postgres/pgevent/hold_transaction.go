@@ -62,6 +62,15 @@ func (h *holdTransaction) Run(ctx context.Context, env *event.Env, started event
 	defer s.close(ctx)
 
 	detail := map[string]any{"pid": s.pid(), "application_name": h.appName}
+	if len(h.statements) > 0 {
+		// What took the locks: pg_stat_activity shows only the session's
+		// last statement, the xid probe when xid is asked for.
+		sql := make([]string, len(h.statements))
+		for i, stmt := range h.statements {
+			sql[i] = event.SummarizeSQL(stmt)
+		}
+		detail["sql"] = strings.Join(sql, "; ")
+	}
 	if _, err := s.exec(ctx, h.begin); err != nil {
 		return "", detail, event.Cancelled(ctx, fmt.Errorf("hold_transaction %s: %s: %w", h.name, h.begin, err))
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/firedrill/firedrill/diagnose"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
@@ -118,6 +119,23 @@ func (r idleBlocker) Check(run *timeline.Run) []diagnose.Finding {
 	return out
 }
 
+// eventStatements is what the session pid ran in its transaction when
+// it is an event's: the statements its start mark records (its
+// pg_stat_activity.query is only its last statement, the xid probe
+// `SELECT txid_current()` of a hold_transaction that takes one); "" for
+// another session.
+func eventStatements(run *timeline.Run, pid int) string {
+	for _, m := range run.Marks {
+		if m.Phase != timeline.PhaseStart || fmt.Sprint(m.Detail["pid"]) != strconv.Itoa(pid) {
+			continue
+		}
+		if sql, ok := m.Detail["sql"].(string); ok && sql != "" {
+			return sql
+		}
+	}
+	return ""
+}
+
 // deadlockTimeoutS is deadlock_timeout at t, in seconds (1 by default).
 func (idleBlocker) deadlockTimeoutS(run *timeline.Run, t float64) float64 {
 	if v, ok := pgSeconds(settingAt(run, "deadlock_timeout", t, ""), 1e-3); ok && v > 0 {
@@ -136,12 +154,19 @@ func (r idleBlocker) finding(run *timeline.Run, h *idleHead) diagnose.Finding {
 		who = fmt.Sprintf("pid %d (workload %s)", h.PID, w)
 	}
 	held := h.Last - start
+	ran, lastStatement := h.Query, diagnose.OneLine(h.Query, 120)
+	if sql := eventStatements(run, h.PID); sql != "" {
+		ran = sql
+		if sql != h.Query {
+			lastStatement += fmt.Sprintf(" (its transaction's statements: `%s`)", diagnose.OneLine(sql, 120))
+		}
+	}
 	f.Headline = fmt.Sprintf("A session idle in transaction heads the lock chain: %s ran `%s` and then sat idle holding its locks for %s, "+
-		"with up to %d sessions waiting behind it", who, diagnose.OneLine(h.Query, 80), formatSeconds(held), h.MaxBehind)
+		"with up to %d sessions waiting behind it", who, diagnose.OneLine(ran, 80), formatSeconds(held), h.MaxBehind)
 	f.Evidence = append(f.Evidence,
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Locks, pgmetric.LocksRootBlockers), T: h.First, Value: float64(h.PID),
 			Text: fmt.Sprintf("%s was %s at the head of the blocking chains in %d lock samples from %.0f s to %.0f s; its last statement: `%s`",
-				who, h.State, h.Samples, h.First, h.Last, diagnose.OneLine(h.Query, 120))},
+				who, h.State, h.Samples, h.First, h.Last, lastStatement)},
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), T: h.Last, Value: h.MaxWaitS,
 			Text: fmt.Sprintf("sessions waited on it for up to %s (deadlock_timeout, after which log_lock_waits logs a wait, is %s)",
 				formatSeconds(h.MaxWaitS), formatSeconds(r.deadlockTimeoutS(run, h.First)))},

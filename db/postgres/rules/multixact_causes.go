@@ -300,3 +300,17 @@ func subxactCalls(run *timeline.Run) []subxactCall {
 	slices.SortStableFunc(out, func(a, b subxactCall) int { return b.Fn.LoopBlocks - a.Fn.LoopBlocks })
 	return out
 }
+
+// causeEvidence is the evidence of what makes the MultiXacts: the first
+// three lock-then-savepoint patterns of the scripts and the first three
+// causes found in functions and foreign keys.
+func causeEvidence(patterns []lockSavepointWrite, causes []mxCause) []diagnose.Evidence {
+	var out []diagnose.Evidence
+	for _, p := range patterns[:min(3, len(patterns))] {
+		out = append(out, p.evidence()...)
+	}
+	for _, c := range causes[:min(3, len(causes))] {
+		out = append(out, c.Evidence...)
+	}
+	return out
+}

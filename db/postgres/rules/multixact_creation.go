@@ -204,18 +204,7 @@ func (r multixactCreation) finding(run *timeline.Run, h horizonHold, g mxGrowth,
 	if known {
 		f.Evidence = append(f.Evidence, holderEvidence(holder))
 	}
-	for i, p := range patterns {
-		if i == 3 {
-			break
-		}
-		f.Evidence = append(f.Evidence, p.evidence()...)
-	}
-	for i, c := range causes {
-		if i == 3 {
-			break
-		}
-		f.Evidence = append(f.Evidence, c.Evidence...)
-	}
+	f.Evidence = append(f.Evidence, causeEvidence(patterns, causes)...)
 
 	f.Mechanism = "Every time a second transaction (or a transaction's own subtransaction) locks or updates a row another " +
 		"still holds — a SAVEPOINT after a row lock, a PL/pgSQL EXCEPTION block, SELECT … FOR SHARE / FOR KEY SHARE, a " +

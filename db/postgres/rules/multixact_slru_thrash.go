@@ -109,18 +109,7 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) diagnose.
 	if w, ok := waitEvidence(run, th.Onset, th.End, []string{"wait.LWLock:MultiXact", "wait.IO:SLRURead"}); ok {
 		f.Evidence = append(f.Evidence, w)
 	}
-	for i, p := range patterns {
-		if i == 3 {
-			break
-		}
-		f.Evidence = append(f.Evidence, p.evidence()...)
-	}
-	for i, c := range causes {
-		if i == 3 {
-			break
-		}
-		f.Evidence = append(f.Evidence, c.Evidence...)
-	}
+	f.Evidence = append(f.Evidence, causeEvidence(patterns, causes)...)
 
 	// The headline, as the issue shows it: the holder, the cache, the cost.
 	var parts []string

@@ -33,17 +33,17 @@ type page struct {
 	Charts   []chartSpec
 	Omitted  []omittedChart // charts left out: nothing to draw
 
-	HasSummary     bool
-	Workloads      []timeline.WorkloadSummary
-	AnyPool        bool
-	AnySkipped     bool
-	AnyRetries     bool
-	Scripts        []scriptView
-	Errors         []errorView
+	HasSummary bool
+	Workloads  []timeline.WorkloadSummary
+	AnyPool    bool
+	AnySkipped bool
+	AnyRetries bool
+	Scripts    []scriptView
+	Errors     []errorView
 	// ErrorsBy names the error codes of the errors table in their kinds'
 	// terms: the one target's ("SQLSTATE"), or, in a run of several, those
 	// of the targets whose workloads failed ("SQLSTATE and Redis error").
-	ErrorsBy string
+	ErrorsBy       string
 	Events         []eventView
 	Outages        []timeline.Outage
 	Settings       []settingView

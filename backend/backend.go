@@ -227,6 +227,23 @@ func DialectOf(b Backend) script.Dialect {
 	return script.Dialect{}
 }
 
+// Thresholded is a backend whose database metrics a scenario's thresholds
+// may name ("db.deadlocks", "<target>.db.deadlocks"), each with how to
+// measure it on a run (scenario.MetricSpec.Measure): the scenario and
+// report packages read no kind's metric names themselves.
+type Thresholded interface {
+	DBMetrics() []scenario.MetricSpec
+}
+
+// DBMetricsOf are b's database metrics for thresholds; none when it has
+// no such metrics.
+func DBMetricsOf(b Backend) []scenario.MetricSpec {
+	if t, ok := b.(Thresholded); ok {
+		return t.DBMetrics()
+	}
+	return nil
+}
+
 // Ruled is a backend with diagnosis rules of its own (db/<kind>/rules):
 // they run on its runs only, beside diagnose's neutral rules. Several
 // kinds may each have a rule of one id (commit-bound): each is that
@@ -320,6 +337,7 @@ func (r *Registry) ScenarioOptions() scenario.Options {
 		return scenario.KindOptions{
 			EventKinds: event.ScenarioOptions(EventKindsOf(b)).EventKinds,
 			Dialect:    DialectOf(b),
+			DBMetrics:  DBMetricsOf(b),
 		}, true
 	}
 	opts.KindOfDSN = func(dsn string) (string, bool) {

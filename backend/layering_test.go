@@ -105,23 +105,6 @@ const composer = "cmd/firedrill"
 // code imports them.
 var testSupport = []string{"backend/backendtest"}
 
-// pending are the neutral packages that still import a kind's metric-name
-// leaf (pgmetric, mariadbmetric, redismetric), each with the step of
-// issue 21 that moves that use into the kind's folder. When that step
-// lands, its line goes: the test fails on a line no longer needed.
-var pending = map[string]string{
-	"report":   "report/terminal.go's top wait and report/thresholds.go's database thresholds read pgmetric",
-	"scenario": "scenario/thresholds.go's slru_hit_rate threshold names PostgreSQL's caches from pgmetric",
-}
-
-// metricLeaf says whether pkg is a kind's metric-name leaf (pgmetric,
-// redismetric): the one owner of its source and key names, importing
-// nothing else of firedrill.
-func metricLeaf(graph map[string][]string, pkg string) bool {
-	name := pkg[strings.LastIndex(pkg, "/")+1:]
-	return kindOf(pkg) != "" && strings.HasSuffix(name, "metric") && len(graph[pkg]) == 0
-}
-
 // reach walks the imports from root and returns, for every package it
 // reaches, the chain of imports that got there first; it does not walk
 // past the packages stop says to stop at.
@@ -154,14 +137,13 @@ func reach(graph map[string][]string, root string, stop func(string) bool) map[s
 // A new kind of database is then one folder plus one line in the
 // registration (issue 21).
 func TestKindFoldersAreImportedOnlyByTheRegistration(t *testing.T) {
-	checkKindFolders(t, listDeps(t, module+"..."), pending)
+	checkKindFolders(t, listDeps(t, module+"..."))
 }
 
 // checkKindFolders is TestKindFoldersAreImportedOnlyByTheRegistration on
-// one import graph and list of pending packages (deliberately broken ones
-// in TestKindFolderCheckRefusesViolations).
-func checkKindFolders(t testing.TB, graph map[string][]string, pending map[string]string) {
-	needed := map[string]bool{}
+// one import graph (deliberately broken ones in
+// TestKindFolderCheckRefusesViolations).
+func checkKindFolders(t testing.TB, graph map[string][]string) {
 	for _, pkg := range slices.Sorted(maps.Keys(graph)) {
 		for _, imp := range graph[pkg] {
 			inKind := kindOf(imp) != "" || strings.HasPrefix(imp, driverPrefix)
@@ -174,16 +156,9 @@ func checkKindFolders(t testing.TB, graph map[string][]string, pending map[strin
 			case pkg == registration || slices.Contains(testSupport, pkg) || under(pkg, "bench"):
 				// The registration (its files are checked below),
 				// the tests' helpers, the benchmarks.
-			case pending[pkg] != "" && metricLeaf(graph, imp):
-				needed[pkg] = true
 			default:
 				t.Errorf("%s imports %s, a package of one kind of database: a neutral package receives the registry (or data registered in it) instead", pkg, imp)
 			}
-		}
-	}
-	for _, pkg := range slices.Sorted(maps.Keys(pending)) {
-		if _, listed := graph[pkg]; listed && !needed[pkg] {
-			t.Errorf("%s no longer imports a kind's metric leaf: remove its line from pending (%s)", pkg, pending[pkg])
 		}
 	}
 	// The test-support packages are for tests: no package of the
@@ -242,13 +217,12 @@ func TestOnlyTheRegistrationNamesAKind(t *testing.T) {
 }
 
 // The runner runs any kind it is handed: it reaches neither a kind's
-// folder nor the registration, and so links no driver. (A metric leaf
-// reached through a pending package is that package's line in pending.)
+// folder nor the registration, and so links no driver.
 func TestRunnerLinksNoKind(t *testing.T) {
 	graph := listDeps(t, module+"runner")
 	chains := reach(graph, "runner", func(string) bool { return false })
 	for _, pkg := range slices.Sorted(maps.Keys(chains)) {
-		if kindOf(pkg) != "" && !metricLeaf(graph, pkg) || strings.HasPrefix(pkg, driverPrefix) || pkg == registration || slices.Contains(testSupport, pkg) || under(pkg, "cmd") {
+		if kindOf(pkg) != "" || strings.HasPrefix(pkg, driverPrefix) || pkg == registration || slices.Contains(testSupport, pkg) || under(pkg, "cmd") {
 			t.Errorf("runner reaches %s: %s", pkg, strings.Join(chains[pkg], " → "))
 		}
 	}
@@ -339,11 +313,11 @@ func (r *errorRecorder) Errorf(format string, args ...any) {
 }
 
 // The kind-folder check refuses each way of breaking it: a neutral package
-// importing a kind's package or a driver, a kind reaching into another,
-// the binary importing the tests' helpers, a neutral package importing the
-// registration, and a pending line no longer needed; and it lets the
-// registration, the main package's use of it, the tests' helpers, the
-// benchmarks and a pending metric leaf through.
+// importing a kind's package (its metric names too) or a driver, a kind
+// reaching into another, the binary importing the tests' helpers and a
+// neutral package importing the registration; and it lets the
+// registration, the main package's use of it, the tests' helpers and the
+// benchmarks through.
 func TestKindFolderCheckRefusesViolations(t *testing.T) {
 	t.Parallel()
 	graph := map[string][]string{
@@ -360,15 +334,14 @@ func TestKindFolderCheckRefusesViolations(t *testing.T) {
 		"report":               {"db/postgres/instance"},
 		"timeline":             {"driver:github.com/jackc/pgx/v5"},
 		"runner":               {"backend/backendtest"},
-		"drills":               nil,
 	}
 	r := &errorRecorder{TB: t}
-	checkKindFolders(r, graph, map[string]string{"diagnose": "its rules move", "drills": "its metrics move"})
+	checkKindFolders(r, graph)
 	want := []string{
+		"diagnose imports db/postgres/pgmetric",
 		"db/redis imports db/postgres/pgmetric",
 		"report imports db/postgres/instance",
 		"timeline imports driver:github.com/jackc/pgx/v5",
-		"drills no longer imports a kind's metric leaf",
 		"runner imports backend/backendtest",
 		"internal/cli imports kinds",
 	}

@@ -82,3 +82,24 @@ func TestProgressShowsElapsedOfTotal(t *testing.T) {
 		}
 	}
 }
+
+// In a run of several targets each workload's line names its target
+// ("<target>/<workload>"), as the wait lines and findings do; a run of one
+// system keeps the workload's name alone.
+func TestProgressNamesTheWorkloadsTarget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		targets map[string]string
+		want    string
+	}{
+		{nil, "1.0 s  orders "},
+		{map[string]string{"orders": "db", "reads": "cache"}, "1.0 s  db/orders "},
+	} {
+		var out strings.Builder
+		p := &Progress{W: &out, Targets: tc.targets}
+		p.Tick(1, []timeline.Interval{{Workload: "orders", Start: 0, End: 1, Count: 10, Clients: 2}}, nil)
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("targets %v: %q, want %q", tc.targets, out.String(), tc.want)
+		}
+	}
+}

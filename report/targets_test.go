@@ -220,7 +220,9 @@ func TestCompareTargets(t *testing.T) {
 }
 
 // A database threshold of one target of a run of several reads that
-// target's samples ("<target>.db.<metric>").
+// target's samples ("<target>.db.<metric>"), with the measure its kind
+// registered: the scenario is loaded as the command line loads it, and
+// judged on a run of two targets composed from recorded ones.
 func TestThresholdOfTarget(t *testing.T) {
 	t.Parallel()
 	run, findings := twoTargets(t)
@@ -228,14 +230,34 @@ func TestThresholdOfTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th := []scenario.Threshold{{Metric: "db.db.rollbacks", Op: ">=", Value: 0, Text: ">= 0", Kind: scenario.Count}}
-	got := EvaluateThresholds(th, run, findings, everyRule())
-	want := EvaluateThresholds([]scenario.Threshold{{Metric: "db.rollbacks", Op: ">=", Value: 0, Text: ">= 0", Kind: scenario.Count}}, alone, nil, everyRule())
-	if !got[0].Measurable || got[0].Measured != want[0].Measured {
-		t.Errorf("db.db.rollbacks: %+v; the run alone's db.rollbacks: %+v", got[0], want[0])
+	const workloads = "workloads: [{name: w, target: db, clients: 1, scripts: [{inline: \"SELECT 1;\"}]}]\n"
+	sc, err := scenario.Parse("two.yaml", []byte("name: two\nduration: 10s\ntargets: {db: {kind: postgres}, cache: {kind: redis}}\n"+workloads+
+		"thresholds:\n  db.db.rollbacks: \">= 0\"\n  db.db.deadlocks: \"== 0\"\n"), kinds.Registry().ScenarioOptions())
+	if err != nil {
+		t.Fatal(err)
 	}
-	th[0].Metric = "cache.db.rollbacks" // Redis has no pg_stat_database
-	if got := EvaluateThresholds(th, run, findings, everyRule()); got[0].Measurable {
+	one, err := scenario.Parse("one.yaml", []byte("name: one\nduration: 10s\n"+strings.Replace(workloads, "target: db, ", "", 1)+
+		"thresholds:\n  db.rollbacks: \">= 0\"\n  db.deadlocks: \"== 0\"\n"), kinds.Registry().ScenarioOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := EvaluateThresholds(sc.Thresholds, run, findings, everyRule())
+	want := EvaluateThresholds(one.Thresholds, alone, nil, everyRule())
+	for i := range got {
+		if !got[i].Measurable || got[i].Measured != want[i].Measured || got[i].Pass != want[i].Pass {
+			t.Errorf("%s: %+v; the run alone's %s: %+v", got[i].Metric, got[i], want[i].Metric, want[i])
+		}
+	}
+	// The cache's view holds no pg_stat_database: PostgreSQL's measure on
+	// it measures nothing, and fails.
+	th := sc.Thresholds[0]
+	th.Metric = "cache.db.rollbacks"
+	if got := EvaluateThresholds([]scenario.Threshold{th}, run, findings, everyRule()); got[0].Measurable || got[0].Pass {
 		t.Errorf("cache.db.rollbacks measured on the cache: %+v", got[0])
+	}
+	// A threshold no kind's table made cannot be measured.
+	th.Metric, th.Measure = "db.db.rollbacks", nil
+	if got := EvaluateThresholds([]scenario.Threshold{th}, run, findings, everyRule()); got[0].Measurable || !strings.Contains(got[0].Why, "no kind") {
+		t.Errorf("a database threshold without a measure: %+v", got[0])
 	}
 }

@@ -23,9 +23,13 @@ type Progress struct {
 	// Kinds say where each kind's samples hold their waits (present.Waits);
 	// the zero value prints no wait line.
 	Kinds present.Kinds
-	last  float64
-	acc   map[string]*progressAcc
-	order []string
+	// Targets name each workload's target in a run of several (the
+	// scenario's, as Manifest.Workloads will hold them): its lines then
+	// read "<target>/<workload>". Nil in a run of one system.
+	Targets map[string]string
+	last    float64
+	acc     map[string]*progressAcc
+	order   []string
 }
 
 type progressAcc struct {
@@ -79,8 +83,12 @@ func (p *Progress) Tick(t float64, ivs []timeline.Interval, samples []timeline.S
 		if a.count > 0 {
 			p50, p99, mx = ms(a.p50), ms(a.p99), ms(a.max)
 		}
+		who := name
+		if target := p.Targets[name]; target != "" {
+			who = target + "/" + name
+		}
 		line := fmt.Sprintf("%s  %-12s %9.1f tps  p50 %s  p99 %s  max %s  failed %d  clients %d",
-			p.clock(t), name, tps, p50, p99, mx, a.failed, a.clients)
+			p.clock(t), who, tps, p50, p99, mx, a.failed, a.clients)
 		if a.unconnected > 0 {
 			line += fmt.Sprintf(" (%d without a connection)", a.unconnected)
 		}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
@@ -252,9 +251,8 @@ func measureThreshold(t scenario.Threshold, run *timeline.Run, findings []diagno
 	// of several, measured on its view (before "db.<metric>": a target
 	// may be called db, and no database metric is).
 	if _, ok := run.Manifest.NamedTarget(scope); ok && name == "db" {
-		rest := strings.TrimPrefix(t.Metric, scope+".db.")
-		metric, param, _ := strings.Cut(rest, ".")
-		return measureDB(run.ForTarget(scope), metric, param)
+		_, param, _ := strings.Cut(param, ".")
+		return measureDB(t, run.ForTarget(scope), param)
 	}
 	switch scope {
 	case "finding":
@@ -269,7 +267,7 @@ func measureThreshold(t scenario.Threshold, run *timeline.Run, findings []diagno
 		}
 		return float64(n), "", true
 	case "db":
-		return measureDB(run, name, param)
+		return measureDB(t, run, param)
 	}
 	wt, found := totals[scope]
 	if !found {
@@ -315,66 +313,14 @@ func measureWorkload(wt *workloadTotals, name string) (float64, string, bool) {
 	return float64(us) / 1e6, "", true
 }
 
-// measureDB reads a db.<name> metric from the sampled series.
-func measureDB(run *timeline.Run, name, param string) (float64, string, bool) {
-	const database = pgmetric.Database
-	switch name {
-	case "deadlocks", "temp_files":
-		pts := run.Series(database, name)
-		if len(pts) == 0 {
-			return 0, database + " was not sampled (no " + name + " values in the timeline)", false
-		}
-		sum := 0.0
-		for _, p := range pts {
-			sum += p.V
-		}
-		return sum, "", true
-	case "rollbacks":
-		// The sampler reports a rate; each value covers the time since the
-		// previous successful sample.
-		var sum, prevT float64
-		n := 0
-		for _, s := range run.SourceSamples(database) {
-			if s.Error != "" {
-				continue
-			}
-			if v, has := s.Values[pgmetric.XactRollbackPerS]; has && n > 0 {
-				sum += v * (s.T - prevT)
-			}
-			prevT = s.T
-			n++
-		}
-		if n < 2 {
-			return 0, database + " was not sampled twice: no rollback count", false
-		}
-		return math.Round(sum), "", true
-	case "slru_hit_rate_min":
-		return measureSLRUMin(run, param)
+// measureDB reads a database metric off run (one target's view in a run
+// of several) with the measure its kind registered, which the scenario's
+// loader put on the threshold.
+func measureDB(t scenario.Threshold, run *timeline.Run, param string) (float64, string, bool) {
+	if t.Measure == nil {
+		return 0, fmt.Sprintf("firedrill cannot measure database metric %q: no kind of database registered it", t.Metric), false
 	}
-	return 0, fmt.Sprintf("firedrill cannot measure database metric %q", name), false
-}
-
-// measureSLRUMin is the lowest per-sample hit rate of one SLRU cache. A
-// cache that was sampled but never read or hit has missed nothing: its
-// rate is taken as 100 %, and Why says so.
-func measureSLRUMin(run *timeline.Run, cache string) (float64, string, bool) {
-	const slru = pgmetric.SLRU
-	lowest, seen, sampled := math.Inf(1), false, false
-	for _, s := range run.SourceSamples(slru) {
-		if v, has := s.Values[pgmetric.SLRUHitRate(cache)]; has {
-			lowest, seen = min(lowest, v), true
-		}
-		if _, has := s.Values[pgmetric.SLRUReadsPerS(cache)]; has {
-			sampled = true
-		}
-	}
-	switch {
-	case seen:
-		return lowest, "", true
-	case sampled:
-		return 1, "the cache was never read or hit during the run: nothing missed", true
-	}
-	return 0, fmt.Sprintf("%s was not sampled for cache %s (no %s.* values in the timeline)", slru, cache, cache), false
+	return t.Measure(run, param)
 }
 
 // workloadTotals are one workload's whole-run numbers, from the summary or

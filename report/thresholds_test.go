@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -33,7 +34,7 @@ workloads:
     scripts: [{inline: "SELECT 1;"}]
 thresholds:
 ` + thresholds
-	sc, err := scenario.Parse("thresholds.yaml", []byte(src), scenario.Options{}) // no events
+	sc, err := scenario.Parse("thresholds.yaml", []byte(src), kinds.Registry().ScenarioOptions()) // the kinds' database metrics
 	if err != nil {
 		t.Fatalf("scenario: %v", err)
 	}

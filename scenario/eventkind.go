@@ -49,12 +49,26 @@ type Options struct {
 type KindOptions struct {
 	EventKinds []EventKind
 	Dialect    script.Dialect
+	// DBMetrics are the database metrics a threshold may name on a
+	// target of the kind ("db.deadlocks", "shard2.db.rollbacks"), each
+	// with its Measure: a kind without them has none.
+	DBMetrics []MetricSpec
 }
 
-// kindOptions are the options of the scenario's kind of database: its
-// target.kind, else the caller's, else its target.dsn's, else the
-// default kind.
+// kindOptions are the options of the scenario's kind of database (kindOf).
 func (o Options) kindOptions(t Target) KindOptions {
+	kind := o.kindOf(t)
+	if o.ForKind != nil {
+		if ko, ok := o.ForKind(kind); ok {
+			return ko
+		}
+	}
+	return KindOptions{EventKinds: o.EventKinds}
+}
+
+// kindOf is the kind of database of target t: its kind, else the
+// caller's, else its dsn's, else the default kind ("" when none says).
+func (o Options) kindOf(t Target) string {
 	kind := t.Kind
 	if kind == "" {
 		kind = o.Kind
@@ -65,12 +79,7 @@ func (o Options) kindOptions(t Target) KindOptions {
 	if kind == "" {
 		kind = o.DefaultKind
 	}
-	if o.ForKind != nil {
-		if ko, ok := o.ForKind(kind); ok {
-			return ko
-		}
-	}
-	return KindOptions{EventKinds: o.EventKinds}
+	return kind
 }
 
 // EventKind is one kind of event as a scenario writes it: a new kind is a

@@ -104,6 +104,7 @@ var fuzzSeeds = []string{
 	"w: &w {name: w, scripts: [{inline: |\n    \\set x 1\n    SELECT :x;\n}], clients: 1, stop: 1s}\nname: n\nworkloads: [*w, {<<: *w, name: v}]\n",
 	"name: n\nduration: 1m\nworkloads: [{name: w, scripts: [multixact.sql@3, other.sql], rate: 1e3, stages: [{duration: 5, rate: 1}]}]\nthresholds: {w.p99: '< 1ms', db.slru_hit_rate_min.xact: '> 1%', finding.x: present}\n",
 	"name: n\nduration: 10s\nworkloads: [{name: w, scripts: [select-only], clients: 1}]\nevents: [{kind: disk_pressure, at: 0, size: 1GiB, rate: 1e3/s}, {kind: terminate, at: 1, workload: w}]\n",
+	"name: n\nduration: 1m\ntargets: {db: {kind: postgres}, cache: {kind: redis}}\nworkloads: [{name: w, target: db, scripts: [select-only], clients: 1}]\nthresholds: {db.db.slru_hit_rate_min.transaction: '> 1%', cache.db.x: '== 0', db.deadlocks: '== 0', shard.db.rollbacks: '== 0', w.p99: '< 1ms'}\n",
 	"!!binary aGVsbG8=\n",
 	"? [a]\n: b\n",
 	"name: \"\\xff\"\n",

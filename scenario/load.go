@@ -935,7 +935,7 @@ func (l *loader) thresholds(v *yaml.Node) {
 		return
 	}
 	for _, e := range l.entries(v) {
-		metric, spec, msg, hint := lookupMetric(e.key.Value, l.s.Workloads)
+		metric, spec, msg, hint := lookupMetric(e.key.Value, metricScope{workloads: l.s.Workloads, targets: l.s.TargetNames(), db: l.dbMetrics})
 		if msg != "" {
 			l.hintf(e.key, hint, "thresholds: %s", msg)
 		}
@@ -963,10 +963,21 @@ func (l *loader) thresholds(v *yaml.Node) {
 				l.hintf(cond, condHint, "thresholds: %s: %s", e.key.Value, condMsg)
 				continue
 			}
-			t.Pos, t.Metric, t.Kind = pos(cond), metric, spec.Kind
+			t.Pos, t.Metric, t.Kind, t.Measure = pos(cond), metric, spec.Kind, spec.Measure
 			l.s.Thresholds = append(l.s.Thresholds, t)
 		}
 	}
+}
+
+// dbMetrics are the kind and database metrics of a target: the named one
+// of a scenario of several, the scenario's own for "".
+func (l *loader) dbMetrics(target string) (string, []MetricSpec) {
+	opts, t := l.opts, l.s.Target
+	if target != "" {
+		nt, _ := l.s.NamedTarget(target)
+		opts.Kind, t = "", nt.Target // --dsn's kind is for a scenario of one
+	}
+	return opts.kindOf(t), opts.kindOptions(t).DBMetrics
 }
 
 // kindKey notes the use of a key whose meaning depends on the kind of

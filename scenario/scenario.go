@@ -260,7 +260,8 @@ type Event struct {
 type Threshold struct {
 	Pos Pos
 	// Metric is e.g. "oltp.p99", "oltp.error_rate", "db.deadlocks",
-	// "finding.deadlock"; a parameter is spelt as in the metric table
+	// "finding.deadlock", "shard2.db.rollbacks" (a target's, in a
+	// scenario of several); a parameter is spelt as in the metric table
 	// ("db.slru_hit_rate_min.MultiXactMember").
 	Metric string
 	Op     string // <, <=, >, >=, ==, !=, or OpAbsent/OpPresent for findings
@@ -268,4 +269,7 @@ type Threshold struct {
 	Unit   string     // as written: us, µs, ms, s, %, or empty; BaseValue converts
 	Text   string     // the condition as written, for messages
 	Kind   MetricKind // what the metric measures, from the metric table
+	// Measure reads a database metric off the run (its kind's, from the
+	// table the target's kind registered); nil for the other metrics.
+	Measure Measure `json:"-"`
 }

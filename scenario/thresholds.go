@@ -6,13 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/firedrill/firedrill/db/postgres/pgmetric"
+	"github.com/firedrill/firedrill/timeline"
 )
 
-// This file is the table of metrics a threshold may name. A new metric is
-// one new line in WorkloadMetrics or DBMetrics (and its evaluation where
-// thresholds are checked); the loader, the errors and the README table
-// follow from the line.
+// This file is the table of metrics a threshold may name. A new workload
+// metric is one new line in WorkloadMetrics (and its evaluation where
+// thresholds are checked); a database metric is one line in its kind's
+// table (KindOptions.DBMetrics), which carries how to measure it. The
+// loader, the errors and the README table follow from the line.
 
 // MetricKind is what a metric measures; it decides which units a
 // threshold on it may be written in.
@@ -63,7 +64,20 @@ type MetricSpec struct {
 	// has.
 	NeedsPool bool
 	Doc       string // one line for the README and messages
+	// Measure reads a database metric off a run; each kind sets it on the
+	// metrics it registers (KindOptions.DBMetrics). Workload metrics have
+	// none: the report reads them from the clients' numbers.
+	Measure Measure
 }
+
+// Measure reads one database metric off run, in the metric's base unit
+// (seconds, a fraction, a count): run is the run of a scenario of one
+// target, or one target's view of a run of several (timeline.Run's
+// ForTarget), so a kind reads its own sources. param is the metric's
+// parameter as the table spells it ("" for none). When the run holds
+// nothing to measure, ok is false and why says what is missing; why may
+// also explain how a measured value was read.
+type Measure func(run *timeline.Run, param string) (value float64, why string, ok bool)
 
 // WorkloadMetrics are the client-side metrics of every workload, named
 // "<workload>.<name>", over the workload's whole window.
@@ -79,21 +93,6 @@ var WorkloadMetrics = []MetricSpec{
 	{Name: "p999", Kind: Latency, Doc: "99.9th percentile latency"},
 	{Name: "max", Kind: Latency, Doc: "highest latency"},
 	{Name: "pool_wait_p99", Kind: Latency, NeedsPool: true, Doc: "99th percentile wait for a pooled connection (workloads with pool)"},
-}
-
-// DBMetrics are the database-side metrics, named "db.<name>", over the
-// whole run.
-var DBMetrics = []MetricSpec{
-	{Name: "deadlocks", Kind: Count, Doc: "deadlocks detected (pg_stat_database.deadlocks)"},
-	{Name: "rollbacks", Kind: Count, Doc: "transactions rolled back (pg_stat_database.xact_rollback)"},
-	{Name: "temp_files", Kind: Count, Doc: "temporary files written (pg_stat_database.temp_files)"},
-	{
-		Name: "slru_hit_rate_min", Kind: Ratio,
-		Doc:    "lowest per-sample hit rate of one SLRU cache (" + pgmetric.SLRU + "), by its name before PostgreSQL 17",
-		Params: slices.Sorted(slices.Values(pgmetric.SLRUCaches)),
-		// PostgreSQL 17 renamed the caches.
-		ParamAliases: pgmetric.SLRUNames17,
-	},
 }
 
 // findingPrefix names the findings of a diagnosis rule as a metric:
@@ -122,7 +121,9 @@ var unitScales = map[MetricKind]map[string]float64{
 var unitsByLength = []string{"us", "µs", "ms", "s", "%"}
 
 // Split returns the parts of the threshold's metric: the scope (a workload,
-// "db" or "finding"), the metric's name and its parameter, if any.
+// "db", a target or "finding"), the metric's name and its parameter, if
+// any. A target's database metric splits as the target, "db" and the rest
+// ("cache.db.used_memory" is cache, db, used_memory).
 func (t Threshold) Split() (scope, name, param string) {
 	scope, rest, _ := strings.Cut(t.Metric, ".")
 	name, param, _ = strings.Cut(rest, ".")
@@ -173,39 +174,105 @@ const (
 	OpPresent = "present"
 )
 
-// lookupMetric finds the spec of a metric name among the scenario's
-// workloads. It returns the canonical metric (the parameter spelt as in
-// the table) or a message and a hint.
-func lookupMetric(metric string, workloads []Workload) (canonical string, spec MetricSpec, msg, hint string) {
-	scope, rest, ok := strings.Cut(metric, ".")
-	if !ok || rest == "" || scope == "" {
+// metricScope is what a threshold's metric may name: the scenario's
+// workloads, its targets (none in a scenario of one) and the database
+// metrics of each target's kind.
+type metricScope struct {
+	workloads []Workload
+	targets   []string
+	// db gives the kind of a target ("" for the one of a scenario of one)
+	// and the database metrics a threshold may name on it.
+	db func(target string) (kind string, metrics []MetricSpec)
+}
+
+// lookupMetric finds the spec of a metric name in scope. It returns the
+// canonical metric (the parameter spelt as in the table) or a message and
+// a hint.
+func lookupMetric(metric string, scope metricScope) (canonical string, spec MetricSpec, msg, hint string) {
+	first, rest, ok := strings.Cut(metric, ".")
+	if !ok || rest == "" || first == "" {
 		return "", MetricSpec{}, fmt.Sprintf("bad metric %q", metric),
-			"want <workload>.<metric>, db.<metric> or finding.<rule-id>, as in oltp.p99"
+			"want " + scope.shapes() + ", as in oltp.p99"
 	}
-	switch scope {
+	if dbName, isDB := strings.CutPrefix(rest, dbPrefix+"."); isDB && len(scope.targets) > 0 {
+		// "<target>.db.<metric>": before finding and the workloads, as
+		// a target may be called anything a workload may not.
+		if slices.Contains(scope.targets, first) {
+			return lookupDB(metric, first, dbName, scope)
+		}
+		if !slices.ContainsFunc(scope.workloads, func(w Workload) bool { return w.Name == first }) && first != findingPrefix {
+			mean, _ := suggest(first, scope.targets)
+			return "", MetricSpec{}, fmt.Sprintf("metric %q names no target %q%s", metric, first, mean),
+				"a database metric of a scenario of several is <target>.db.<metric>; targets: " + strings.Join(scope.targets, ", ")
+		}
+	}
+	switch first {
 	case findingPrefix:
 		if !validName(rest, "._-") {
 			return "", MetricSpec{}, fmt.Sprintf("bad rule id %q in metric %q", rest, metric), "rule ids are lower case, as in finding.deadlock"
 		}
 		return metric, MetricSpec{Name: rest, Kind: Presence}, "", ""
 	case dbPrefix:
-		return lookupIn(metric, scope, rest, DBMetrics)
+		if len(scope.targets) > 0 {
+			return "", MetricSpec{}, fmt.Sprintf("metric %q: a scenario of several targets names the target of a database metric", metric),
+				fmt.Sprintf("as in %s.%s; targets: %s", scope.targets[0], metric, strings.Join(scope.targets, ", "))
+		}
+		return lookupDB(metric, "", rest, scope)
 	}
 	var names []string
-	for _, w := range workloads {
-		if w.Name != scope {
+	for _, w := range scope.workloads {
+		if w.Name != first {
 			names = append(names, w.Name)
 			continue
 		}
-		canonical, spec, msg, hint = lookupIn(metric, scope, rest, WorkloadMetrics)
+		canonical, spec, msg, hint = lookupIn(metric, first, rest, WorkloadMetrics)
 		if msg == "" && spec.NeedsPool && w.Pool == 0 {
-			return "", MetricSpec{}, fmt.Sprintf("metric %q: workload %q has no pool", metric, scope), "set pool on the workload, or remove the threshold"
+			return "", MetricSpec{}, fmt.Sprintf("metric %q: workload %q has no pool", metric, first), "set pool on the workload, or remove the threshold"
 		}
 		return canonical, spec, msg, hint
 	}
-	mean, _ := suggest(scope, append(names, reservedWorkloadNames...))
-	return "", MetricSpec{}, fmt.Sprintf("metric %q names no workload %q%s", metric, scope, mean),
-		"a metric is <workload>.<metric>, db.<metric> or finding.<rule-id>; workloads: " + strings.Join(names, ", ")
+	mean, _ := suggest(first, append(names, reservedWorkloadNames...))
+	return "", MetricSpec{}, fmt.Sprintf("metric %q names no workload %q%s", metric, first, mean),
+		"a metric is " + scope.shapes() + "; workloads: " + strings.Join(names, ", ")
+}
+
+// lookupDB finds a database metric ("deadlocks", "slru_hit_rate_min.Xact")
+// among those of target's kind ("" for the one target of a scenario of
+// one).
+func lookupDB(metric, target, rest string, scope metricScope) (string, MetricSpec, string, string) {
+	prefix := dbPrefix
+	if target != "" {
+		prefix = target + "." + dbPrefix
+	}
+	var kind string
+	var table []MetricSpec
+	if scope.db != nil {
+		kind, table = scope.db(target)
+	}
+	if len(table) == 0 {
+		what := "the target"
+		if target != "" {
+			what = fmt.Sprintf("target %q", target)
+		}
+		if kind != "" {
+			what += fmt.Sprintf(" (%s)", kind)
+		}
+		return "", MetricSpec{}, fmt.Sprintf("metric %q: %s has no database metrics a threshold may name", metric, what),
+			"judge its workloads (<workload>.p99) or its findings (finding.<rule-id>) instead"
+	}
+	canonical, spec, msg, hint := lookupIn(metric, prefix, rest, table)
+	if msg != "" && kind != "" {
+		hint = strings.Replace(hint, prefix+" metrics:", fmt.Sprintf("%s metrics of %s:", prefix, kind), 1)
+	}
+	return canonical, spec, msg, hint
+}
+
+// shapes names the forms a metric may take, for hints.
+func (s metricScope) shapes() string {
+	if len(s.targets) > 0 {
+		return "<workload>.<metric>, <target>.db.<metric> or finding.<rule-id>"
+	}
+	return "<workload>.<metric>, db.<metric> or finding.<rule-id>"
 }
 
 // lookupIn finds rest ("p99", "slru_hit_rate_min.Xact") in a table.
@@ -321,4 +388,26 @@ func exampleCondition(kind MetricKind) string {
 		return ">= 1000"
 	}
 	return "== 0"
+}
+
+// CheckMetricSpecs checks a table of metrics as the loader relies on it:
+// unique names of lower-case letters, digits and _, a kind other than
+// presence and a doc line each, and aliases (lower case) of parameters
+// only. It returns one error per problem; each kind's table of database
+// metrics is checked with it.
+func CheckMetricSpecs(table []MetricSpec) []error {
+	var errs []error
+	seen := make(map[string]bool)
+	for _, m := range table {
+		if seen[m.Name] || !validName(m.Name, "_") || m.Kind == 0 || m.Kind == Presence || m.Doc == "" {
+			errs = append(errs, fmt.Errorf("metric %q: a duplicate, a bad name, no kind, presence or no doc line", m.Name))
+		}
+		seen[m.Name] = true
+		for alias, p := range m.ParamAliases {
+			if alias != strings.ToLower(alias) || !slices.Contains(m.Params, p) {
+				errs = append(errs, fmt.Errorf("metric %s: alias %q names %q, not a parameter", m.Name, alias, p))
+			}
+		}
+	}
+	return errs
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,38 +53,79 @@ func TestParseCondition(t *testing.T) {
 	}
 }
 
+// fakeDBMetrics are the database metrics of a kind made up for these
+// tests: the real kinds' tables are theirs (db/<kind>), and kinds/
+// checks them.
+var fakeDBMetrics = []MetricSpec{
+	{Name: "deadlocks", Kind: Count, Doc: "deadlocks"},
+	{
+		Name: "hit_rate_min", Kind: Ratio, Doc: "the lowest hit rate of one cache",
+		Params: []string{"Alpha", "Beta"}, ParamAliases: map[string]string{"first": "Alpha"},
+	},
+}
+
+// fakeKinds gives the fake kind's metrics to targets of kind "fake" and
+// none to those of kind "bare".
+func fakeKinds(kinds map[string]string) func(target string) (string, []MetricSpec) {
+	return func(target string) (string, []MetricSpec) {
+		if kinds[target] == "fake" {
+			return "fake", fakeDBMetrics
+		}
+		return kinds[target], nil
+	}
+}
+
 func TestLookupMetric(t *testing.T) {
 	t.Parallel()
 	workloads := []Workload{{Name: "oltp", Pool: 4}, {Name: "reports"}}
+	one := metricScope{workloads: workloads, db: fakeKinds(map[string]string{"": "fake"})}
+	several := metricScope{workloads: workloads, targets: []string{"db", "shard2", "cache"},
+		db: fakeKinds(map[string]string{"db": "fake", "shard2": "fake", "cache": "bare"})}
+	bare := metricScope{workloads: workloads, db: fakeKinds(map[string]string{"": "bare"})}
 	tests := []struct {
+		scope     metricScope
 		metric    string
 		canonical string
 		kind      MetricKind
 		err       string
 	}{
-		{"oltp.p99", "oltp.p99", Latency, ""},
-		{"reports.error_rate", "reports.error_rate", Ratio, ""},
-		{"oltp.pool_wait_p99", "oltp.pool_wait_p99", Latency, ""},
-		{"reports.pool_wait_p99", "", 0, "has no pool"}, // no pool, no pool wait
-		{"db.deadlocks", "db.deadlocks", Count, ""},
-		{"db.slru_hit_rate_min.MultiXactMember", "db.slru_hit_rate_min.MultiXactMember", Ratio, ""},
-		{"db.slru_hit_rate_min.multixactmember", "db.slru_hit_rate_min.MultiXactMember", Ratio, ""}, // any case
-		{"db.slru_hit_rate_min.subtransaction", "db.slru_hit_rate_min.Subtrans", Ratio, ""},         // PostgreSQL 17's name
-		{"finding.deadlock", "finding.deadlock", Presence, ""},
-		{"finding.multixact.slru", "finding.multixact.slru", Presence, ""},
-		{"oltp.p98", "", 0, `did you mean "oltp.p90"`},
-		{"olpt.p99", "", 0, `did you mean "oltp"`},
-		{"oltp.p99.x", "", 0, "takes no parameter"},
-		{"db.slru_hit_rate_min", "", 0, "needs a parameter"},
-		{"db.slru_hit_rate_min.Xac", "", 0, `did you mean "db.slru_hit_rate_min.Xact"`},
-		{"db.tps", "", 0, "unknown metric"},
-		{"finding.", "", 0, "bad metric"},
-		{"finding.Deadlock", "", 0, "bad rule id"},
-		{"p99", "", 0, "bad metric"},
-		{".p99", "", 0, "bad metric"},
+		{one, "oltp.p99", "oltp.p99", Latency, ""},
+		{one, "reports.error_rate", "reports.error_rate", Ratio, ""},
+		{one, "oltp.pool_wait_p99", "oltp.pool_wait_p99", Latency, ""},
+		{one, "reports.pool_wait_p99", "", 0, "has no pool"}, // no pool, no pool wait
+		{one, "db.deadlocks", "db.deadlocks", Count, ""},
+		{one, "db.hit_rate_min.Alpha", "db.hit_rate_min.Alpha", Ratio, ""},
+		{one, "db.hit_rate_min.alpha", "db.hit_rate_min.Alpha", Ratio, ""}, // any case
+		{one, "db.hit_rate_min.first", "db.hit_rate_min.Alpha", Ratio, ""}, // an alias
+		{one, "finding.deadlock", "finding.deadlock", Presence, ""},
+		{one, "finding.multixact.slru", "finding.multixact.slru", Presence, ""},
+		{one, "oltp.p98", "", 0, `did you mean "oltp.p90"`},
+		{one, "olpt.p99", "", 0, `did you mean "oltp"`},
+		{one, "oltp.p99.x", "", 0, "takes no parameter"},
+		{one, "db.hit_rate_min", "", 0, "needs a parameter"},
+		{one, "db.hit_rate_min.Alpa", "", 0, `did you mean "db.hit_rate_min.Alpha"`},
+		{one, "db.tps", "", 0, "unknown metric"},
+		{one, "finding.", "", 0, "bad metric"},
+		{one, "finding.Deadlock", "", 0, "bad rule id"},
+		{one, "p99", "", 0, "bad metric"},
+		{one, ".p99", "", 0, "bad metric"},
+		// A kind that registered no database metrics has none to judge.
+		{bare, "db.deadlocks", "", 0, "the target (bare) has no database metrics"},
+		// Several targets: a database metric names its target, and is
+		// looked up in that target's kind's table.
+		{several, "db.db.deadlocks", "db.db.deadlocks", Count, ""},
+		{several, "shard2.db.hit_rate_min.beta", "shard2.db.hit_rate_min.Beta", Ratio, ""},
+		{several, "shard2.db.hit_rate_min.Gamma", "", 0, `unknown parameter "Gamma"`},
+		{several, "db.db.tps", "", 0, `unknown metric "db.db.tps"`},
+		{several, "cache.db.deadlocks", "", 0, `target "cache" (bare) has no database metrics`},
+		{several, "shard3.db.deadlocks", "", 0, `names no target "shard3"; did you mean "shard2"?`},
+		{several, "db.deadlocks", "", 0, "names the target"},
+		{several, "oltp.p99", "oltp.p99", Latency, ""},
+		{several, "finding.deadlock", "finding.deadlock", Presence, ""},
+		{several, "oltp.db", "", 0, "unknown metric"}, // a workload is not a target
 	}
 	for _, tt := range tests {
-		canonical, spec, msg, _ := lookupMetric(tt.metric, workloads)
+		canonical, spec, msg, _ := lookupMetric(tt.metric, tt.scope)
 		switch {
 		case tt.err == "" && msg != "":
 			t.Errorf("lookupMetric(%q): %s", tt.metric, msg)
@@ -126,8 +168,8 @@ func TestThresholdValues(t *testing.T) {
 			t.Errorf("%+v: Holds(%v) = %v, want %v", tt.th, tt.measured, got, tt.holds)
 		}
 	}
-	scope, name, param := Threshold{Metric: "db.slru_hit_rate_min.Xact"}.Split()
-	if scope != "db" || name != "slru_hit_rate_min" || param != "Xact" {
+	scope, name, param := Threshold{Metric: "db.hit_rate_min.Alpha"}.Split()
+	if scope != "db" || name != "hit_rate_min" || param != "Alpha" {
 		t.Errorf("Split = %q %q %q", scope, name, param)
 	}
 	scope, name, param = Threshold{Metric: "finding.multixact.slru"}.Split()
@@ -136,31 +178,19 @@ func TestThresholdValues(t *testing.T) {
 	}
 }
 
-// TestMetricTables checks the tables others extend: unique names, a kind
-// and a doc line each, parameters only with their values.
+// TestMetricTables checks the workload metrics' table (each kind's
+// database metrics are checked in kinds/, with CheckMetricSpecs).
 func TestMetricTables(t *testing.T) {
 	t.Parallel()
-	for _, table := range [][]MetricSpec{WorkloadMetrics, DBMetrics} {
-		seen := make(map[string]bool)
-		for _, m := range table {
-			if seen[m.Name] || !validName(m.Name, "_") || m.Kind == 0 || m.Kind == Presence || m.Doc == "" {
-				t.Errorf("bad metric spec %+v", m)
-			}
-			seen[m.Name] = true
-			for alias, p := range m.ParamAliases {
-				if alias != strings.ToLower(alias) || !contains(m.Params, p) {
-					t.Errorf("metric %s: alias %q names %q, not a parameter", m.Name, alias, p)
-				}
-			}
+	for _, err := range CheckMetricSpecs(WorkloadMetrics) {
+		t.Error(err)
+	}
+	for _, m := range WorkloadMetrics {
+		if m.Measure != nil || m.Params != nil {
+			t.Errorf("workload metric %s has a measure or parameters: the report reads workloads itself", m.Name)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+	if errs := CheckMetricSpecs(append(slices.Clone(fakeDBMetrics), MetricSpec{Name: "deadlocks", Kind: Presence})); len(errs) != 1 {
+		t.Errorf("a duplicate presence metric without doc: %v, want its error", errs)
 	}
-	return false
 }

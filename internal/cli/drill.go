@@ -229,7 +229,7 @@ func (o *drillOpts) run(env *clikit.Env, name string) error {
 	for i, p := range plan {
 		sc := p.sc
 		fmt.Fprintf(env.Stderr, "\nfiredrill: [%d/%d] %s: %s (%v)\n", i+1, len(plan), p.variant.Name, p.variant.Summary, sc.Duration)
-		prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Total: sc.Duration.Seconds(), Kinds: presentation(o.backends)}
+		prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Total: sc.Duration.Seconds(), Kinds: presentation(o.backends), Targets: workloadTargets(sc)}
 		t0 := time.Now()
 		res, runErr := runner.Run(ctx, metrics.with(sc, "", filepath.Base(drillDir)+"/", runner.Options{
 			Backends: o.backends,

@@ -178,7 +178,7 @@ func (o *runOpts) run(env *clikit.Env, path string) error {
 	}
 	defer metrics.stop(ctx)
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill: ")
-	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Total: sc.Duration.Seconds(), Kinds: presentation(o.backends)}
+	prog := &report.Progress{W: env.Stderr, Every: o.progress.Seconds(), Total: sc.Duration.Seconds(), Kinds: presentation(o.backends), Targets: workloadTargets(sc)}
 	ropts := runner.Options{
 		Scenario: sc, Backends: o.backends, OutDir: o.out, DSN: o.dsn, RunAs: o.runAs, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
 		Command: env.CommandLine(),
@@ -421,4 +421,17 @@ the directory are rewritten too.`,
 	}
 	cmd.Flags().BoolVar(&write, "write", false, "rewrite findings.json and report.html in the run directory")
 	return cmd
+}
+
+// workloadTargets names each workload's target in a scenario of several
+// (targets:), for the live progress lines; nil in a scenario of one.
+func workloadTargets(sc *scenario.Scenario) map[string]string {
+	if len(sc.Targets) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(sc.Workloads))
+	for _, w := range sc.Workloads {
+		out[w.Name] = w.Target
+	}
+	return out
 }

@@ -127,7 +127,8 @@ func RenderCompare(w io.Writer, assetsFS fs.FS, a, b *timeline.Run, sa, sb Side,
 }
 
 // compareCharts overlays the runs: for each workload (in A's order, then
-// B's own), throughput and latency; then active sessions.
+// B's own), throughput and latency; then the database's load, one chart
+// per target in runs of several.
 func compareCharts(runs [2]*timeline.Run, labels [2]string, kinds present.Kinds) chartData {
 	var d chartData
 	var wl [2]map[string]workloadData
@@ -171,7 +172,18 @@ func compareCharts(runs [2]*timeline.Run, labels [2]string, kinds present.Kinds)
 	if len(order) == 0 {
 		d.Charts = append(d.Charts, chartSpec{ID: "tps", Title: "Throughput", NoData: "neither run recorded workload intervals"})
 	}
-	d.Charts = append(d.Charts, compareLoadChart(&d, runs, labels, kinds))
+	names := runs[0].Manifest.TargetNames()
+	if len(names) == 0 {
+		d.Charts = append(d.Charts, compareLoadChart(&d, runs, labels, kinds))
+		return d
+	}
+	// Runs of several targets (the same ones: CompareTargets) overlay
+	// each target's load, from both runs' views of it, by its own kind.
+	for _, name := range names {
+		c := compareLoadChart(&d, [2]*timeline.Run{runs[0].ForTarget(name), runs[1].ForTarget(name)}, labels, kinds)
+		c.ID, c.Title = name+"-"+c.ID, name+": "+c.Title
+		d.Charts = append(d.Charts, c)
+	}
 	return d
 }
 

@@ -33,13 +33,17 @@ type page struct {
 	Charts   []chartSpec
 	Omitted  []omittedChart // charts left out: nothing to draw
 
-	HasSummary     bool
-	Workloads      []timeline.WorkloadSummary
-	AnyPool        bool
-	AnySkipped     bool
-	AnyRetries     bool
-	Scripts        []scriptView
-	Errors         []errorView
+	HasSummary bool
+	Workloads  []timeline.WorkloadSummary
+	AnyPool    bool
+	AnySkipped bool
+	AnyRetries bool
+	Scripts    []scriptView
+	Errors     []errorView
+	// ErrorsBy names the error codes of the errors table in their kinds'
+	// terms: the one target's ("SQLSTATE"), or, in a run of several, those
+	// of the targets whose workloads failed ("SQLSTATE and Redis error").
+	ErrorsBy       string
 	Events         []eventView
 	Outages        []timeline.Outage
 	Settings       []settingView
@@ -218,6 +222,7 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding, kinds present.Kin
 			p.WorkloadTargets[w.Name] = w.Target
 		}
 	}
+	p.ErrorsBy = errorsBy(run, p.Errors)
 	bands := eventBands(marks)
 	p.Events = eventViews(planned, marks)
 	p.Outages = run.Outages()
@@ -732,4 +737,34 @@ func severityClass(s string) string {
 
 func isURL(s string) bool {
 	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+// errorsBy names the error codes of errs: the run's target's kind of
+// codes, or each kind's among the targets whose workloads have errors in
+// a run of several (in the order of the targets).
+func errorsBy(run *timeline.Run, errs []errorView) string {
+	if len(run.Manifest.Targets) == 0 {
+		return run.Manifest.Target.ErrorCodeName()
+	}
+	failed := map[string]bool{}
+	for _, e := range errs {
+		for _, w := range run.Manifest.Workloads {
+			if w.Name == e.Workload {
+				failed[w.Target] = true
+			}
+		}
+	}
+	var names []string
+	for _, nt := range run.Manifest.Targets {
+		if name := nt.Target.ErrorCodeName(); failed[nt.Name] && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "code"
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

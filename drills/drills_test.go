@@ -76,6 +76,10 @@ func TestEmbeddedDrills(t *testing.T) {
 				if !strings.HasPrefix(v.Name, "fixed") {
 					continue
 				}
+				if why, ok := quickRatioExempt[d.Name]; ok && slices.ContainsFunc(v.Expect.Metrics, func(m MetricExpect) bool { return m.CompareTo != "" }) {
+					t.Logf("%s %s: the quick drill checks no ratio: %s", d.Name, v.Name, why)
+					continue
+				}
 				if !slices.ContainsFunc(v.Expect.Metrics, func(m MetricExpect) bool { return m.CompareTo != "" && m.Quick != QuickSkip }) {
 					t.Errorf("variant %s: no metric compared to another variant (compare_to) that the quick drill checks too: nothing fails if the fix does nothing", v.Name)
 				}
@@ -653,4 +657,12 @@ variants:
 	if _, err := testMeasures().Measure(run, unitsPerS, "", Span{0, 50}); err == nil {
 		t.Error("Measure took units_per_s, which needs a variant")
 	}
+}
+
+// quickRatioExempt names the drills whose quick version cannot prove a fix
+// by a ratio against broken, and why; their full drill must still have one
+// (the check above asks for a compare_to metric, quick or not).
+var quickRatioExempt = map[string]string{
+	"multixact": "a 36 s quick hold costs broken too little (0.74 of its pace on a quiet machine) for a throughput ratio to tell a fix from none; " +
+		"the quick drill proves fixed by the absent MultiXact findings and fixed-2 by the server ending the hold",
 }

@@ -64,7 +64,12 @@ type eventLoop struct {
 	clients []*client
 	evs     []syscall.EpollEvent
 	live    int
-	pwait2  bool // epoll_pwait2 (ns timeouts) works
+	// sleepers counts the clients sleeping (loopState.until set), so
+	// that a wakeup looks for due sleepers only when there are some: with
+	// 1,000 clients waiting on their sockets, a scan of them all after
+	// every poll was the loop's own largest cost.
+	sleepers int
+	pwait2   bool // epoll_pwait2 (ns timeouts) works
 	// raw makes the blocking poll a raw system call (see syscall).
 	raw     bool
 	ready   bool // the last poll found sockets ready
@@ -156,9 +161,12 @@ func (l *eventLoop) run(ctx context.Context) {
 				ls.regFD = -1
 			}
 		}
+		hard := r.hardStop.Load()
+		if l.sleepers == 0 && !hard {
+			continue
+		}
 		now := r.nowUS()
 		stopping := r.stopping.Load() || ctx.Err() != nil
-		hard := r.hardStop.Load()
 		for _, c := range l.clients {
 			ls := c.ls
 			switch {
@@ -176,6 +184,9 @@ func (l *eventLoop) run(ctx context.Context) {
 // most loopTick (so that stopping is noticed), in nanoseconds.
 func (l *eventLoop) timeout() int64 {
 	t := int64(loopTick)
+	if l.sleepers == 0 {
+		return t
+	}
 	now := l.r.nowUS()
 	for _, c := range l.clients {
 		if u := c.ls.until; u >= 0 {
@@ -253,6 +264,9 @@ func (l *eventLoop) syscall(trap, a1, a2, a3, a4 uintptr) (uintptr, syscall.Errn
 
 func (l *eventLoop) resume(c *client) {
 	ls := c.ls
+	if ls.until >= 0 {
+		l.sleepers--
+	}
 	ls.waitFD, ls.until = -1, -1
 	l.running = c
 	if _, ok := ls.next(); !ok {
@@ -336,6 +350,7 @@ func (c *client) loopSleep(ctx context.Context, untilUS int64) bool {
 		return ctx.Err() == nil
 	}
 	ls.until = untilUS
+	ls.lp.sleepers++
 	if !ls.yield(struct{}{}) {
 		return false
 	}

@@ -137,8 +137,10 @@ type measurement struct {
 	tps      float64
 	tx       float64
 	cpuPerTx float64 // µs of client CPU (user+system) per transaction
-	maxRSSKB int64
-	out      string
+	// waitsPerTx is how often per transaction the client blocked.
+	waitsPerTx float64
+	maxRSSKB   int64
+	out        string
 }
 
 // measured is a run as RunPairs compares it.
@@ -146,7 +148,7 @@ func measured(m *measurement, err error) (benchkit.Measure, error) {
 	if err != nil {
 		return benchkit.Measure{}, err
 	}
-	return benchkit.Measure{Rate: m.tps, CPUPerUnit: m.cpuPerTx}, nil
+	return benchkit.Measure{Rate: m.tps, CPUPerUnit: m.cpuPerTx, WaitsPerUnit: m.waitsPerTx}, nil
 }
 
 var tpsRe = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
@@ -169,6 +171,7 @@ func measure(bin string, args []string) (*measurement, error) {
 	m.tx, _ = strconv.ParseFloat(n[1], 64)
 	if cpu, maxRSS, ok := benchkit.Usage(cmd); ok {
 		m.cpuPerTx = cpu / m.tx
+		m.waitsPerTx = float64(benchkit.Waits(cmd)) / m.tx
 		m.maxRSSKB = maxRSS
 	}
 	return m, nil

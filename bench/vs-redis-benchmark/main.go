@@ -195,7 +195,7 @@ func measureBenchmark(bin string, args []string, n int) (benchkit.Measure, error
 	if rps == 0 {
 		return benchkit.Measure{}, fmt.Errorf("redis-benchmark: no rate in its output:\n%s", out.String())
 	}
-	return benchkit.Measure{Rate: rps, CPUPerUnit: cpuMicros(cmd) / float64(n)}, nil
+	return benchkit.Measure{Rate: rps, CPUPerUnit: cpuMicros(cmd) / float64(n), WaitsPerUnit: float64(benchkit.Waits(cmd)) / float64(n)}, nil
 }
 
 // measureChild runs firedrill's side, this program with -child.
@@ -210,7 +210,7 @@ func measureChild(bin string, args []string) (benchkit.Measure, error) {
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.Commands == 0 || r.Seconds <= 0 {
 		return benchkit.Measure{}, fmt.Errorf("firedrill child: no result (%v):\n%s%s", err, out.String(), errOut.String())
 	}
-	return benchkit.Measure{Rate: float64(r.Commands) / r.Seconds, CPUPerUnit: cpuMicros(cmd) / float64(r.Commands)}, nil
+	return benchkit.Measure{Rate: float64(r.Commands) / r.Seconds, CPUPerUnit: cpuMicros(cmd) / float64(r.Commands), WaitsPerUnit: float64(benchkit.Waits(cmd)) / float64(r.Commands)}, nil
 }
 
 // cpuMicros is a finished child's user+system CPU time in µs.

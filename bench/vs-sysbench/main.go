@@ -250,6 +250,7 @@ func measure(bin string, args, env []string, txRe, tpsRe *regexp.Regexp) (benchk
 	tx, _ := strconv.ParseFloat(n[1], 64)
 	if cpu, _, ok := benchkit.Usage(cmd); ok && tx > 0 {
 		m.CPUPerUnit = cpu / tx
+		m.WaitsPerUnit = float64(benchkit.Waits(cmd)) / tx
 	}
 	return m, nil
 }

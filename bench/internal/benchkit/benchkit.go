@@ -26,11 +26,14 @@ type Comparison struct {
 	UnitName string // the same, in the medians' line: "median client CPU per tx"
 }
 
-// Measure is one run of one side: its rate and its client's CPU time per
-// unit (µs, user+system).
+// Measure is one run of one side: its rate, its client's CPU time per
+// unit (µs, user+system) and how often per unit the client blocked
+// (voluntary context switches): on a machine loaded by others the rate
+// is noise, and these two say what the client cost.
 type Measure struct {
-	Rate       float64
-	CPUPerUnit float64
+	Rate         float64
+	CPUPerUnit   float64
+	WaitsPerUnit float64
 }
 
 // RunPairs runs pairs of the tool and firedrill, prints each pair's rates,
@@ -40,9 +43,9 @@ type Measure struct {
 // the runs (bloat, checkpoints, a neighbour's load) does not always fall
 // on the same side.
 func (c Comparison) RunPairs(w io.Writer, pairs int, target string, tool, firedrill func() (Measure, error)) error {
-	pairLine := "  pair %d: %s " + c.RateVerb + " %s (" + c.CPUVerb + " µs CPU/%s)   firedrill " +
-		c.RateVerb + " %s (" + c.CPUVerb + " µs CPU/%s)   ratio %.3f\n"
-	var ratios, toolCPU, fdCPU []float64
+	pairLine := "  pair %d: %s " + c.RateVerb + " %s (" + c.CPUVerb + " µs CPU, %.3f waits/%s)   firedrill " +
+		c.RateVerb + " %s (" + c.CPUVerb + " µs CPU, %.3f waits/%s)   ratio %.3f\n"
+	var ratios, toolCPU, fdCPU, toolWaits, fdWaits []float64
 	for p := range pairs {
 		var tm, fm Measure
 		var err error
@@ -59,11 +62,13 @@ func (c Comparison) RunPairs(w io.Writer, pairs int, target string, tool, firedr
 		ratios = append(ratios, fm.Rate/tm.Rate)
 		toolCPU = append(toolCPU, tm.CPUPerUnit)
 		fdCPU = append(fdCPU, fm.CPUPerUnit)
-		fmt.Fprintf(w, pairLine, p+1, c.Tool, tm.Rate, c.Rate, tm.CPUPerUnit, c.Unit,
-			fm.Rate, c.Rate, fm.CPUPerUnit, c.Unit, fm.Rate/tm.Rate)
+		toolWaits = append(toolWaits, tm.WaitsPerUnit)
+		fdWaits = append(fdWaits, fm.WaitsPerUnit)
+		fmt.Fprintf(w, pairLine, p+1, c.Tool, tm.Rate, c.Rate, tm.CPUPerUnit, tm.WaitsPerUnit, c.Unit,
+			fm.Rate, c.Rate, fm.CPUPerUnit, fm.WaitsPerUnit, c.Unit, fm.Rate/tm.Rate)
 	}
-	fmt.Fprintf(w, "  median ratio firedrill/%s: %.3f (target %s); median client CPU per %s: %s "+c.CPUVerb+" µs, firedrill "+c.CPUVerb+" µs\n\n",
-		c.Tool, Median(ratios), target, c.UnitName, c.Tool, Median(toolCPU), Median(fdCPU))
+	fmt.Fprintf(w, "  median ratio firedrill/%s: %.3f (target %s); median client CPU per %s: %s "+c.CPUVerb+" µs, firedrill "+c.CPUVerb+" µs; blocking waits: %s %.3f, firedrill %.3f\n\n",
+		c.Tool, Median(ratios), target, c.UnitName, c.Tool, Median(toolCPU), Median(fdCPU), c.Tool, Median(toolWaits), Median(fdWaits))
 	return nil
 }
 
@@ -75,6 +80,16 @@ func Usage(cmd *exec.Cmd) (cpuMicros float64, maxRSSKB int64, ok bool) {
 		return 0, 0, false
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1000, ru.Maxrss, true
+}
+
+// Waits is how often a finished child blocked (its voluntary context
+// switches, from its rusage), 0 where there is no rusage.
+func Waits(cmd *exec.Cmd) int64 {
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	return ru.Nvcsw
 }
 
 // Median is the middle of v (the mean of the two middle values when

@@ -42,8 +42,14 @@ func TestRunPairsAlternatesAndPrints(t *testing.T) {
 	t.Parallel()
 	c := Comparison{Tool: "pgbench", Rate: "tps", RateVerb: "%.1f", CPUVerb: "%.1f", Unit: "tx", UnitName: "tx"}
 	var order []string
-	tool := func() (Measure, error) { order = append(order, "tool"); return Measure{Rate: 100, CPUPerUnit: 10}, nil }
-	fd := func() (Measure, error) { order = append(order, "fd"); return Measure{Rate: 90, CPUPerUnit: 5}, nil }
+	tool := func() (Measure, error) {
+		order = append(order, "tool")
+		return Measure{Rate: 100, CPUPerUnit: 10, WaitsPerUnit: 0.5}, nil
+	}
+	fd := func() (Measure, error) {
+		order = append(order, "fd")
+		return Measure{Rate: 90, CPUPerUnit: 5, WaitsPerUnit: 0.25}, nil
+	}
 	var out strings.Builder
 	if err := c.RunPairs(&out, 3, ">= 0.95", tool, fd); err != nil {
 		t.Fatal(err)
@@ -51,11 +57,11 @@ func TestRunPairsAlternatesAndPrints(t *testing.T) {
 	if got, want := strings.Join(order, " "), "tool fd fd tool tool fd"; got != want {
 		t.Errorf("order = %s, want %s", got, want)
 	}
-	want := "  pair 1: pgbench 100.0 tps (10.0 µs CPU/tx)   firedrill 90.0 tps (5.0 µs CPU/tx)   ratio 0.900\n"
+	want := "  pair 1: pgbench 100.0 tps (10.0 µs CPU, 0.500 waits/tx)   firedrill 90.0 tps (5.0 µs CPU, 0.250 waits/tx)   ratio 0.900\n"
 	if !strings.HasPrefix(out.String(), want) {
 		t.Errorf("first line:\n%s\nwant:\n%s", out.String(), want)
 	}
-	median := "  median ratio firedrill/pgbench: 0.900 (target >= 0.95); median client CPU per tx: pgbench 10.0 µs, firedrill 5.0 µs\n\n"
+	median := "  median ratio firedrill/pgbench: 0.900 (target >= 0.95); median client CPU per tx: pgbench 10.0 µs, firedrill 5.0 µs; blocking waits: pgbench 0.500, firedrill 0.250\n\n"
 	if !strings.HasSuffix(out.String(), median) {
 		t.Errorf("output:\n%s\nwant it to end with:\n%s", out.String(), median)
 	}

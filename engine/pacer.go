@@ -42,16 +42,23 @@ func (p *poissonPacer) next() int64 {
 	} else {
 		// Exponential inter-arrival times; 1-u avoids log(0).
 		e := -math.Log(1 - p.rng.Float64())
-		// A time-varying rate: the gap is drawn at the current rate; a
-		// ramp changes slowly compared with the gaps, so this stays close
-		// to the exact inhomogeneous process. A rate of zero pauses
-		// arrivals until the shape resumes them.
+		// A time-varying rate: the gap is where the expected count of
+		// arrivals since the last one reaches e, integrated in steps of
+		// at most 10 ms, so a ramp from zero starts sending as the rate
+		// grows (a gap drawn at the rate of its start would land past the
+		// ramp). A rate of zero pauses arrivals until the shape resumes
+		// them.
 		for i := 0; i < 1_000_000; i++ {
-			if r := p.rateAt(p.nextAt) / p.threads; r > 0 {
-				p.nextAt += e * 1e6 / r
-				break
+			r := p.rateAt(p.nextAt) / p.threads // per second
+			step := 10_000.0                    // µs
+			if r > 0 {
+				if need := e * 1e6 / r; need <= step {
+					p.nextAt += need
+					break
+				}
+				e -= r * step / 1e6
 			}
-			p.nextAt += 10_000
+			p.nextAt += step
 		}
 	}
 	at := int64(p.nextAt + 0.5)

@@ -67,3 +67,30 @@ func TestPoissonPacerSeedsAreReproducible(t *testing.T) {
 		t.Error("pacers with different seeds produced the same schedule")
 	}
 }
+
+// A stage that ramps from zero sends as the rate grows: the count of
+// arrivals follows the integral of the rate (a gap drawn at the rate of
+// its start, near zero, would land past the ramp and send nothing).
+func TestPoissonPacerRampFromZero(t *testing.T) {
+	const seconds, top = 8.0, 20.0
+	p := newPoissonPacer(top, 1, 7)
+	p.rateAt = func(us float64) float64 { return top * math.Min(us/(seconds*1e6), 1) }
+	var n, firstHalf int
+	for {
+		at := p.next()
+		if at >= seconds*1e6 {
+			break
+		}
+		n++
+		if at < seconds*1e6/2 {
+			firstHalf++
+		}
+	}
+	// Expected 80 in all (20 in the first half): Poisson, so ±4σ.
+	if n < 80-4*9 || n > 80+4*9 {
+		t.Fatalf("%d arrivals in a ramp 0→%g/s over %gs, want about 80", n, top, seconds)
+	}
+	if firstHalf < 20-4*5 || firstHalf > 20+4*5 || firstHalf == 0 {
+		t.Fatalf("%d arrivals in the ramp's first half, want about 20", firstHalf)
+	}
+}

@@ -159,7 +159,9 @@ func clientBind(m Measure) Bind {
 // of warning severity or worse, the gravest first, at most n.
 func TopBinds(findings []diagnose.Finding, n int) []Bind {
 	fs := slices.Clone(findings)
-	sort.SliceStable(fs, func(i, j int) bool { return diagnose.SeverityRank(fs[i].Severity) < diagnose.SeverityRank(fs[j].Severity) })
+	sort.SliceStable(fs, func(i, j int) bool {
+		return diagnose.SeverityRank(fs[i].Severity) < diagnose.SeverityRank(fs[j].Severity)
+	})
 	var out []Bind
 	for _, f := range fs {
 		if diagnose.SeverityRank(f.Severity) > diagnose.SeverityRank(diagnose.Warning) || len(out) == n {

@@ -63,6 +63,19 @@ func (m Measure) KeptUp() float64 {
 	return m.Issued / m.Offered
 }
 
+// Behind says the generator issued less than share of the offered rate,
+// beyond the noise of Poisson arrivals: the arrivals of a window of n
+// expected vary by √n, so a deficit must also exceed 2.5 √n to count (at
+// 100/s for 25 s, 2,500 expected: 5 %, shrinking with rate and length).
+func (m Measure) Behind(share float64) bool {
+	if m.Offered <= 0 || m.Seconds <= 0 {
+		return false
+	}
+	expected := m.Offered * m.Seconds
+	deficit := expected - m.Issued*m.Seconds
+	return deficit > (1-share)*expected && deficit > 2.5*math.Sqrt(expected)
+}
+
 // ClientBound says firedrill's own CPU was at its limit in the window.
 func (m Measure) ClientBound() bool {
 	return m.ClientCPUCap > 0 && m.ClientCPU >= clientSaturated*m.ClientCPUCap
@@ -82,7 +95,7 @@ func MeasureRun(run *timeline.Run, workload string, warmup float64) Measure {
 	pool := timeline.NewHistogram()
 	pooled := false
 	for _, iv := range ivs {
-		if iv.Start < from-1e-6 {
+		if (iv.Start+iv.End)/2 < from { // ticks need not fall on whole seconds
 			continue
 		}
 		d := iv.End - iv.Start

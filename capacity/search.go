@@ -132,7 +132,7 @@ func Judge(cfg Config, s *Step) {
 	if keptUp == 0 {
 		keptUp = DefaultKeptUp
 	}
-	if m.Offered > 0 && m.KeptUp() < keptUp {
+	if m.Behind(keptUp) {
 		s.Pass = false
 		s.Why = append(s.Why, fmt.Sprintf("behind: issued %s of %s offered (%.1f %%)", Rate(m.Issued), Rate(m.Offered), 100*m.KeptUp()))
 	}
@@ -377,6 +377,21 @@ func (r *Result) FailStep() *Step {
 		}
 	}
 	return nil
+}
+
+// BindStep is the failing step that says what binds: the lowest failing
+// level above Best whose diagnosis named something, else FailStep.
+func (r *Result) BindStep() *Step {
+	var best *Step
+	for _, s := range r.Steps {
+		if !s.Pass && s.Level > r.Best && len(s.Binds) > 0 && (best == nil || s.Level < best.Level) {
+			best = s
+		}
+	}
+	if best == nil {
+		return r.FailStep()
+	}
+	return best
 }
 
 // Points are the steps as USL points: the closed model's clients, or on

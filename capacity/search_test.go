@@ -162,14 +162,17 @@ func TestJudge(t *testing.T) {
 		pass, cl   bool
 		whyContain string
 	}{
-		{"met", Measure{Count: 1000, Offered: 100, Issued: 100, Latency: h}, true, false, ""},
+		{"met", Measure{Seconds: 30, Count: 1000, Offered: 100, Issued: 100, Latency: h}, true, false, ""},
 		// 2 % failed breaks the failed SLO.
-		{"failures", Measure{Count: 980, Failed: 20, Offered: 100, Issued: 100, Latency: h}, false, false, "failed 2.00 %"},
+		{"failures", Measure{Seconds: 30, Count: 980, Failed: 20, Offered: 100, Issued: 100, Latency: h}, false, false, "failed 2.00 %"},
 		// The generator issued 90 of 100/s with its CPU idle: the system
 		// is behind, not the client.
-		{"behind", Measure{Count: 1000, Offered: 100, Issued: 90, Latency: h, ClientCPU: 0.2, ClientCPUCap: 2}, false, false, "behind"},
+		{"behind", Measure{Seconds: 30, Count: 1000, Offered: 100, Issued: 90, Latency: h, ClientCPU: 0.2, ClientCPUCap: 2}, false, false, "behind"},
 		// Behind with firedrill's CPU at 1.9 of 2 cores: the client.
-		{"client", Measure{Count: 1000, Offered: 100, Issued: 90, Latency: h, ClientCPU: 1.9, ClientCPUCap: 2}, false, true, "behind"},
+		{"client", Measure{Seconds: 30, Count: 1000, Offered: 100, Issued: 90, Latency: h, ClientCPU: 1.9, ClientCPUCap: 2}, false, true, "behind"},
+		// 99 of 100/s over 30 s is within the Poisson noise of 3,000
+		// arrivals: not behind.
+		{"noise", Measure{Seconds: 30, Count: 1000, Offered: 100, Issued: 98, Latency: h}, true, false, ""},
 		// A closed model has nothing offered to keep up with.
 		{"closed", Measure{Count: 1000, Latency: h, ClientCPU: 1.9, ClientCPUCap: 2}, true, false, ""},
 	} {

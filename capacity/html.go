@@ -57,11 +57,11 @@ type htmlChart struct {
 }
 
 type htmlStep struct {
-	N                                      int
+	N                                       int
 	Level, Achieved, P50, P99, P999, Failed string
-	Pass                                   bool
-	Why, Signals, Report                   string
-	Binds                                  []htmlBind
+	Pass                                    bool
+	Why, Signals, Report                    string
+	Binds                                   []htmlBind
 }
 
 type htmlBind struct{ Rule, Severity, Headline, Remedy string }

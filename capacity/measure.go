@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"math"
+	"slices"
 
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/timeline"
@@ -26,6 +27,11 @@ type Measure struct {
 	// ClientCPU is firedrill's own CPU, in cores (its mean over the
 	// window), and ClientCPUCap the cores it may use; 0 when unsampled.
 	ClientCPU, ClientCPUCap float64
+	// ClientSchedP99 is the median over the window of the 99th
+	// percentile of the time firedrill's runnable goroutines waited for
+	// a thread, ms: high when firedrill is starved of CPU, by itself or
+	// by the rest of the host. 0 when unsampled or none waited.
+	ClientSchedP99 float64
 	// HostBusy is the host's busy CPU, in % of all its CPUs (mean); -1
 	// when unsampled.
 	HostBusy float64
@@ -35,8 +41,13 @@ type Measure struct {
 }
 
 // clientSaturated is the share of its cores at which firedrill itself is
-// the limit (as diagnose's generator-limited rule judges it).
-const clientSaturated = 0.85
+// the limit, and clientStarvedMS the scheduler latency (p99) at which its
+// goroutines cannot keep a schedule (as diagnose's generator-limited
+// rule judges them).
+const (
+	clientSaturated = 0.85
+	clientStarvedMS = 20
+)
 
 // Quantile returns the latency quantile q (0..1), µs.
 func (m Measure) Quantile(q float64) int64 {
@@ -76,9 +87,12 @@ func (m Measure) Behind(share float64) bool {
 	return deficit > (1-share)*expected && deficit > 2.5*math.Sqrt(expected)
 }
 
-// ClientBound says firedrill's own CPU was at its limit in the window.
-func (m Measure) ClientBound() bool {
-	return m.ClientCPUCap > 0 && m.ClientCPU >= clientSaturated*m.ClientCPUCap
+// ClientBound says the generator, not the system, set the pace:
+// firedrill's own CPU was at its limit in the window, or, when it fell
+// behind its schedule (behind), its goroutines waited for a thread long
+// enough to miss it (starved by itself or by the rest of the host).
+func (m Measure) ClientBound(behind bool) bool {
+	return m.ClientCPUCap > 0 && m.ClientCPU >= clientSaturated*m.ClientCPUCap || behind && m.ClientSchedP99 >= clientStarvedMS
 }
 
 // MeasureRun reads a step's run: the workload's intervals from warmup
@@ -134,12 +148,28 @@ func MeasureRun(run *timeline.Run, workload string, warmup float64) Measure {
 	if host := mean(run.Series(hostmetric.Host, hostmetric.CPUs), from, to); host > 0 && (m.ClientCPUCap == 0 || host < m.ClientCPUCap) {
 		m.ClientCPUCap = host
 	}
+	m.ClientSchedP99 = median(run.Series(hostmetric.Self, hostmetric.SelfSchedP99), from, to)
 	if idle := run.Series(hostmetric.Host, hostmetric.CPUIdle); len(idle) > 0 {
 		if v := mean(idle, from, to); !math.IsNaN(v) && v > 0 {
 			m.HostBusy = 100 - v
 		}
 	}
 	return m
+}
+
+// median is the median of the points with from < T <= to, 0 without any.
+func median(pts []timeline.Point, from, to float64) float64 {
+	var vs []float64
+	for _, p := range pts {
+		if p.T > from && p.T <= to+1e-6 {
+			vs = append(vs, p.V)
+		}
+	}
+	if len(vs) == 0 {
+		return 0
+	}
+	slices.Sort(vs)
+	return vs[len(vs)/2]
 }
 
 // mean is the mean of the points with from < T <= to, 0 without any.

@@ -132,14 +132,15 @@ func Judge(cfg Config, s *Step) {
 	if keptUp == 0 {
 		keptUp = DefaultKeptUp
 	}
-	if m.Behind(keptUp) {
+	behind := m.Behind(keptUp)
+	if behind {
 		s.Pass = false
 		s.Why = append(s.Why, fmt.Sprintf("behind: issued %s of %s offered (%.1f %%)", Rate(m.Issued), Rate(m.Offered), 100*m.KeptUp()))
 	}
 	generator := slices.ContainsFunc(s.Findings, func(f diagnose.Finding) bool {
 		return f.Rule == "generator-limited" && diagnose.SeverityRank(f.Severity) <= diagnose.SeverityRank(diagnose.Warning)
 	})
-	s.ClientLimited = !s.Pass && (m.ClientBound() || generator)
+	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generator)
 	if s.ClientLimited {
 		s.Binds = append([]Bind{clientBind(m)}, s.Binds...)
 	}
@@ -148,8 +149,15 @@ func Judge(cfg Config, s *Step) {
 // clientBind is the Bind of a step that firedrill's own CPU limited.
 func clientBind(m Measure) Bind {
 	h := "firedrill's own CPU was saturated: the client, not the system, is the limit"
-	if m.ClientCPUCap > 0 {
+	switch {
+	case m.ClientCPUCap > 0 && m.ClientCPU >= clientSaturated*m.ClientCPUCap:
 		h = fmt.Sprintf("firedrill's own CPU at %.1f of %.0f cores: the client, not the system, is the limit", m.ClientCPU, m.ClientCPUCap)
+	case m.ClientSchedP99 > 0:
+		h = fmt.Sprintf("firedrill starved of CPU: its goroutines waited %.0f ms (p99) for a thread, at %.1f of %.0f cores", m.ClientSchedP99, m.ClientCPU, m.ClientCPUCap)
+		if m.HostBusy >= 0 {
+			h += fmt.Sprintf(", the host %.0f %% busy", m.HostBusy)
+		}
+		h += ": the client, not the system, is the limit"
 	}
 	return Bind{Rule: ClientRule, Severity: diagnose.Critical, Headline: h,
 		Remedy: "give firedrill more cores (GOMAXPROCS, a machine of its own) or split the load into shards over several machines (--shard i/N, docs/sharding.md)"}

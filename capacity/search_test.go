@@ -155,6 +155,10 @@ func TestJudge(t *testing.T) {
 	for range 1000 {
 		h.Record(5000)
 	}
+	slow := timeline.NewHistogram()
+	for range 1000 {
+		slow.Record(80_000)
+	}
 	cfg := Config{SLOs: []SLO{mustSLO(t, "p99<50ms"), mustSLO(t, "failed<0.1%")}}
 	for _, c := range []struct {
 		name       string
@@ -173,6 +177,11 @@ func TestJudge(t *testing.T) {
 		// 99 of 100/s over 30 s is within the Poisson noise of 3,000
 		// arrivals: not behind.
 		{"noise", Measure{Seconds: 30, Count: 1000, Offered: 100, Issued: 98, Latency: h}, true, false, ""},
+		// Behind with firedrill's goroutines waiting 40 ms for a thread
+		// (a host busy with other work): the client, starved.
+		{"starved", Measure{Seconds: 30, Count: 1000, Offered: 100, Issued: 90, Latency: h, ClientCPU: 0.2, ClientCPUCap: 2, ClientSchedP99: 40}, false, true, "behind"},
+		// Starved but keeping up, failing a latency SLO: the system's.
+		{"starved, kept up", Measure{Seconds: 30, Count: 1000, Offered: 100, Issued: 100, Latency: slow, ClientSchedP99: 40}, false, false, "p99"},
 		// A closed model has nothing offered to keep up with.
 		{"closed", Measure{Count: 1000, Latency: h, ClientCPU: 1.9, ClientCPUCap: 2}, true, false, ""},
 	} {

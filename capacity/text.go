@@ -174,6 +174,9 @@ func Signals(m Measure) string {
 	if m.ClientCPUCap > 0 {
 		parts = append(parts, fmt.Sprintf("firedrill %.1f of %.0f cores", m.ClientCPU, m.ClientCPUCap))
 	}
+	if m.ClientSchedP99 > 0 {
+		parts = append(parts, fmt.Sprintf("firedrill's goroutines waited %.1f ms (p99) for a thread", m.ClientSchedP99))
+	}
 	if m.PoolWaitP99 > 0 {
 		parts = append(parts, "pool wait p99 "+ms(float64(m.PoolWaitP99)))
 	}

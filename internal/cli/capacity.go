@@ -55,8 +55,11 @@ const (
 	capacityQuickStep = 10 * time.Second
 	// rateClientTx is the arrival rate one client carries in a step of
 	// the open model: half the scenario's default (100/s), so that
-	// latencies up to 20 ms keep up without the clients being the limit.
-	rateClientTx = 50
+	// latencies up to 20 ms keep up without the clients being the limit;
+	// pooledClientTx with a pool, where clients share its connections
+	// and cost the server nothing: latencies up to 100 ms keep up.
+	rateClientTx   = 50
+	pooledClientTx = 10
 )
 
 func newCapacityCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
@@ -288,7 +291,7 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 		if len(s.Binds) > 0 {
 			top = "; top finding " + s.Binds[0].Rule
 		}
-		fmt.Fprintf(env.Stderr, "firedrill: step %d: %s → %s, p99 %s, %s%s; sustainable in %s\n", s.N, capacity.Level(o.vary, s.Level),
+		fmt.Fprintf(env.Stderr, "firedrill: step %d: %s → %s, p99 %s, %s%s; sustainable: %s\n", s.N, capacity.Level(o.vary, s.Level),
 			capacity.Rate(s.Measure.Achieved), fmtMS(s.Measure.P99), verdict, top, interval(o.vary, lo, hi))
 	}
 	result, searchErr := capacity.Search(ctx, cfg, runStep, progress)
@@ -471,7 +474,11 @@ func (p *capacityPlan) overrides(level float64) []string {
 		}
 		return sets
 	}
-	carry := max(8, int(math.Ceil(level/rateClientTx)))
+	perClient := float64(rateClientTx)
+	if w.Pool > 0 {
+		perClient = pooledClientTx
+	}
+	carry := max(8, int(math.Ceil(level/perClient)))
 	if w.Open() {
 		carry = max(carry, int(math.Ceil(float64(w.MaxClients())*factor)))
 	}

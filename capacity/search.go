@@ -102,6 +102,9 @@ type Result struct {
 	Interrupted bool   `json:"interrupted,omitempty"`
 }
 
+// interrupted is Step.Err of a step cut short by the search's end.
+const interrupted = "interrupted"
+
 // ErrInterrupted is what Search returns when its context ended: the
 // result holds the steps run so far.
 var ErrInterrupted = errors.New("capacity search interrupted")
@@ -223,7 +226,7 @@ func Search(ctx context.Context, cfg Config, run RunStep, progress func(s *Step,
 		if ctx.Err() != nil { // the step was cut short: its measures are not the level's
 			if s.Dir != "" {
 				s.Level, s.N, s.Confirm = level, len(res.Steps)+1, confirm
-				s.Err, s.Pass = "interrupted", false
+				s.Err, s.Pass = interrupted, false
 				res.Steps = append(res.Steps, &s)
 			}
 			return nil, ErrInterrupted

@@ -47,7 +47,10 @@ func WriteTable(w io.Writer, res *Result) error {
 	for _, s := range res.Steps {
 		m := s.Measure
 		verdict := "pass"
-		if !s.Pass {
+		switch {
+		case s.Err == interrupted:
+			verdict = "interrupted"
+		case !s.Pass:
 			verdict = "FAIL"
 		}
 		if s.Confirm > 0 {

@@ -79,6 +79,10 @@ bisected until it is within --tolerance (default 2 %). Closed model
 workload keep their shape, scaled to each step's level; other workloads
 and events run as written. Each step runs for --step (30 s, --quick 10 s;
 a staged workload's own length), and its first --warmup is left out.
+On the open model the rate is carried by the scenario's clients when it
+gives them (a closed workload's clients, or clients written beside rate:
+"the same clients" as pgbench -c), else by enough for each step (one per
+50/s, one per 10/s with a pool, at least 8).
 
 A step fails when any SLO fails (--slo 'p99<50ms', 'p95<=20ms',
 'p99.9<1s', 'max<2s', 'failed<0.1%'; repeatable), when the generator did not
@@ -142,6 +146,10 @@ type capacityPlan struct {
 	baseMax  float64 // the workload's highest rate or clients as written; 0 when none
 	step     time.Duration
 	staged   bool
+	// clients, on the open model, are the clients that carry every
+	// step's rate when the scenario gives them (as written, or by --set);
+	// 0 when it leaves them to the rate, and then each step gets enough.
+	clients int
 }
 
 func (o *capacityOpts) run(env *clikit.Env, path string) error {
@@ -170,7 +178,7 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 	}
 	warmup := o.warmup
 	if warmup == 0 {
-		warmup = o.step / 6
+		warmup = (o.step / 6).Round(100 * time.Millisecond)
 	}
 	if warmup >= o.step {
 		return usage(fmt.Errorf("--warmup %v leaves nothing of a %v step to measure", warmup, o.step))
@@ -216,8 +224,15 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 		if plan.staged {
 			length = plan.step.String() + " (the workload's stages)"
 		}
-		fmt.Fprintf(env.Stderr, "firedrill: capacity of %s, workload %s: varying its %s from %s, steps of %s (the first %v left out), on %s\n",
-			plan.base.Name, plan.workload.Name, o.vary, capacity.Level(o.vary, cfg.Start), length, warmup, where)
+		carried := ""
+		if o.vary == capacity.VaryRate {
+			carried = ", carried by clients growing with it"
+			if plan.clients > 0 {
+				carried = fmt.Sprintf(", carried by the scenario's %d clients", plan.clients)
+			}
+		}
+		fmt.Fprintf(env.Stderr, "firedrill: capacity of %s, workload %s: varying its %s from %s%s, steps of %s (the first %v left out), on %s\n",
+			plan.base.Name, plan.workload.Name, o.vary, capacity.Level(o.vary, cfg.Start), carried, length, warmup, where)
 	}
 	ctx, stop := env.Context()
 	defer stop()
@@ -433,7 +448,38 @@ func (o *capacityOpts) plan(env *clikit.Env, path, dsn string, named map[string]
 	case o.vary == capacity.VaryClients:
 		p.baseMax = float64(w.MaxClients())
 	}
+	if o.vary == capacity.VaryRate {
+		if p.clients, err = o.givenClients(env, path, dsn, named, w); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// givenClients returns the clients the scenario gives the workload
+// for carrying a rate (a closed workload's, or an open one's written
+// clients), 0 when it leaves them to the rate: the loader fills a
+// default that grows with the rate, so a probe at two rates tells.
+func (o *capacityOpts) givenClients(env *clikit.Env, path, dsn string, named map[string]string, w scenario.Workload) (int, error) {
+	if len(w.Stages) > 0 {
+		return 0, nil
+	}
+	if !w.Open() {
+		return w.Clients, nil
+	}
+	clients := make([]int, 2)
+	for i, rate := range []string{"1", "1000000"} {
+		sc, err := o.load(env, path, dsn, named, []string{"duration=" + o.step.String(), "workloads." + w.Name + ".rate=" + rate})
+		if err != nil {
+			return 0, err
+		}
+		probe, _ := sc.Workload(w.Name)
+		clients[i] = probe.MaxClients()
+	}
+	if clients[0] == clients[1] {
+		return clients[0], nil
+	}
+	return 0, nil
 }
 
 // defaultStart is the first level when --start is not given: the
@@ -473,6 +519,10 @@ func (p *capacityPlan) overrides(level float64) []string {
 			}
 		}
 		return sets
+	}
+	if p.clients > 0 {
+		sets = append(sets, key+"clients="+strconv.Itoa(p.clients))
+		return append(sets, key+"rate="+strconv.FormatFloat(level, 'f', -1, 64))
 	}
 	perClient := float64(rateClientTx)
 	if w.Pool > 0 {

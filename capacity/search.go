@@ -140,14 +140,24 @@ func Judge(cfg Config, s *Step) {
 		s.Pass = false
 		s.Why = append(s.Why, fmt.Sprintf("behind: issued %s of %s offered (%.1f %%)", Rate(m.Issued), Rate(m.Offered), 100*m.KeptUp()))
 	}
-	generator := slices.ContainsFunc(s.Findings, func(f diagnose.Finding) bool {
-		return f.Rule == "generator-limited" && diagnose.SeverityRank(f.Severity) <= diagnose.SeverityRank(diagnose.Warning)
+	generator := slices.IndexFunc(s.Findings, func(f diagnose.Finding) bool {
+		return f.Rule == generatorRule && diagnose.SeverityRank(f.Severity) <= diagnose.SeverityRank(diagnose.Warning)
 	})
-	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generator)
-	if s.ClientLimited {
+	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generator >= 0)
+	switch {
+	case !s.ClientLimited:
+	case m.ClientBound(behind):
 		s.Binds = append([]Bind{clientBind(m)}, s.Binds...)
+	default: // the diagnosis said it: its finding first, in its words
+		f := s.Findings[generator]
+		s.Binds = slices.DeleteFunc(s.Binds, func(b Bind) bool { return b.Rule == generatorRule })
+		s.Binds = append([]Bind{{Rule: f.Rule, Severity: f.Severity, Headline: f.Headline, Remedy: f.Remedy}}, s.Binds...)
 	}
 }
+
+// generatorRule is the diagnosis's finding that the load generator set
+// the pace, where a kind has it.
+const generatorRule = "generator-limited"
 
 // clientBind is the Bind of a step that firedrill's own CPU limited.
 func clientBind(m Measure) Bind {
@@ -406,8 +416,8 @@ func (r *Result) BindStep() *Step {
 }
 
 // Points are the steps as USL points: the closed model's clients, or on
-// the open model the concurrency by Little's law (achieved rate × mean
-// latency), against the achieved rate.
+// the open model the concurrency of its passing steps by Little's law
+// (achieved rate × mean latency), against the achieved rate.
 func (r *Result) Points() []Point {
 	var pts []Point
 	for _, s := range r.Steps {
@@ -417,6 +427,11 @@ func (r *Result) Points() []Point {
 		}
 		n := s.Level
 		if r.Vary == VaryRate {
+			// Little's law holds in a steady state: a failing step's
+			// backlog is no concurrency the system ran at.
+			if !s.Pass {
+				continue
+			}
 			n = m.Achieved * meanUS(m) / 1e6
 		}
 		pts = append(pts, Point{N: n, X: m.Achieved})

@@ -99,7 +99,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	case r.USL != nil:
 		u := *r.USL
 		fit := fmt.Sprintf("USL fit σ=%.3g κ=%.2g (R² %.2f)", u.Sigma, u.Kappa, u.R2)
-		if n, x, ok := u.Peak(); ok {
+		if u.R2 < poorFit {
+			fit += ": a poor fit, no peak predicted"
+		} else if n, x, ok := u.Peak(); ok {
 			fit += fmt.Sprintf(": peak %s at %s", Rate(x), concurrency(res.Vary, n))
 		} else {
 			fit += fmt.Sprintf(": no peak within 2× the measured range (up to %s)", concurrency(res.Vary, 2*u.MaxN))
@@ -120,6 +122,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// poorFit is the R² below which the fit's peak is not worth printing.
+const poorFit = 0.5
 
 // objectives is the SLOs as written, joined: "SLO p99<50ms, failed<0.1%".
 func (r *Report) objectives() string {

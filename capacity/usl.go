@@ -65,7 +65,7 @@ func (u USL) String() string {
 }
 
 // FitUSL fits the law to the points by least squares on throughput
-// (Levenberg–Marquardt, σ and κ kept ≥ 0).
+// (Levenberg–Marquardt, σ kept in [0, 1] and κ ≥ 0).
 func FitUSL(points []Point) (USL, error) {
 	var pts []Point
 	distinct := map[float64]bool{}
@@ -156,7 +156,7 @@ func levenbergMarquardt(pts []Point, p [3]float64) ([3]float64, float64) {
 				damping *= 10
 				continue
 			}
-			next := [3]float64{p[0] + step[0], max(p[1]+step[1], 0), max(p[2]+step[2], 0)}
+			next := [3]float64{p[0] + step[0], min(max(p[1]+step[1], 0), 1), max(p[2]+step[2], 0)}
 			if next[0] <= 0 {
 				damping *= 10
 				continue

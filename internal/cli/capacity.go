@@ -529,9 +529,6 @@ func (p *capacityPlan) overrides(level float64) []string {
 		perClient = pooledClientTx
 	}
 	carry := max(8, int(math.Ceil(level/perClient)))
-	if w.Open() {
-		carry = max(carry, int(math.Ceil(float64(w.MaxClients())*factor)))
-	}
 	sets = append(sets, key+"clients="+strconv.Itoa(min(carry, scenario.MaxClientsPerWorkload)))
 	if !p.staged {
 		return append(sets, key+"rate="+strconv.FormatFloat(level, 'f', -1, 64))

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firedrill/firedrill/capacity"
 	"github.com/firedrill/firedrill/internal/clikit"
@@ -177,5 +179,59 @@ func TestCapacityUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "runs")); !os.IsNotExist(err) {
 		t.Errorf("a refused search made its directory: %v", err)
+	}
+}
+
+// TestCapacityStepScenario: each step is the scenario at its level: a
+// rate with the clients it gives kept, or enough clients when it gives
+// none; stages scaled in size, kept in shape; the step's length.
+func TestCapacityStepScenario(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	env, _, _ := clikit.MemoryEnv("")
+	o := &capacityOpts{backends: kinds.Registry(), vary: capacity.VaryRate, step: 10 * time.Second}
+	for _, c := range []struct {
+		name, file, text string
+		vary             string
+		level            float64
+		rate             float64
+		clients          int
+		stageRates       []float64
+		duration         time.Duration
+	}{
+		// A closed workload's 8 clients carry every rate (pgbench's -c).
+		{"closed", "closed.yaml", "name: c\nworkloads:\n  - {name: w, clients: 8, scripts: [{builtin: select-only}]}\n", capacity.VaryRate, 5000, 5000, 8, nil, 10 * time.Second},
+		// A rate without clients gets one per 50/s.
+		{"open", "open.yaml", "name: o\nduration: 1m\nworkloads:\n  - {name: w, rate: 100, scripts: [{builtin: select-only}]}\n", capacity.VaryRate, 5000, 5000, 100, nil, 10 * time.Second},
+		// Rate stages: 100 → 400 → 200 scaled to a peak of 1,000.
+		{"stages", "stages.yaml", "name: s\nworkloads:\n  - name: w\n    scripts: [{builtin: select-only}]\n    stages: [{duration: 5s, rate: 100}, {duration: 10s, rate: 400}, {duration: 5s, rate: 200}]\n", capacity.VaryRate, 1000, 0, 20, []float64{250, 1000, 500}, 20 * time.Second},
+		// The closed model: clients.
+		{"clients", "clients.yaml", "name: k\nworkloads:\n  - {name: w, clients: 4, scripts: [{builtin: select-only}]}\n", capacity.VaryClients, 24, 0, 24, nil, 10 * time.Second},
+	} {
+		o.vary = c.vary
+		path := write(c.file, c.text)
+		p, err := o.plan(env, path, "", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		sc, err := o.stepScenario(env, path, "", nil, p, c.level)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		w := sc.Workloads[0]
+		var stages []float64
+		for _, st := range w.Stages {
+			stages = append(stages, *st.Rate)
+		}
+		if w.Rate != c.rate || w.MaxClients() != c.clients || sc.Duration != c.duration || fmt.Sprint(stages) != fmt.Sprint(c.stageRates) {
+			t.Errorf("%s at %v: rate %v clients %d stages %v duration %v; want %v %d %v %v", c.name, c.level, w.Rate, w.MaxClients(), stages, sc.Duration, c.rate, c.clients, c.stageRates, c.duration)
+		}
 	}
 }

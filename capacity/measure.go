@@ -11,33 +11,38 @@ import (
 // Measure is what one step measured of the varied workload in its steady
 // part (after the warm-up), and of the machine that drove it.
 type Measure struct {
-	Seconds float64 // the measured window's length
+	Seconds float64 `json:"seconds"` // the measured window's length
 	// Count and Failed are the transactions that succeeded and failed.
-	Count, Failed int64
+	Count  int64 `json:"count"`
+	Failed int64 `json:"failed"`
 	// Offered is the arrival rate the shape asked for (open model), per
 	// second; 0 on the closed model.
-	Offered float64
+	Offered float64 `json:"offered_tps"`
 	// Achieved is the rate of successful transactions, Issued that of
 	// all transactions run (failed ones too): what the generator kept up.
-	Achieved, Issued float64
-	Clients          int   // clients the shape wanted at the end
-	P50, P99, P999   int64 // µs
-	MaxUS            int64
-	Latency          *timeline.Histogram `json:"-"`
+	Achieved float64             `json:"achieved_tps"`
+	Issued   float64             `json:"issued_tps"`
+	Clients  int                 `json:"clients"` // clients the shape wanted at the end
+	P50      int64               `json:"p50_us"`
+	P99      int64               `json:"p99_us"`
+	P999     int64               `json:"p999_us"`
+	MaxUS    int64               `json:"max_us"`
+	Latency  *timeline.Histogram `json:"-"`
 	// ClientCPU is firedrill's own CPU, in cores (its mean over the
 	// window), and ClientCPUCap the cores it may use; 0 when unsampled.
-	ClientCPU, ClientCPUCap float64
+	ClientCPU    float64 `json:"client_cpu"`
+	ClientCPUCap float64 `json:"client_cpu_cap"`
 	// ClientSchedP99 is the median over the window of the 99th
 	// percentile of the time firedrill's runnable goroutines waited for
 	// a thread, ms: high when firedrill is starved of CPU, by itself or
 	// by the rest of the host. 0 when unsampled or none waited.
-	ClientSchedP99 float64
+	ClientSchedP99 float64 `json:"client_sched_p99_ms"`
 	// HostBusy is the host's busy CPU, in % of all its CPUs (mean); -1
 	// when unsampled.
-	HostBusy float64
+	HostBusy float64 `json:"host_busy_pct"`
 	// PoolWaitP99 is the 99th percentile of the wait for a pooled
 	// connection, µs; 0 without a pool.
-	PoolWaitP99 int64
+	PoolWaitP99 int64 `json:"pool_wait_p99_us"`
 }
 
 // clientSaturated is the share of its cores at which firedrill itself is

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -224,5 +225,22 @@ func TestNextLevel(t *testing.T) {
 		if next != c.next || done != c.done {
 			t.Errorf("%s: nextLevel(%v, %v) = %v, %v; want %v, %v", c.question, c.lo, c.hi, next, done, c.next, c.done)
 		}
+	}
+}
+
+// TestJudgeGeneratorFinding: a kind's generator-limited finding marks a
+// failing step as the client's, and binds in its own words, first.
+func TestJudgeGeneratorFinding(t *testing.T) {
+	t.Parallel()
+	h := timeline.NewHistogram()
+	h.Record(900_000)
+	findings := []diagnose.Finding{
+		{Rule: "lock-contention", Severity: diagnose.Warning, Headline: "rows"},
+		{Rule: "generator-limited", Severity: diagnose.Warning, Headline: "the host had 0 % CPU idle", Remedy: "shards"},
+	}
+	s := Step{Measure: Measure{Seconds: 10, Count: 1, Latency: h}, Findings: findings, Binds: TopBinds(findings, 3)}
+	Judge(Config{SLOs: []SLO{mustSLO(t, "p99<50ms")}}, &s)
+	if s.Pass || !s.ClientLimited || len(s.Binds) != 2 || s.Binds[0].Rule != "generator-limited" || s.Binds[1].Rule != "lock-contention" {
+		t.Errorf("pass %v client %v binds %+v; want failing, the client's, generator-limited first and once", s.Pass, s.ClientLimited, s.Binds)
 	}
 }

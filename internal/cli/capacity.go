@@ -260,6 +260,13 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 			ropts.Log = logw
 		}
 		res, runErr := runner.Run(ctx, ropts)
+		if res == nil && runErr != nil && ctx.Err() == nil {
+			// A run that did not start (a server slow to answer on a
+			// busy machine) is tried once more before the search gives up.
+			fmt.Fprintf(env.Stderr, "firedrill: step %d did not start (%v); trying it once more\n", steps, runErr)
+			ropts.RunDir += "-retry"
+			res, runErr = runner.Run(ctx, ropts)
+		}
 		if res == nil {
 			if runErr == nil {
 				runErr = errors.New("the run left no result")

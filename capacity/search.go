@@ -303,7 +303,7 @@ func Search(ctx context.Context, cfg Config, run RunStep, progress func(s *Step,
 			}
 		}
 		if confirmed {
-			res.Stopped = fmt.Sprintf("converged within %s", pct(cfg.Tolerance))
+			res.Stopped = fmt.Sprintf("converged within %s", roundPct(cfg.Tolerance))
 			return finish(nil)
 		}
 		runLevel = false

@@ -67,7 +67,7 @@ workloads:
 `)
 	env, out, errb := clikit.MemoryEnv("")
 	args := []string{"capacity", path, "--slo", "p99<1s", "--step", "4s", "--warmup", "1s", "--confirm", "1",
-		"--tolerance", "0.05", "--out", filepath.Join(tmp, "runs"), "--json", "-", "-q"}
+		"--tolerance", "0.05", "--out", filepath.Join(tmp, "runs"), "--json", "-", "-q", "--junit", filepath.Join(tmp, "junit.xml")}
 	if code := Main(env, kinds.Registry(), args); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
 	}
@@ -99,6 +99,10 @@ workloads:
 	}
 	if !strings.Contains(res.Server, "a fresh embedded server per step") {
 		t.Errorf("server %q does not say each step had a fresh server", res.Server)
+	}
+	junit, err := os.ReadFile(filepath.Join(tmp, "junit.xml"))
+	if err != nil || !strings.Contains(string(junit), `name="a level meets the SLO"`) || strings.Contains(string(junit), "<failure") {
+		t.Errorf("--junit: %v\n%s", err, junit)
 	}
 	for _, f := range []string{capacity.HTMLFile, capacity.JSONFile} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {

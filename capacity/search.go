@@ -225,7 +225,9 @@ func Search(ctx context.Context, cfg Config, run RunStep, progress func(s *Step,
 			}
 		}
 	}
-	do := func(level float64, confirm int) (*Step, error) {
+	rerun := map[float64]bool{} // levels re-run once because the client was the limit
+	var do func(level float64, confirm int) (*Step, error)
+	do = func(level float64, confirm int) (*Step, error) {
 		s, err := run(ctx, level, confirm)
 		if err != nil && ctx.Err() != nil {
 			return nil, ErrInterrupted
@@ -244,6 +246,17 @@ func Search(ctx context.Context, cfg Config, run RunStep, progress func(s *Step,
 		s.Level, s.N, s.Confirm = level, len(res.Steps)+1, confirm
 		Judge(cfg, &s)
 		res.Steps = append(res.Steps, &s)
+		if !s.Pass && s.ClientLimited && !rerun[level] && len(res.Steps) < cfg.MaxSteps {
+			// The generator, not the system, failed this step: it says
+			// nothing of the level yet. Once more; a second time is an
+			// answer (the client is the limit there).
+			rerun[level] = true
+			s.Why = append(s.Why, "re-run: the client was the limit")
+			if progress != nil {
+				progress(&s, lo, hi)
+			}
+			return do(level, confirm)
+		}
 		if prev, seen := passed[level]; !seen || prev {
 			passed[level] = s.Pass
 		}

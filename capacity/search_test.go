@@ -244,3 +244,24 @@ func TestJudgeGeneratorFinding(t *testing.T) {
 		t.Errorf("pass %v client %v binds %+v; want failing, the client's, generator-limited first and once", s.Pass, s.ClientLimited, s.Binds)
 	}
 }
+
+// TestSearchRerunsClientLimited: a step the generator failed (firedrill
+// starved) is run once more before its level counts as failing.
+func TestSearchRerunsClientLimited(t *testing.T) {
+	t.Parallel()
+	q := &queue{capacity: 1000}
+	run := func(ctx context.Context, level float64, confirm int) (Step, error) {
+		s, err := q.step(ctx, level, confirm)
+		if q.runs == 1 { // the first step: behind, firedrill at its cores
+			s.Measure.Issued, s.Measure.ClientCPU, s.Measure.ClientCPUCap = level/2, 2, 2
+		}
+		return s, err
+	}
+	res, err := Search(context.Background(), Config{Vary: VaryRate, Start: 400, Confirm: 1, SLOs: []SLO{mustSLO(t, "p99<10ms")}}, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Steps[0].ClientLimited || res.Steps[1].Level != 400 || !res.Steps[1].Pass || res.Best < 980 {
+		t.Errorf("steps %v…, best %v: want 400 re-run after the client failed it, then the search on to ~1000", res.Steps[:2], res.Best)
+	}
+}

@@ -87,8 +87,10 @@ gives them (a closed workload's clients, or clients written beside rate:
 A step fails when any SLO fails (--slo 'p99<50ms', 'p95<=20ms',
 'p99.9<1s', 'max<2s', 'failed<0.1%'; repeatable), when the generator did not
 keep up (it issued less than 99 % of the offered rate), or when the run
-ended badly. When firedrill's own CPU was saturated at a failing step, it
-says that the client, not the system, is the limit. The best passing level
+ended badly. When firedrill's own CPU was saturated at a failing step (or
+it fell behind while its goroutines waited for a thread), the step is run
+once more, and if the same happens it says that the client, not the
+system, is the limit. The best passing level
 is confirmed by re-running it (--confirm, default 2 runs), and reported
 with the spread of its runs; a confirming run that fails moves the search
 below it.

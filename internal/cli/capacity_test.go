@@ -77,10 +77,13 @@ workloads:
 	}
 	t.Logf("search:\n%s", errb)
 	const ideal = 16 / 0.020
-	// The script's sleep overshoots by a millisecond or so (5 %) and the
-	// machine is shared: 80 % of the ideal, up to the tolerance above it.
-	if res.Best < 0.8*ideal || res.Best > 1.05*ideal || res.Confirmed != 1 {
-		t.Errorf("best %v tx/s (failed at %v, confirmed %d), want within [%v, %v]\n%s", res.Best, res.Failed, res.Confirmed, 0.8*ideal, 1.05*ideal, errb)
+	// The script's sleep overshoots by a millisecond or so (5 %), and a
+	// starved machine stretches it more: with -race at a load average of
+	// 25 on 2 cores the search found 575–625 (quiet: 760–800). So 70 % of
+	// the ideal, up to the tolerance above it: a search that stops short
+	// or misses the overload still fails.
+	if res.Best < 0.7*ideal || res.Best > 1.05*ideal || res.Confirmed != 1 {
+		t.Errorf("best %v tx/s (failed at %v, confirmed %d), want within [%v, %v]\n%s", res.Best, res.Failed, res.Confirmed, 0.7*ideal, 1.05*ideal, errb)
 	}
 	if res.Failed <= res.Best || res.Failed > 1.6*ideal {
 		t.Errorf("first failing level %v, want above the best %v and near %v", res.Failed, res.Best, ideal)

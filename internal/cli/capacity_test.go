@@ -79,7 +79,7 @@ workloads:
 	const ideal = 16 / 0.020
 	// The script's sleep overshoots by a millisecond or so (5 %), and a
 	// starved machine stretches it more: with -race at a load average of
-	// 25 on 2 cores the search found 575–625 (quiet: 760–800). So 70 % of
+	// 25 on 2 cores the search found 575–625 (without -race, above 640). So 70 % of
 	// the ideal, up to the tolerance above it: a search that stops short
 	// or misses the overload still fails.
 	if res.Best < 0.7*ideal || res.Best > 1.05*ideal || res.Confirmed != 1 {

@@ -400,7 +400,7 @@ func capacitySuite(rep *capacity.Report) report.JUnitSuite {
 		confirmed.Skipped = "no level to confirm"
 	case res.Interrupted:
 		confirmed.Skipped = "interrupted"
-	case res.Confirmed == 0 && strings.HasPrefix(res.Stopped, "converged") == false:
+	case res.Confirmed == 0 && !strings.HasPrefix(res.Stopped, "converged"):
 		confirmed.Failure = "not confirmed: " + res.Stopped
 	}
 	s.Cases = []report.JUnitCase{found, confirmed}

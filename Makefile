@@ -54,6 +54,7 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzEscapes$$' -fuzztime=$${FUZZTIME:-60s} ./db/mariadb/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseInnoDBStatus$$' -fuzztime=$${FUZZTIME:-60s} ./db/mariadb/sampler/
 	$(GO) test -run='^$$' -fuzz='^FuzzParsePLpgSQL$$' -fuzztime=$${FUZZTIME:-60s} ./sqlcheck/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseSLO$$' -fuzztime=$${FUZZTIME:-60s} ./capacity/
 
 bench: build ## ratios vs the real pgbench and redis-benchmark, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench

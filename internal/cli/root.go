@@ -52,7 +52,7 @@ instead, its kind read from the URL's scheme.`,
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.AddCommand(newRunCmd(env, backends), newValidateCmd(env, backends), newReportCmd(env, backends), newCompareCmd(env, backends), newDrillsCmd(env), newDrillCmd(env, backends),
-		newRestoreCmd(env, backends), newGrantCmd(env, backends), newK8sCmd(env, backends), newMergeCmd(env, backends), newVersionCmd(env))
+		newRestoreCmd(env, backends), newGrantCmd(env, backends), newK8sCmd(env, backends), newMergeCmd(env, backends), newCapacityCmd(env, backends), newVersionCmd(env))
 	for _, b := range backends.Backends() {
 		if c, ok := b.(backend.Commander); ok {
 			addCommands(root, b.Kind(), c.Commands(env))

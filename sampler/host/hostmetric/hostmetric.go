@@ -30,9 +30,10 @@ const (
 
 // Value keys of Self read outside the sampler.
 const (
-	SelfCPU      = "cpu"       // cores busy
-	SelfCPUs     = "cpus"      // GOMAXPROCS
-	SelfRSSBytes = "rss_bytes" // resident memory
+	SelfCPU      = "cpu"                  // cores busy
+	SelfCPUs     = "cpus"                 // GOMAXPROCS
+	SelfRSSBytes = "rss_bytes"            // resident memory
+	SelfSchedP99 = "sched_latency_p99_ms" // how long runnable goroutines waited for a thread (p99)
 )
 
 // Key is one value key of a source, with its unit and what it means.

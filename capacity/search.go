@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -143,8 +144,21 @@ func Judge(cfg Config, s *Step) {
 	generator := slices.IndexFunc(s.Findings, func(f diagnose.Finding) bool {
 		return f.Rule == generatorRule && diagnose.SeverityRank(f.Severity) <= diagnose.SeverityRank(diagnose.Warning)
 	})
-	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generator >= 0)
+	// The diagnosis's generator-limited finding reads the host: on a
+	// machine the server shares, a server at its CPU empties the host
+	// too. When the server's CPU is sampled and saturated while
+	// firedrill's own is not, the server sets the pace, not the client.
+	serverBound := m.ServerBound() && !m.ClientBound(behind)
+	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generator >= 0 && !serverBound)
 	switch {
+	case !s.Pass && serverBound:
+		s.Binds = slices.DeleteFunc(s.Binds, func(b Bind) bool { return b.Rule == generatorRule })
+		b := serverBind(m)
+		if len(s.Binds) > 0 && s.Binds[0].Severity == diagnose.Critical {
+			s.Binds = slices.Insert(s.Binds, 1, b)
+		} else {
+			s.Binds = append([]Bind{b}, s.Binds...)
+		}
 	case !s.ClientLimited:
 	case m.ClientBound(behind):
 		s.Binds = append([]Bind{clientBind(m)}, s.Binds...)
@@ -158,6 +172,26 @@ func Judge(cfg Config, s *Step) {
 // generatorRule is the diagnosis's finding that the load generator set
 // the pace, where a kind has it.
 const generatorRule = "generator-limited"
+
+// ServerRule is Bind.Rule when the server's own CPU is what binds.
+const ServerRule = "server-cpu"
+
+// serverBind is the Bind of a failing step at which the server's CPU
+// was at the cores it can use.
+func serverBind(m Measure) Bind {
+	h := fmt.Sprintf("the server's CPU at %.2f of the %s it can use, firedrill's at %.1f of %.0f: the server, not the client, is the limit",
+		m.ServerCPU, cores(m.ServerCPUCap), m.ClientCPU, m.ClientCPUCap)
+	return Bind{Rule: ServerRule, Severity: diagnose.Critical, Headline: h,
+		Remedy: "give the server more CPU (cores of its own, not shared with the load generator), or make each transaction cheaper for it (the report's top statements); a server whose commands run on one thread scales out by shards or replicas, not by cores"}
+}
+
+// cores says n cores in words.
+func cores(n float64) string {
+	if n == 1 {
+		return "1 core"
+	}
+	return strconv.FormatFloat(n, 'f', -1, 64) + " cores"
+}
 
 // clientBind is the Bind of a step that firedrill's own CPU limited.
 func clientBind(m Measure) Bind {

@@ -265,3 +265,35 @@ func TestSearchRerunsClientLimited(t *testing.T) {
 		t.Errorf("steps %v…, best %v: want 400 re-run after the client failed it, then the search on to ~1000", res.Steps[:2], res.Best)
 	}
 }
+
+// TestJudgeServerCPU: a failing step at which the server's CPU was at
+// the cores it can use while firedrill's was not is the server's, even
+// when the diagnosis blamed the generator by the host's idle CPU; with
+// the server's CPU unsampled or idle, the finding stands.
+func TestJudgeServerCPU(t *testing.T) {
+	t.Parallel()
+	h := timeline.NewHistogram()
+	h.Record(900_000)
+	findings := []diagnose.Finding{{Rule: "generator-limited", Severity: diagnose.Warning, Headline: "the host had 0 % CPU idle"}}
+	for _, c := range []struct {
+		server, serverCap, client float64
+		want                      string
+		clientLimited             bool
+	}{
+		{0.97, 1, 0.2, ServerRule, false},        // Redis's one thread saturated
+		{1.8, 2, 0.3, ServerRule, false},         // PostgreSQL on both cores
+		{0.3, 1, 0.2, "generator-limited", true}, // the server had room
+		{-1, 0, 0.2, "generator-limited", true},  // unsampled
+		{0.95, 1, 1.9, ClientRule, true},         // both saturated: firedrill at its cores
+	} {
+		s := Step{Measure: Measure{Seconds: 10, Count: 1, Latency: h, ServerCPU: c.server, ServerCPUCap: c.serverCap, ClientCPU: c.client, ClientCPUCap: 2},
+			Findings: findings, Binds: TopBinds(findings, 3)}
+		Judge(Config{SLOs: []SLO{mustSLO(t, "p99<50ms")}}, &s)
+		if s.Pass || s.ClientLimited != c.clientLimited || len(s.Binds) == 0 || s.Binds[0].Rule != c.want {
+			t.Errorf("server %.2f of %v, client %.1f: client-limited %v, binds %+v; want %v first", c.server, c.serverCap, c.client, s.ClientLimited, s.Binds, c.want)
+		}
+		if c.want == ServerRule && !strings.Contains(Signals(s.Measure), "server CPU") {
+			t.Errorf("signals %q do not name the server's CPU", Signals(s.Measure))
+		}
+	}
+}

@@ -240,6 +240,7 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 	defer stop()
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill:   ")
 	steps := 0
+	kinds := presentation(o.backends)
 	runStep := func(ctx context.Context, level float64, confirm int) (capacity.Step, error) {
 		steps++
 		sc, err := o.stepScenario(env, path, dsn, named, plan, level)
@@ -293,8 +294,11 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 				rep.Server = where + " " + t.Address + " (" + t.ProductName() + " " + t.ServerVersion + ")"
 			}
 		}
-		s := capacity.Step{Dir: res.Dir, Measure: capacity.MeasureRun(run, plan.workload.Name, warmup.Seconds()),
-			Findings: findings, Binds: capacity.TopBinds(findings, 3)}
+		m := capacity.MeasureRun(run, plan.workload.Name, warmup.Seconds())
+		if k, ok := kinds.Of(run.Manifest.Target); ok && k.ServerCPU != nil {
+			m.ReadServerCPU(run, k.ServerCPU.Source, k.ServerCPU.Key, k.ServerCPU.MaxCores)
+		}
+		s := capacity.Step{Dir: res.Dir, Measure: m, Findings: findings, Binds: capacity.TopBinds(findings, 3)}
 		if runErr != nil {
 			if errors.Is(runErr, runner.ErrInterrupted) {
 				return s, runErr

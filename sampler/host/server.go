@@ -90,7 +90,7 @@ func (s *server) Sample(context.Context) (map[string]float64, any, error) {
 
 // procStat is what the server sampler reads of /proc/<pid>/stat.
 type procStat struct {
-	ppid                          int
+	ppid                         int
 	utime, stime, cutime, cstime float64 // clock ticks
 }
 

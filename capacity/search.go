@@ -149,8 +149,16 @@ func Judge(cfg Config, s *Step) {
 	// too. When the server's CPU is sampled and saturated while
 	// firedrill's own is not, the server sets the pace, not the client.
 	serverBound := m.ServerBound() && !m.ClientBound(behind)
-	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generator >= 0 && !serverBound)
+	// With the server's CPU sampled, the finding's verdict (read from the
+	// host's idle CPU) holds only when firedrill used at least as much
+	// of the host as the server did.
+	generatorHolds := generator >= 0 && !serverBound && (m.ServerCPU < 0 || m.ClientCPU >= m.ServerCPU)
+	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generatorHolds)
+	hostBound := !s.Pass && !s.ClientLimited && !serverBound && m.ServerCPU >= 0 && m.HostBusy >= hostSaturatedPct && m.HostCPUs > 0
 	switch {
+	case hostBound:
+		s.Binds = slices.DeleteFunc(s.Binds, func(b Bind) bool { return b.Rule == generatorRule })
+		s.Binds = append([]Bind{hostBind(m)}, s.Binds...)
 	case !s.Pass && serverBound:
 		s.Binds = slices.DeleteFunc(s.Binds, func(b Bind) bool { return b.Rule == generatorRule })
 		b := serverBind(m)
@@ -183,6 +191,28 @@ func serverBind(m Measure) Bind {
 		m.ServerCPU, cores(m.ServerCPUCap), m.ClientCPU, m.ClientCPUCap)
 	return Bind{Rule: ServerRule, Severity: diagnose.Critical, Headline: h,
 		Remedy: "give the server more CPU (cores of its own, not shared with the load generator), or make each transaction cheaper for it (the report's top statements); a server whose commands run on one thread scales out by shards or replicas, not by cores"}
+}
+
+// HostRule is Bind.Rule when the host's CPU, which the server and
+// firedrill share, is what binds with neither at its own limit.
+const HostRule = "host-cpu"
+
+// hostSaturatedPct is the host's busy CPU (%) at which it binds.
+const hostSaturatedPct = 95
+
+// hostBind is the Bind of a failing step on a host with no CPU left,
+// where neither the server nor firedrill reached the cores it can use:
+// it names the larger of the two.
+func hostBind(m Measure) Bind {
+	others := max(0, m.HostBusy/100*m.HostCPUs-m.ServerCPU-m.ClientCPU)
+	larger := "the server's CPU: it used more of the host than firedrill"
+	if m.ClientCPU > m.ServerCPU {
+		larger = "the client: firedrill used more of the host than the server"
+	}
+	h := fmt.Sprintf("the host's CPU %.0f %% busy of %.0f cores, shared: the server used %.2f, firedrill %.2f, other processes %.2f; what binds is %s",
+		m.HostBusy, m.HostCPUs, m.ServerCPU, m.ClientCPU, others, larger)
+	return Bind{Rule: HostRule, Severity: diagnose.Warning, Headline: h,
+		Remedy: "run firedrill and the server on separate cores or machines (and nothing else beside them) to measure the server alone; the capacity found here is the shared machine's"}
 }
 
 // cores says n cores in words.

@@ -282,7 +282,7 @@ func TestJudgeServerCPU(t *testing.T) {
 	}{
 		{0.97, 1, 0.2, ServerRule, false},        // Redis's one thread saturated
 		{1.8, 2, 0.3, ServerRule, false},         // PostgreSQL on both cores
-		{0.3, 1, 0.2, "generator-limited", true}, // the server had room
+		{0.3, 1, 0.5, "generator-limited", true}, // the server had room, firedrill used more
 		{-1, 0, 0.2, "generator-limited", true},  // unsampled
 		{0.95, 1, 1.9, ClientRule, true},         // both saturated: firedrill at its cores
 	} {
@@ -294,6 +294,35 @@ func TestJudgeServerCPU(t *testing.T) {
 		}
 		if c.want == ServerRule && !strings.Contains(Signals(s.Measure), "server CPU") {
 			t.Errorf("signals %q do not name the server's CPU", Signals(s.Measure))
+		}
+	}
+}
+
+// TestJudgeHostCPU: a failing step on a host with no CPU left, neither
+// the server nor firedrill at its own limit, names the host and the
+// larger user of it; the generator's finding does not make it the
+// client's when the server used more.
+func TestJudgeHostCPU(t *testing.T) {
+	t.Parallel()
+	h := timeline.NewHistogram()
+	h.Record(900_000)
+	findings := []diagnose.Finding{{Rule: "generator-limited", Severity: diagnose.Warning, Headline: "the host had 0 % CPU idle"}}
+	for _, c := range []struct {
+		server, client float64
+		want           string
+	}{
+		{0.6, 0.1, "the server's CPU"},
+		{0.2, 0.6, "the client"},
+	} {
+		s := Step{Measure: Measure{Seconds: 10, Count: 1, Latency: h, ServerCPU: c.server, ServerCPUCap: 2, ClientCPU: c.client, ClientCPUCap: 2,
+			HostCPUs: 2, HostBusy: 100}, Findings: findings, Binds: TopBinds(findings, 3)}
+		Judge(Config{SLOs: []SLO{mustSLO(t, "p99<50ms")}}, &s)
+		client := c.client > c.server
+		if s.ClientLimited != client {
+			t.Errorf("server %.1f client %.1f: client-limited %v, want %v", c.server, c.client, s.ClientLimited, client)
+		}
+		if !client && (len(s.Binds) != 1 || s.Binds[0].Rule != HostRule || !strings.Contains(s.Binds[0].Headline, c.want)) {
+			t.Errorf("server %.1f client %.1f: binds %+v; want host-cpu naming %s, alone", c.server, c.client, s.Binds, c.want)
 		}
 	}
 }

@@ -200,8 +200,9 @@ func MeasureRun(run *timeline.Run, workload string, warmup float64) Measure {
 		m.ClientCPUCap = host
 	}
 	m.ClientSchedP99 = median(run.Series(hostmetric.Self, hostmetric.SelfSchedP99), from, to)
-	if idle := run.Series(hostmetric.Host, hostmetric.CPUIdle); len(idle) > 0 {
-		if v := mean(idle, from, to); !math.IsNaN(v) && v > 0 {
+	// A host 0 % idle is 100 % busy: a window without a point is unsampled.
+	if idle := run.Series(hostmetric.Host, hostmetric.CPUIdle); slices.ContainsFunc(idle, func(p timeline.Point) bool { return p.T > from && p.T <= to+1e-6 }) {
+		if v := mean(idle, from, to); !math.IsNaN(v) {
 			m.HostBusy = 100 - v
 		}
 	}

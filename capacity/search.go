@@ -75,8 +75,11 @@ type Step struct {
 	Why []string `json:"why,omitempty"`
 	Met []string `json:"met,omitempty"`
 	// ClientLimited says firedrill itself, not the system, set the pace.
-	ClientLimited bool   `json:"client_limited,omitempty"`
-	Err           string `json:"error,omitempty"` // the run ended badly
+	ClientLimited bool `json:"client_limited,omitempty"`
+	// HostLimited says the host's CPU, shared, bound the step with
+	// neither the server nor firedrill at its own limit.
+	HostLimited bool   `json:"host_limited,omitempty"`
+	Err         string `json:"error,omitempty"` // the run ended badly
 }
 
 // RunStep runs the scenario at one level and returns what it measured
@@ -155,6 +158,7 @@ func Judge(cfg Config, s *Step) {
 	generatorHolds := generator >= 0 && !serverBound && (m.ServerCPU < 0 || m.ClientCPU >= m.ServerCPU)
 	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generatorHolds)
 	hostBound := !s.Pass && !s.ClientLimited && !serverBound && m.ServerCPU >= 0 && m.HostBusy >= hostSaturatedPct && m.HostCPUs > 0
+	s.HostLimited = hostBound
 	switch {
 	case hostBound:
 		s.Binds = slices.DeleteFunc(s.Binds, func(b Bind) bool { return b.Rule == generatorRule })
@@ -310,12 +314,16 @@ func Search(ctx context.Context, cfg Config, run RunStep, progress func(s *Step,
 		s.Level, s.N, s.Confirm = level, len(res.Steps)+1, confirm
 		Judge(cfg, &s)
 		res.Steps = append(res.Steps, &s)
-		if !s.Pass && s.ClientLimited && !rerun[level] && len(res.Steps) < cfg.MaxSteps {
-			// The generator, not the system, failed this step: it says
-			// nothing of the level yet. Once more; a second time is an
-			// answer (the client is the limit there).
+		if !s.Pass && (s.ClientLimited || s.HostLimited) && !rerun[level] && len(res.Steps) < cfg.MaxSteps {
+			// The generator, or a host whose CPU others took, not the
+			// system, failed this step: it says nothing of the level
+			// yet. Once more; a second time is an answer.
 			rerun[level] = true
-			s.Why = append(s.Why, "re-run: the client was the limit")
+			if s.ClientLimited {
+				s.Why = append(s.Why, "re-run: the client was the limit")
+			} else {
+				s.Why = append(s.Why, "re-run: the host's CPU was taken")
+			}
 			if progress != nil {
 				progress(&s, lo, hi)
 			}

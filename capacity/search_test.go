@@ -326,3 +326,26 @@ func TestJudgeHostCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchRerunsHostLimited: a step that failed on a host whose CPU
+// other processes took (neither the server nor firedrill at its limit)
+// is run once more before its level counts as failing.
+func TestSearchRerunsHostLimited(t *testing.T) {
+	t.Parallel()
+	q := &queue{capacity: 1000}
+	run := func(ctx context.Context, level float64, confirm int) (Step, error) {
+		s, err := q.step(ctx, level, confirm)
+		if q.runs == 1 { // the first step: behind on a host 100 % busy
+			s.Measure.Issued, s.Measure.HostBusy, s.Measure.HostCPUs = level/2, 100, 2
+			s.Measure.ServerCPU, s.Measure.ServerCPUCap, s.Measure.ClientCPU, s.Measure.ClientCPUCap = 0.6, 2, 0.2, 2
+		}
+		return s, err
+	}
+	res, err := Search(context.Background(), Config{Vary: VaryRate, Start: 400, Confirm: 1, SLOs: []SLO{mustSLO(t, "p99<10ms")}}, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Steps[0].HostLimited || res.Steps[0].Binds[0].Rule != HostRule || res.Steps[1].Level != 400 || !res.Steps[1].Pass || res.Best < 980 {
+		t.Errorf("steps %v…, best %v: want 400 re-run after the host failed it, then the search on to ~1000", res.Steps[:2], res.Best)
+	}
+}

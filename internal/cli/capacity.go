@@ -100,7 +100,10 @@ Law fitted to the steps (σ, κ, R², the peak when it lies within twice the
 measured concurrency: it is never extrapolated further), and what binds: the
 top findings of the diagnosis at the first failing and last passing steps,
 with their remedies, and the saturation signals (the host's CPU,
-firedrill's, the pool's wait).
+firedrill's, the server's where its kind samples it, the pool's wait). A
+failing step at which the server's CPU was at the cores it can use while
+firedrill's was not binds on the server's CPU; on a host with no CPU left
+and neither at its limit, on the host's, naming the larger user of it.
 
 Every step is a run directory (with its report.html) under one capacity
 directory in --out, which also gets capacity.html (throughput against load,

@@ -161,6 +161,13 @@ type SetupMarker interface {
 	SetupDone(ctx context.Context, key string) (bool, error)
 }
 
+// Setupless is a target with no setup at all (an HTTP service is loaded
+// as it is): the shards of a split run have nothing to wait for, so it
+// needs no SetupMarker.
+type Setupless interface {
+	Setupless() bool
+}
+
 // Restorer is a backend that can put back what runs changed on a given
 // server and could not restore themselves (a run killed outright): for
 // PostgreSQL, the settings that settings events changed.

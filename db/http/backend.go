@@ -24,6 +24,7 @@ import (
 	"github.com/firedrill/firedrill/db/http/httpdialect"
 	httpinstance "github.com/firedrill/firedrill/db/http/instance"
 	httpsampler "github.com/firedrill/firedrill/db/http/sampler"
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/secret"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
@@ -53,6 +54,7 @@ var (
 	_ backend.Keyed      = Backend{}
 	_ backend.Dialected  = Backend{}
 	_ backend.Passworder = Backend{}
+	_ backend.Ruled      = Backend{}
 )
 
 // New returns the http kind.
@@ -60,6 +62,11 @@ func New() Backend { return Backend{} }
 
 // Kind is "http".
 func (Backend) Kind() string { return Kind }
+
+// Rules are the diagnosis rules of HTTP runs: none of the kind's own
+// yet (the neutral ones run on every run); the HTTP rules' package
+// (db/http/rules) takes this line over.
+func (Backend) Rules() []diagnose.Rule { return nil }
 
 // Schemes are the URL schemes of services: http and https.
 func (Backend) Schemes() []string { return []string{"http", "https"} }
@@ -219,6 +226,7 @@ var (
 	_ backend.Target     = (*target)(nil)
 	_ backend.Sampled    = (*target)(nil)
 	_ backend.Configured = (*target)(nil)
+	_ backend.Setupless  = (*target)(nil)
 )
 
 // newTarget makes the engine's target for the service.
@@ -241,6 +249,9 @@ func (tg *target) Info() timeline.Target { return tg.info }
 
 // Setup has nothing to do: a service is loaded as it is.
 func (tg *target) Setup(context.Context) error { return nil }
+
+// Setupless: the shards of a split run have no setup to wait for.
+func (tg *target) Setupless() bool { return true }
 
 // Workload makes the engine's target for one workload: keep-alive
 // connections, one per client or the target's connections: shared.
@@ -309,5 +320,3 @@ func (tg *target) Close(bool) error {
 	}
 	return nil
 }
-
-

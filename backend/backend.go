@@ -272,6 +272,16 @@ type Passworder interface {
 	Password(connString string) string
 }
 
+// Secreted is a backend whose scenarios give its targets secrets that no
+// connection string holds (an HTTP service's Authorization header, a
+// token in a script's URL), so that they are masked in everything the
+// run prints and writes, from its first byte.
+type Secreted interface {
+	// Secrets are the secret values sc gives a target of the kind (one
+	// target's view).
+	Secrets(sc *scenario.Scenario) []string
+}
+
 // Registry holds the backends firedrill was built with. The registration
 // (package kinds) builds it with NewRegistry, cmd/firedrill hands it
 // down, and tests take it from there too.

@@ -55,6 +55,7 @@ var (
 	_ backend.Dialected  = Backend{}
 	_ backend.Passworder = Backend{}
 	_ backend.Ruled      = Backend{}
+	_ backend.Secreted   = Backend{}
 )
 
 // New returns the http kind.
@@ -116,14 +117,10 @@ func secretHeader(name string) bool {
 }
 
 // Open takes the given service (url: or --dsn), checking that it
-// answers a connection, or starts the throwaway one. It teaches the
-// masking every secret the scenario gives the service: the target's
-// header values, and the values of the scripts' secret headers and
-// query parameters.
+// answers a connection, or starts the throwaway one.
 func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
 	sc := spec.Scenario
 	tg := &target{spec: spec, sc: sc, stats: &httptarget.Stats{}}
-	learnSecrets(spec)
 	if dsn := backend.GivenDSN(spec); dsn != "" {
 		u, err := url.Parse(dsn)
 		if err != nil {
@@ -152,21 +149,26 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	return tg, nil
 }
 
-// learnSecrets teaches the masking the secrets the scenario gives the
-// service.
-func learnSecrets(spec backend.Spec) {
-	if spec.Secret == nil {
-		return
-	}
-	sc := spec.Scenario
-	for _, v := range sc.Target.Headers {
-		spec.Secret(v)
+// Secrets are what the scenario gives the service that must be masked:
+// the target's header values (each, and the credential after "Bearer "
+// alone), and in the scripts the literal values of secret headers
+// (Authorization, Cookie, *token*, *api-key* …, and those the target's
+// headers: name) and of secret query parameters (token=, api_key= …).
+func (Backend) Secrets(sc *scenario.Scenario) []string {
+	var out []string
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return
+		}
+		out = append(out, v)
 		if _, cred, ok := strings.Cut(v, " "); ok { // "Bearer <token>": the token alone too
-			spec.Secret(strings.TrimSpace(cred))
+			out = append(out, strings.TrimSpace(cred))
 		}
 	}
 	secretHeaders := map[string]bool{}
-	for name := range sc.Target.Headers {
+	for name, v := range sc.Target.Headers {
+		add(v)
 		secretHeaders[strings.ToLower(name)] = true
 	}
 	for _, w := range sc.Workloads {
@@ -192,10 +194,7 @@ func learnSecrets(spec backend.Spec) {
 					if secretHeader(h.Name) || secretHeaders[strings.ToLower(h.Name)] {
 						for _, p := range h.Value.Parts {
 							if p.Var == script.NoVar {
-								spec.Secret(strings.TrimSpace(p.Text))
-								if _, cred, ok := strings.Cut(strings.TrimSpace(p.Text), " "); ok {
-									spec.Secret(cred)
-								}
+								add(p.Text)
 							}
 						}
 					}
@@ -203,13 +202,14 @@ func learnSecrets(spec backend.Spec) {
 				if _, q, ok := strings.Cut(req.Target.String(), "?"); ok {
 					for _, kv := range strings.Split(q, "&") {
 						if k, v, ok := strings.Cut(kv, "="); ok && secretParam(k) && !strings.HasPrefix(v, ":") {
-							spec.Secret(v)
+							add(v)
 						}
 					}
 				}
 			}
 		}
 	}
+	return out
 }
 
 // target is one run's service.

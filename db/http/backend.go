@@ -89,31 +89,11 @@ func (Backend) Password(dsn string) string {
 		return ""
 	}
 	for k, vs := range u.Query() {
-		if secretParam(k) && len(vs) > 0 {
+		if httpdialect.SecretParam(k) && len(vs) > 0 {
 			return vs[0]
 		}
 	}
 	return ""
-}
-
-// secretParam says whether a query parameter's name says it carries a
-// secret.
-func secretParam(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "session"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// secretHeader says whether a header's value is a secret wherever it is
-// written (the target's headers are all secrets).
-func secretHeader(name string) bool {
-	n := strings.ToLower(name)
-	return n == "authorization" || n == "proxy-authorization" || n == "cookie" || strings.Contains(n, "token") ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "secret")
 }
 
 // Open takes the given service (url: or --dsn), checking that it
@@ -191,7 +171,7 @@ func (Backend) Secrets(sc *scenario.Scenario) []string {
 					continue
 				}
 				for _, h := range req.Headers {
-					if secretHeader(h.Name) || secretHeaders[strings.ToLower(h.Name)] {
+					if httpdialect.SecretHeader(h.Name) || secretHeaders[strings.ToLower(h.Name)] {
 						for _, p := range h.Value.Parts {
 							if p.Var == script.NoVar {
 								add(p.Text)
@@ -201,7 +181,7 @@ func (Backend) Secrets(sc *scenario.Scenario) []string {
 				}
 				if _, q, ok := strings.Cut(req.Target.String(), "?"); ok {
 					for _, kv := range strings.Split(q, "&") {
-						if k, v, ok := strings.Cut(kv, "="); ok && secretParam(k) && !strings.HasPrefix(v, ":") {
+						if k, v, ok := strings.Cut(kv, "="); ok && httpdialect.SecretParam(k) && !strings.HasPrefix(v, ":") {
 							add(v)
 						}
 					}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,13 +30,16 @@ func runScenario(t *testing.T, src string, dsns map[string]string) *timeline.Run
 		t.Fatal(err)
 	}
 	reg := kinds.Registry()
-	opts := reg.ScenarioOptions()
-	opts.DSNs = dsns
+	dsn := dsns[""] // a scenario of one system's --dsn
+	opts := reg.ScenarioOptionsFor(dsn)
+	if dsn == "" {
+		opts.DSNs = dsns
+	}
 	sc, err := scenario.Load(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: reg, RunDir: filepath.Join(dir, "run")})
+	res, err := runner.Run(context.Background(), runner.Options{Scenario: sc, Backends: reg, DSN: dsn, RunDir: filepath.Join(dir, "run")})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -169,5 +173,40 @@ workloads:
 	want := 400 * 5.0
 	if failed != 0 || math.Abs(float64(done)-want)/want > 0.02 {
 		t.Errorf("%d transactions (%d failed or skipped) in %.2f s, want %.0f ± 2 %%", done, failed, span, want)
+	}
+}
+
+// connections: N makes the clients share N keep-alive connections.
+func TestSharedConnections(t *testing.T) {
+	var accepted atomic.Int64
+	svc := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok"))
+	}))
+	svc.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			accepted.Add(1)
+		}
+	}
+	svc.Start()
+	defer svc.Close()
+	src := `name: shared
+duration: 2s
+target: {kind: http, connections: 2}
+workloads:
+  - name: many
+    clients: 6
+    scripts:
+      - inline: |
+          GET /
+          \check body contains "ok"
+`
+	run := runScenario(t, src, map[string]string{"": svc.URL})
+	var done int64
+	for _, iv := range run.Intervals {
+		done += iv.Count
+	}
+	// The probe when the target opened is one more.
+	if n := accepted.Load(); n != 3 || done == 0 {
+		t.Errorf("%d connections accepted (the probe and 2 shared), %d transactions", n, done)
 	}
 }

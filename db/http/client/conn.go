@@ -146,9 +146,9 @@ func (c *conn) Exec(ctx context.Context, cmd *script.Command, vars *script.Vars)
 		}
 		return err
 	}
-	c.t.stats.All.reply(status, us)
+	c.t.stats.All.Record(status, us)
 	if ep != nil {
-		ep.reply(status, us)
+		ep.Record(status, us)
 	}
 	return failure
 }

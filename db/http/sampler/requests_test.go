@@ -6,8 +6,8 @@ import (
 	"time"
 
 	httptarget "github.com/firedrill/firedrill/db/http/client"
-	hm "github.com/firedrill/firedrill/db/http/httpmetric"
 	"github.com/firedrill/firedrill/db/http/httpdialect"
+	hm "github.com/firedrill/firedrill/db/http/httpmetric"
 	"github.com/firedrill/firedrill/script"
 )
 

@@ -147,15 +147,21 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// An open-model run reaches its rate: the transactions started are
-// within 2 % of the rate times the duration.
+// An open-model run reaches its rate: the transactions done are within
+// 2 % of the rate times the duration. Arrivals are Poisson, so the
+// count itself varies by √n: 20,000 of them vary by 0.7 %, and the seed
+// fixes them.
 func TestOpenModelRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10 s run")
+	}
 	src := `name: rate
-duration: 5s
+duration: 10s
 target: {kind: http}
 workloads:
   - name: steady
-    rate: 400
+    rate: 2000
+    seed: 7
     clients: 8
     scripts:
       - inline: |
@@ -170,7 +176,8 @@ workloads:
 		failed += iv.Failed + iv.Skipped
 		span = math.Max(span, iv.End)
 	}
-	want := 400 * 5.0
+	want := 2000 * 10.0
+	t.Logf("%d transactions in %.2f s: %.2f %% of the offered %.0f", done, span, 100*float64(done)/want, want)
 	if failed != 0 || math.Abs(float64(done)-want)/want > 0.02 {
 		t.Errorf("%d transactions (%d failed or skipped) in %.2f s, want %.0f ± 2 %%", done, failed, span, want)
 	}

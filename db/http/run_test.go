@@ -223,3 +223,29 @@ workloads:
 		t.Errorf("%d connections accepted (the probe and 2 shared), %d transactions", n, done)
 	}
 }
+
+// validate names the scenario's file:line:col of an HTTP script line it
+// cannot read, and refuses a service URL it cannot load.
+func TestValidateErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ target, script, want string }{
+		{"{kind: http}", `GET /x\n\check status = 200`, "s.yaml:10:25: \\check status: \"=\" is not a comparison"},
+		{"{kind: http}", `get /x`, "s.yaml:9:11: not an HTTP request line"},
+		{"{kind: http, url: \"http://127.0.0.1:9/api?token=zzz-secret\"}", `GET /x`, "url http://127.0.0.1:9/api: a base URL has no query"},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "s.yaml")
+		src := fmt.Sprintf("name: v\nduration: 2s\ntarget: %s\nworkloads:\n  - name: w\n    clients: 1\n    scripts:\n      - inline: |\n          %s\n", tc.target, strings.ReplaceAll(tc.script, `\n`, "\n          "))
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		reg := kinds.Registry()
+		sc, err := scenario.Load(path, reg.ScenarioOptions())
+		if err == nil {
+			err = runner.Validate(sc, runner.Options{Scenario: sc, Backends: reg})
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "zzz-secret") {
+			t.Errorf("%s / %q: %v, want %q", tc.target, tc.script, err, tc.want)
+		}
+	}
+}

@@ -309,6 +309,9 @@ func (c *conn) readReply(req *httpdialect.Request, vars *script.Vars) (status in
 			if err = c.io.Fill(); err != nil {
 				break
 			}
+			if len(c.io.Buffered()) > 1<<30 {
+				return 0, nil, fmt.Errorf("%w: a body of more than 1 GiB", errProtocol)
+			}
 		}
 		if !errors.Is(err, sockio.ErrClosed) {
 			return 0, nil, err

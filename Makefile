@@ -10,7 +10,7 @@ GOTESTFLAGS ?=
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-setup: ## install missing Debian packages (PostgreSQL, pgbench, MariaDB, Redis, sysbench, chromium) and Go modules, build bin/firedrill
+setup: ## install missing Debian packages (PostgreSQL, pgbench, MariaDB, Redis, sysbench, wrk, chromium) and Go modules, build bin/firedrill
 	./scripts/setup.sh
 
 build: ## build bin/firedrill

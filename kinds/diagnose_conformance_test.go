@@ -36,9 +36,10 @@ var (
 // everyRule is every rule of every kind, and the neutral ones.
 func everyRule() []diagnose.Rule { return kinds.Registry().AllRules() }
 
-// diagnoseRun diagnoses run with its kind's rules, as the command line does.
+// diagnoseRun diagnoses run with its kind's rules (each target's, in a
+// run of several), as the command line does.
 func diagnoseRun(run *timeline.Run) []diagnose.Finding {
-	return diagnose.Diagnose(run, kinds.Registry().Rules(run.Manifest.Target.Kind))
+	return diagnose.DiagnoseTargets(run, kinds.Registry().Rules)
 }
 
 // ruleOf is kind's rule id.

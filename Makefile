@@ -55,11 +55,13 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzParseInnoDBStatus$$' -fuzztime=$${FUZZTIME:-60s} ./db/mariadb/sampler/
 	$(GO) test -run='^$$' -fuzz='^FuzzParsePLpgSQL$$' -fuzztime=$${FUZZTIME:-60s} ./sqlcheck/
 
-bench: build ## ratios vs the real pgbench and redis-benchmark, and sampler overhead (sampled/unsampled TPS), on embedded servers
+bench: build ## ratios vs the real pgbench, sysbench, redis-benchmark, wrk and vegeta, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench
 	$(GO) run ./bench/vs-sysbench
 	$(GO) run ./bench/sampler-overhead
 	$(GO) run ./bench/vs-redis-benchmark
+	$(GO) run ./bench/vs-wrk
+	cd bench/vs-vegeta && $(GO) run .
 
 demo: build ## a real 4-minute multixact scenario on a throwaway PostgreSQL: timeline, findings, run directory
 	$(BIN) run examples/multixact.yaml

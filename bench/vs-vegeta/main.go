@@ -160,7 +160,7 @@ func run(pairs int, seconds, rate float64, connections int, threads []int, delay
 // side is one tool's run.
 type side struct {
 	httpbench.Result
-	name       string
+	name        string
 	cpuPerReqUS float64
 }
 

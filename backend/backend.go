@@ -91,6 +91,10 @@ type Target interface {
 type Workload struct {
 	Target engine.Target
 	Mode   string // the protocol, for run.json ("simple", "prepared" …)
+	// Pool, when > 0 and the workload sets no pool of its own, makes the
+	// clients share that many connections: the target's own setting (an
+	// HTTP service's connections:).
+	Pool int
 }
 
 // Sampled is a target whose insides can be read on the run's clock.

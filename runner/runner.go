@@ -379,13 +379,17 @@ func (r *run) plan() error {
 		spec := &r.sc.Workloads[i]
 		tr := r.target(spec.Target)
 		syms := script.NewSymbols()
-		scripts, infos, err := loadScripts(tr.sc, spec, syms, r.dir)
+		scripts, infos, err := loadScripts(tr.sc, spec, syms, r.dir, r.red.Redact)
 		if err != nil {
 			return err
 		}
 		wl, err := tr.tgt.Workload(spec, scripts, AppName(spec.Name))
 		if err != nil {
 			return targetErr(tr, err)
+		}
+		pool := spec.Pool
+		if pool == 0 {
+			pool = wl.Pool // the target's own (an HTTP service's connections:)
 		}
 		fn, clients, rateModel, maxRate := shape(spec)
 		fn, clients, maxRate, runs := r.opts.Shard.shareShape(fn, clients, rateModel, maxRate)
@@ -418,7 +422,7 @@ func (r *run) plan() error {
 			Scripts: scripts, Symbols: syms, Defines: defines, Scale: scale,
 			Clients: clients, Duration: stop - spec.Start, LatencyLimit: spec.LatencyLimit,
 			MaxTries: max(spec.MaxTries, 1), PerCommand: true, RandomSeed: seed,
-			Ticks: wr.ticks, FinalProgress: true, Shape: fn, Pool: r.opts.Shard.sharePool(spec.Pool), PoolTimeout: spec.PoolTimeout,
+			Ticks: wr.ticks, FinalProgress: true, Shape: fn, Pool: r.opts.Shard.sharePool(pool), PoolTimeout: spec.PoolTimeout,
 			ContinueOnError: true, Stderr: r.opts.Log,
 			FailureLimit: engine.FailureLimit{Ratio: r.sc.AbortOnFailure.Ratio, For: r.sc.AbortOnFailure.For},
 			OnOutage:     r.outageMarker(spec.Name, tr.name),
@@ -444,7 +448,7 @@ func (r *run) plan() error {
 			r.workloads = append(r.workloads, wr)
 		}
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
-			Name: spec.Name, Target: tr.name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: r.opts.Shard.sharePool(spec.Pool),
+			Name: spec.Name, Target: tr.name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: r.opts.Shard.sharePool(pool),
 			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: wl.Mode, Settings: spec.Settings,
 			// What the scripts read but never set, as the scenario gave it
 			// (not the engine's default scale of 1), for the lock-order analysis.

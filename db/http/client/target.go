@@ -46,7 +46,13 @@ type Config struct {
 	// AppName goes into the User-Agent, so that the service's logs tell
 	// the workloads apart.
 	AppName string
+	// Stats, when set, are the counters the target adds to (shared by
+	// the workloads of one service); nil makes the target its own.
+	Stats *Stats
 }
+
+// DefaultTimeout is a request's limit when Config.Timeout is not set.
+const DefaultTimeout = 30 * time.Second
 
 // Target opens connections to one HTTP service.
 type Target struct {
@@ -81,7 +87,7 @@ func NewTarget(cfg Config) (*Target, error) {
 		return nil, fmt.Errorf("http target: url %s: a base URL has no query or fragment (put them in the script's request lines)", u.Redacted())
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = 10 * time.Second
@@ -90,7 +96,10 @@ func NewTarget(cfg Config) (*Target, error) {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	t := &Target{cfg: cfg, addr: net.JoinHostPort(u.Hostname(), port), prefix: strings.TrimRight(u.EscapedPath(), "/"), stats: &Stats{}}
+	t := &Target{cfg: cfg, addr: net.JoinHostPort(u.Hostname(), port), prefix: strings.TrimRight(u.EscapedPath(), "/"), stats: cfg.Stats}
+	if t.stats == nil {
+		t.stats = &Stats{}
+	}
 	if u.Scheme == "https" {
 		t.tls = cfg.TLS
 		if t.tls == nil {

@@ -75,13 +75,13 @@ type Key struct {
 // <endpoint>.
 var Keys = func() []Key {
 	all := []Key{
-		{Source, RequestsPerS, "per_second", "HTTP replies per second"},
-		{Source, Status1xx, "per_second", "HTTP replies with a 1xx status per second"},
-		{Source, Status2xx, "per_second", "HTTP replies with a 2xx status per second"},
-		{Source, Status3xx, "per_second", "HTTP replies with a 3xx status per second"},
-		{Source, Status4xx, "per_second", "HTTP replies with a 4xx status per second"},
-		{Source, Status5xx, "per_second", "HTTP replies with a 5xx status per second"},
-		{Source, ErrorsPerS, "per_second", "HTTP requests without a reply (timeout, lost or refused connection) per second"},
+		{Source, RequestsPerS, "1/s", "HTTP replies per second"},
+		{Source, Status1xx, "1/s", "HTTP replies with a 1xx status per second"},
+		{Source, Status2xx, "1/s", "HTTP replies with a 2xx status per second"},
+		{Source, Status3xx, "1/s", "HTTP replies with a 3xx status per second"},
+		{Source, Status4xx, "1/s", "HTTP replies with a 4xx status per second"},
+		{Source, Status5xx, "1/s", "HTTP replies with a 5xx status per second"},
+		{Source, ErrorsPerS, "1/s", "HTTP requests without a reply (timeout, lost or refused connection) per second"},
 		{Source, P50MS, "ms", "median HTTP request latency in the interval"},
 		{Source, P99MS, "ms", "99th percentile HTTP request latency in the interval"},
 		{Source, MaxMS, "ms", "longest HTTP request in the interval"},

@@ -16,8 +16,10 @@
 // It connects to the database named by FIREDRILL_CONNSTRING (what a
 // scenario's shell event is given for its target) or -dsn, listens on
 // -addr (JOURNAL_API_ADDR), holds a pool of -pool connections
-// (JOURNAL_API_POOL, default 8), and exits when the process that started
-// it is gone, so that a run killed outright leaves no service behind.
+// (JOURNAL_API_POOL, default 8), and exits at -until (a Unix time: a
+// scenario stops it just before its run ends, so that its event ends
+// cleanly) or when the process that started it is gone, so that a run
+// killed outright leaves no service behind.
 //
 // Two knobs put the time outside the database, for the "elsewhere" case
 // of the HTTP latency finding: -workers (JOURNAL_API_WORKERS) bounds the
@@ -65,18 +67,24 @@ func main() {
 	pool := flag.Int("pool", envInt("JOURNAL_API_POOL", 8), "database connections")
 	workers := flag.Int("workers", envInt("JOURNAL_API_WORKERS", 0), "requests handled at once, the rest queue (0: no limit)")
 	render := flag.Duration("render", envDuration("JOURNAL_API_RENDER", 0), "time added to every request after its query")
+	until := flag.Int64("until", 0, "stop at this Unix time, in seconds (0: run until stopped)")
 	flag.Parse()
-	if err := run(*addr, *dsn, *pool, *workers, *render); err != nil {
+	if err := run(*addr, *dsn, *pool, *workers, *render, *until); err != nil {
 		log.Fatalf("journal-api: %v", err)
 	}
 }
 
-func run(addr, dsn string, poolSize, workers int, render time.Duration) error {
+func run(addr, dsn string, poolSize, workers int, render time.Duration, until int64) error {
 	if dsn == "" {
 		return errors.New("no database: set FIREDRILL_CONNSTRING or -dsn")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if until > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Unix(until, 0))
+		defer cancel()
+	}
 	ctx, orphaned := context.WithCancel(ctx)
 	defer orphaned()
 	go exitWithParent(ctx, orphaned)

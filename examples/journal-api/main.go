@@ -117,7 +117,11 @@ func run(addr, dsn string, poolSize, workers int, render time.Duration, until in
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Connections stay open while idle: a load test's clients open theirs
+	// first and may send their first request many seconds later (at a low
+	// rate), and net/http bounds the wait for a connection's first
+	// request by ReadHeaderTimeout and for later ones by IdleTimeout.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Minute, IdleTimeout: 5 * time.Minute}
 	log.Printf("journal-api: listening on http://%s (pool %d, workers %d, render %s)", ln.Addr(), poolSize, workers, render)
 	go func() {
 		<-ctx.Done()

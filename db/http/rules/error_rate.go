@@ -25,10 +25,15 @@ func (errorRate) Inputs() diagnose.Inputs {
 	return diagnose.Inputs{AnyOf: []string{httpmetric.Source}}
 }
 
-// Shares of the requests that failed on the service's side.
+// Shares of the requests that failed on the service's side, over the
+// worst window of errorWindow samples with at least errorWindowMin
+// requests: a window that happened stays happened, so the severity a
+// live pass gives is one the whole run keeps.
 const (
 	errorRateWarn     = 0.01 // one request in a hundred: users see it
 	errorRateCritical = 0.10 // one in ten: the endpoint is failing
+	errorWindow       = 5
+	errorWindowMin    = 20
 )
 
 // endpointFailures is one endpoint's failed requests over the run.
@@ -36,6 +41,37 @@ type endpointFailures struct {
 	endpoint string
 	c        counts
 	failed   float64 // 5xx and no reply
+	// worst is the largest share failed over a window, which ends at
+	// worstT.
+	worst, worstT float64
+}
+
+// worstWindow is the largest share of an endpoint's requests that failed
+// over errorWindow consecutive samples (each with its requests), and
+// when that window ended.
+func worstWindow(run *timeline.Run, endpoint string) (share, at float64) {
+	type tick struct{ t, failed, attempts float64 }
+	var ticks []tick
+	for _, s := range run.SourceSamples(httpmetric.Source) {
+		if s.Error != "" {
+			continue
+		}
+		replies := s.Values[httpmetric.EndpointKey(endpoint, httpmetric.RequestsPerS)]
+		noReply := s.Values[httpmetric.EndpointKey(endpoint, httpmetric.ErrorsPerS)]
+		failed := s.Values[httpmetric.EndpointKey(endpoint, httpmetric.StatusClass(5))] + noReply
+		ticks = append(ticks, tick{s.T, failed, replies + noReply})
+	}
+	for i := 0; i+errorWindow <= len(ticks); i++ {
+		var failed, attempts float64
+		for _, tk := range ticks[i : i+errorWindow] {
+			failed += tk.failed
+			attempts += tk.attempts
+		}
+		if attempts*diagnose.Tick(run) >= errorWindowMin && failed/attempts > share {
+			share, at = failed/attempts, ticks[i+errorWindow-1].t
+		}
+	}
+	return share, at
 }
 
 func (errorRate) Check(run *timeline.Run) []diagnose.Finding {
@@ -43,36 +79,48 @@ func (errorRate) Check(run *timeline.Run) []diagnose.Finding {
 	for _, ep := range endpoints(run) {
 		c := countsOf(run, ep)
 		if failed := c.byClass[5] + c.noReply; round(failed) > 0 {
-			worst = append(worst, endpointFailures{ep, c, failed})
+			w := endpointFailures{endpoint: ep, c: c, failed: failed}
+			w.worst, w.worstT = worstWindow(run, ep)
+			worst = append(worst, w)
 		}
 	}
 	if len(worst) == 0 {
 		return nil
 	}
 	slices.SortStableFunc(worst, func(a, b endpointFailures) int {
-		switch sa, sb := a.c.share(a.failed), b.c.share(b.failed); {
-		case sa > sb:
+		switch {
+		case a.worst > b.worst:
 			return -1
-		case sa < sb:
+		case a.worst < b.worst:
 			return 1
 		}
 		return 0
 	})
 	top := worst[0]
-	share := top.c.share(top.failed)
 	severity := diagnose.Info
 	switch {
-	case share >= errorRateCritical:
+	case top.worst >= errorRateCritical:
 		severity = diagnose.Critical
-	case share >= errorRateWarn:
+	case top.worst >= errorRateWarn:
 		severity = diagnose.Warning
 	}
+	tick := diagnose.Tick(run)
 	f := diagnose.Finding{
 		Severity: severity,
 		Start:    top.c.from,
 		End:      top.c.to,
 		Workload: workloadOf(run),
-		Headline: fmt.Sprintf("%s failed %.1f %% of its requests (%s)", top.endpoint, 100*share, failureKinds(top.c)),
+		Headline: fmt.Sprintf("%s failed %.1f %% of its requests (%s)", top.endpoint, 100*top.c.share(top.failed), failureKinds(top.c)),
+		// The severity rests on the worst window, which later samples
+		// cannot undo.
+		Lasting: true,
+	}
+	if top.worst > 0 {
+		f.Headline += fmt.Sprintf(", %.0f %% over %.0f s at the worst", 100*top.worst, errorWindow*tick)
+		f.Evidence = append(f.Evidence, diagnose.Evidence{
+			Series: series(httpmetric.EndpointKey(top.endpoint, httpmetric.ErrorsPerS)), T: top.worstT, Value: top.worst,
+			Text: fmt.Sprintf("%s: %.1f %% of its requests failed in the %.0f s up to %.0f s", top.endpoint, 100*top.worst, errorWindow*tick, top.worstT),
+		})
 	}
 	for _, w := range worst {
 		if w.c.byClass[5] > 0 {

@@ -37,6 +37,7 @@ const (
 	latencyHighFactor  = 2    // a sample counts as high from this many times the start …
 	latencyHighFloorMS = 20   // … and this much above it
 	latencyMinHigh     = 3    // high samples needed
+	latencyBaseSamples = 5    // the start: the endpoint's first samples
 	latencyCriticalMS  = 1000 // a p99 of a second …
 	latencyCriticalX   = 10   // … and ten times the start: critical
 	// Of a database's active sessions, for the time to be its.
@@ -77,10 +78,12 @@ func riseOf(run *timeline.Run, endpoint string) (rise, bool) {
 		r.p99 = append(r.p99, timeline.Point{T: s.T, V: v})
 		rate = append(rate, timeline.Point{T: s.T, V: n})
 	}
-	if len(r.p99) < 2*latencyMinHigh {
+	if len(r.p99) < latencyBaseSamples+latencyMinHigh {
 		return r, false
 	}
-	nBase := max(latencyMinHigh, len(r.p99)/4)
+	// The start is the first latencyBaseSamples samples: fixed, so that
+	// what a live pass calls the start is what the whole run does.
+	nBase := latencyBaseSamples
 	r.baseFrom, r.baseTo = r.p99[0].T-tick, r.p99[nBase-1].T
 	r.baseMS = diagnose.Median(r.p99[:nBase], math.Inf(-1), math.Inf(1))
 	high := math.Max(latencyHighFactor*r.baseMS, r.baseMS+latencyHighFloorMS)

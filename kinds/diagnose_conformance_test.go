@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/db/http/httpmetric"
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/db/redis/redismetric"
@@ -254,7 +255,7 @@ func TestHealthyRecordingHasNoWarningFromAnyRule(t *testing.T) {
 // knownSources are the sources some metrics package names.
 func knownSources() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources, []string{httpmetric.Source}) {
 		out[s] = true
 	}
 	return out

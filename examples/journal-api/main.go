@@ -69,26 +69,31 @@ func main() {
 	render := flag.Duration("render", envDuration("JOURNAL_API_RENDER", 0), "time added to every request after its query")
 	until := flag.Int64("until", 0, "stop at this Unix time, in seconds (0: run until stopped)")
 	flag.Parse()
-	if err := run(*addr, *dsn, *pool, *workers, *render, *until); err != nil {
-		log.Fatalf("journal-api: %v", err)
-	}
-}
-
-func run(addr, dsn string, poolSize, workers int, render time.Duration, until int64) error {
-	if dsn == "" {
-		return errors.New("no database: set FIREDRILL_CONNSTRING or -dsn")
+	if *dsn == "" {
+		log.Fatal("journal-api: no database: set FIREDRILL_CONNSTRING or -dsn")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if until > 0 {
+	if *until > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Unix(until, 0))
+		ctx, cancel = context.WithDeadline(ctx, time.Unix(*until, 0))
 		defer cancel()
 	}
 	ctx, orphaned := context.WithCancel(ctx)
 	defer orphaned()
 	go exitWithParent(ctx, orphaned)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatalf("journal-api: listen on %s: %v", *addr, err)
+	}
+	if err := serve(ctx, ln, *dsn, *pool, *workers, *render); err != nil {
+		log.Fatalf("journal-api: %v", err)
+	}
+}
 
+// serve answers on ln until ctx ends.
+func serve(ctx context.Context, ln net.Listener, dsn string, poolSize, workers int, render time.Duration) error {
+	defer ln.Close()
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return fmt.Errorf("database connection string: %w", err)
@@ -113,10 +118,6 @@ func run(addr, dsn string, poolSize, workers int, render time.Duration, until in
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
 	// Connections stay open while idle: a load test's clients open theirs
 	// first and may send their first request many seconds later (at a low
 	// rate), and net/http bounds the wait for a connection's first

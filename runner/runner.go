@@ -134,6 +134,16 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	for _, tr := range targets {
+		if sk, ok := tr.be.(backend.Secreted); ok {
+			for _, v := range sk.Secrets(tr.sc) {
+				red.LearnSecret(v)
+				if opts.Secret != nil {
+					opts.Secret(v)
+				}
+			}
+		}
+	}
+	for _, tr := range targets {
 		if p, ok := tr.be.(backend.Passworder); ok {
 			red.Resolve(p.Password) // a passfile's or service file's password too
 		}

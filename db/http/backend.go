@@ -24,6 +24,7 @@ import (
 	"github.com/firedrill/firedrill/db/http/httpdialect"
 	httpinstance "github.com/firedrill/firedrill/db/http/instance"
 	httpsampler "github.com/firedrill/firedrill/db/http/sampler"
+	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/secret"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
@@ -53,6 +54,8 @@ var (
 	_ backend.Keyed      = Backend{}
 	_ backend.Dialected  = Backend{}
 	_ backend.Passworder = Backend{}
+	_ backend.Ruled      = Backend{}
+	_ backend.Secreted   = Backend{}
 )
 
 // New returns the http kind.
@@ -60,6 +63,11 @@ func New() Backend { return Backend{} }
 
 // Kind is "http".
 func (Backend) Kind() string { return Kind }
+
+// Rules are the diagnosis rules of HTTP runs: none of the kind's own
+// yet (the neutral ones run on every run); the HTTP rules' package
+// (db/http/rules) takes this line over.
+func (Backend) Rules() []diagnose.Rule { return nil }
 
 // Schemes are the URL schemes of services: http and https.
 func (Backend) Schemes() []string { return []string{"http", "https"} }
@@ -81,42 +89,18 @@ func (Backend) Password(dsn string) string {
 		return ""
 	}
 	for k, vs := range u.Query() {
-		if secretParam(k) && len(vs) > 0 {
+		if httpdialect.SecretParam(k) && len(vs) > 0 {
 			return vs[0]
 		}
 	}
 	return ""
 }
 
-// secretParam says whether a query parameter's name says it carries a
-// secret.
-func secretParam(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "session"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// secretHeader says whether a header's value is a secret wherever it is
-// written (the target's headers are all secrets).
-func secretHeader(name string) bool {
-	n := strings.ToLower(name)
-	return n == "authorization" || n == "proxy-authorization" || n == "cookie" || strings.Contains(n, "token") ||
-		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "secret")
-}
-
 // Open takes the given service (url: or --dsn), checking that it
-// answers a connection, or starts the throwaway one. It teaches the
-// masking every secret the scenario gives the service: the target's
-// header values, and the values of the scripts' secret headers and
-// query parameters.
+// answers a connection, or starts the throwaway one.
 func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
 	sc := spec.Scenario
 	tg := &target{spec: spec, sc: sc, stats: &httptarget.Stats{}}
-	learnSecrets(spec)
 	if dsn := backend.GivenDSN(spec); dsn != "" {
 		u, err := url.Parse(dsn)
 		if err != nil {
@@ -145,21 +129,26 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	return tg, nil
 }
 
-// learnSecrets teaches the masking the secrets the scenario gives the
-// service.
-func learnSecrets(spec backend.Spec) {
-	if spec.Secret == nil {
-		return
-	}
-	sc := spec.Scenario
-	for _, v := range sc.Target.Headers {
-		spec.Secret(v)
+// Secrets are what the scenario gives the service that must be masked:
+// the target's header values (each, and the credential after "Bearer "
+// alone), and in the scripts the literal values of secret headers
+// (Authorization, Cookie, *token*, *api-key* …, and those the target's
+// headers: name) and of secret query parameters (token=, api_key= …).
+func (Backend) Secrets(sc *scenario.Scenario) []string {
+	var out []string
+	add := func(v string) {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return
+		}
+		out = append(out, v)
 		if _, cred, ok := strings.Cut(v, " "); ok { // "Bearer <token>": the token alone too
-			spec.Secret(strings.TrimSpace(cred))
+			out = append(out, strings.TrimSpace(cred))
 		}
 	}
 	secretHeaders := map[string]bool{}
-	for name := range sc.Target.Headers {
+	for name, v := range sc.Target.Headers {
+		add(v)
 		secretHeaders[strings.ToLower(name)] = true
 	}
 	for _, w := range sc.Workloads {
@@ -182,27 +171,25 @@ func learnSecrets(spec backend.Spec) {
 					continue
 				}
 				for _, h := range req.Headers {
-					if secretHeader(h.Name) || secretHeaders[strings.ToLower(h.Name)] {
+					if httpdialect.SecretHeader(h.Name) || secretHeaders[strings.ToLower(h.Name)] {
 						for _, p := range h.Value.Parts {
 							if p.Var == script.NoVar {
-								spec.Secret(strings.TrimSpace(p.Text))
-								if _, cred, ok := strings.Cut(strings.TrimSpace(p.Text), " "); ok {
-									spec.Secret(cred)
-								}
+								add(p.Text)
 							}
 						}
 					}
 				}
 				if _, q, ok := strings.Cut(req.Target.String(), "?"); ok {
 					for _, kv := range strings.Split(q, "&") {
-						if k, v, ok := strings.Cut(kv, "="); ok && secretParam(k) && !strings.HasPrefix(v, ":") {
-							spec.Secret(v)
+						if k, v, ok := strings.Cut(kv, "="); ok && httpdialect.SecretParam(k) && !strings.HasPrefix(v, ":") {
+							add(v)
 						}
 					}
 				}
 			}
 		}
 	}
+	return out
 }
 
 // target is one run's service.
@@ -219,6 +206,7 @@ var (
 	_ backend.Target     = (*target)(nil)
 	_ backend.Sampled    = (*target)(nil)
 	_ backend.Configured = (*target)(nil)
+	_ backend.Setupless  = (*target)(nil)
 )
 
 // newTarget makes the engine's target for the service.
@@ -241,6 +229,9 @@ func (tg *target) Info() timeline.Target { return tg.info }
 
 // Setup has nothing to do: a service is loaded as it is.
 func (tg *target) Setup(context.Context) error { return nil }
+
+// Setupless: the shards of a split run have no setup to wait for.
+func (tg *target) Setupless() bool { return true }
 
 // Workload makes the engine's target for one workload: keep-alive
 // connections, one per client or the target's connections: shared.
@@ -309,5 +300,3 @@ func (tg *target) Close(bool) error {
 	}
 	return nil
 }
-
-

@@ -51,7 +51,7 @@ func (*Syntax) Command(src []byte, at int, syms *script.Symbols) (any, string, i
 		path = path[:q]
 	}
 	req.Endpoint = req.Method + " " + string(path)
-	text := string(line)
+	text := maskQuery(string(line))
 	if len(text) > maxTextLen {
 		text = text[:maxTextLen]
 	}
@@ -264,4 +264,50 @@ func clip(b []byte) string {
 		return string(b[:60]) + "…"
 	}
 	return string(b)
+}
+
+// Mask replaces a secret in a command's Text (the mask the rest of
+// firedrill writes).
+const Mask = "xxxxx"
+
+// maskQuery masks the literal values of a request line's secret query
+// parameters (SecretParam), so that reports show the endpoint but not
+// the token.
+func maskQuery(line string) string {
+	head, query, ok := strings.Cut(line, "?")
+	if !ok {
+		return line
+	}
+	query, tail, _ := strings.Cut(query, " ")
+	params := strings.Split(query, "&")
+	for i, kv := range params {
+		if k, v, ok := strings.Cut(kv, "="); ok && SecretParam(k) && v != "" && !strings.HasPrefix(v, ":") {
+			params[i] = k + "=" + Mask
+		}
+	}
+	out := head + "?" + strings.Join(params, "&")
+	if tail != "" {
+		out += " " + tail
+	}
+	return out
+}
+
+// SecretParam says whether a query parameter's name says it carries a
+// secret (token=, api_key=, access_token=, sig= …).
+func SecretParam(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "session"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretHeader says whether a header's value is a secret wherever it is
+// written (Authorization, Cookie, *token*, *api-key* …).
+func SecretHeader(name string) bool {
+	n := strings.ToLower(name)
+	return n == "authorization" || n == "proxy-authorization" || n == "cookie" || strings.Contains(n, "token") ||
+		strings.Contains(n, "api-key") || strings.Contains(n, "apikey") || strings.Contains(n, "secret")
 }

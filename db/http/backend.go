@@ -21,9 +21,9 @@ import (
 
 	"github.com/firedrill/firedrill/backend"
 	httptarget "github.com/firedrill/firedrill/db/http/client"
-	httprules "github.com/firedrill/firedrill/db/http/rules"
 	"github.com/firedrill/firedrill/db/http/httpdialect"
 	httpinstance "github.com/firedrill/firedrill/db/http/instance"
+	httprules "github.com/firedrill/firedrill/db/http/rules"
 	httpsampler "github.com/firedrill/firedrill/db/http/sampler"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/secret"

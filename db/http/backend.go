@@ -50,13 +50,14 @@ const settingsSource = "http_settings"
 type Backend struct{}
 
 var (
-	_ backend.Backend    = Backend{}
-	_ backend.Schemed    = Backend{}
-	_ backend.Keyed      = Backend{}
-	_ backend.Dialected  = Backend{}
-	_ backend.Passworder = Backend{}
-	_ backend.Ruled      = Backend{}
-	_ backend.Secreted   = Backend{}
+	_ backend.Backend     = Backend{}
+	_ backend.Schemed     = Backend{}
+	_ backend.Keyed       = Backend{}
+	_ backend.Dialected   = Backend{}
+	_ backend.Passworder  = Backend{}
+	_ backend.Ruled       = Backend{}
+	_ backend.Secreted    = Backend{}
+	_ backend.Preflighter = Backend{}
 )
 
 // New returns the http kind.
@@ -95,6 +96,17 @@ func (Backend) Password(dsn string) string {
 		}
 	}
 	return ""
+}
+
+// Preflight refuses, before anything runs, a service URL firedrill
+// cannot load (a scheme other than http or https, no host, a query).
+func (Backend) Preflight(spec backend.Spec) error {
+	dsn := backend.GivenDSN(spec)
+	if dsn == "" {
+		return nil
+	}
+	_, err := httptarget.NewTarget(httptarget.Config{URL: dsn})
+	return err
 }
 
 // Open takes the given service (url: or --dsn), checking that it

@@ -147,15 +147,23 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// An open-model run reaches its rate: the transactions started are
-// within 2 % of the rate times the duration.
+// An open-model run reaches its rate: the transactions done are within
+// 2 % of the rate times the duration, beyond those the schedule's lag at
+// the end left unstarted (the engine starts none after the duration: on
+// a loaded machine the clients may trail their schedule by a few
+// hundred ms there). Arrivals are Poisson, so their count varies by √n
+// (1.4 % of 5,000): the seed fixes it.
 func TestOpenModelRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10 s run")
+	}
 	src := `name: rate
-duration: 5s
+duration: 10s
 target: {kind: http}
 workloads:
   - name: steady
-    rate: 400
+    rate: 500
+    seed: 7
     clients: 8
     scripts:
       - inline: |
@@ -163,16 +171,21 @@ workloads:
           \check $.items[2].id == 3
 `
 	run := runScenario(t, src, nil)
-	var done, failed int64
+	var done, failed, lastLagUS int64
 	var span float64
 	for _, iv := range run.Intervals {
 		done += iv.Count
 		failed += iv.Failed + iv.Skipped
-		span = math.Max(span, iv.End)
+		if iv.End >= span {
+			span, lastLagUS = iv.End, iv.LagMaxUS
+		}
 	}
-	want := 400 * 5.0
-	if failed != 0 || math.Abs(float64(done)-want)/want > 0.02 {
-		t.Errorf("%d transactions (%d failed or skipped) in %.2f s, want %.0f ± 2 %%", done, failed, span, want)
+	const rate, seconds = 500, 10.0
+	want := rate * seconds
+	trailing := rate * float64(lastLagUS) / 1e6
+	t.Logf("%d transactions in %.2f s: %.2f %% of the offered %.0f; the schedule trailed by %.0f ms at the end", done, span, 100*float64(done)/want, want, float64(lastLagUS)/1000)
+	if failed != 0 || math.Abs(float64(done)-want) > 0.02*want+trailing {
+		t.Errorf("%d transactions (%d failed or skipped) in %.2f s, want %.0f ± 2 %% (+%.0f left by the lag)", done, failed, span, want, trailing)
 	}
 }
 
@@ -208,5 +221,31 @@ workloads:
 	// The probe when the target opened is one more.
 	if n := accepted.Load(); n != 3 || done == 0 {
 		t.Errorf("%d connections accepted (the probe and 2 shared), %d transactions", n, done)
+	}
+}
+
+// validate names the scenario's file:line:col of an HTTP script line it
+// cannot read, and refuses a service URL it cannot load.
+func TestValidateErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ target, script, want string }{
+		{"{kind: http}", `GET /x\n\check status = 200`, "s.yaml:10:25: \\check status: \"=\" is not a comparison"},
+		{"{kind: http}", `get /x`, "s.yaml:9:11: not an HTTP request line"},
+		{"{kind: http, url: \"http://127.0.0.1:9/api?token=zzz-secret\"}", `GET /x`, "url http://127.0.0.1:9/api: a base URL has no query"},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "s.yaml")
+		src := fmt.Sprintf("name: v\nduration: 2s\ntarget: %s\nworkloads:\n  - name: w\n    clients: 1\n    scripts:\n      - inline: |\n          %s\n", tc.target, strings.ReplaceAll(tc.script, `\n`, "\n          "))
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		reg := kinds.Registry()
+		sc, err := scenario.Load(path, reg.ScenarioOptions())
+		if err == nil {
+			err = runner.Validate(sc, runner.Options{Scenario: sc, Backends: reg})
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "zzz-secret") {
+			t.Errorf("%s / %q: %v, want %q", tc.target, tc.script, err, tc.want)
+		}
 	}
 }

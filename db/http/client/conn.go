@@ -146,9 +146,9 @@ func (c *conn) Exec(ctx context.Context, cmd *script.Command, vars *script.Vars)
 		}
 		return err
 	}
-	c.t.stats.All.reply(status, us)
+	c.t.stats.All.Record(status, us)
 	if ep != nil {
-		ep.reply(status, us)
+		ep.Record(status, us)
 	}
 	return failure
 }
@@ -308,6 +308,9 @@ func (c *conn) readReply(req *httpdialect.Request, vars *script.Vars) (status in
 		for {
 			if err = c.io.Fill(); err != nil {
 				break
+			}
+			if len(c.io.Buffered()) > 1<<30 {
+				return 0, nil, fmt.Errorf("%w: a body of more than 1 GiB", errProtocol)
 			}
 		}
 		if !errors.Is(err, sockio.ErrClosed) {

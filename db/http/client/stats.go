@@ -62,8 +62,8 @@ func (s *Stats) endpoint(id int) *Endpoint {
 	return s.endpoints[id]
 }
 
-// reply records a reply of status after us microseconds.
-func (e *Endpoint) reply(status int, us int64) {
+// Record records a reply of status after us microseconds.
+func (e *Endpoint) Record(status int, us int64) {
 	e.Replies.Add(1)
 	class := status / 100
 	if class < 1 || class > 5 {

@@ -77,14 +77,18 @@ func NewTarget(cfg Config) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http target: url: %w", err)
 	}
+	// shown is the URL as errors show it: no password, no query (where
+	// tokens go).
+	shown := *u
+	shown.RawQuery, shown.Fragment, shown.User = "", "", nil
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("http target: url %s: the scheme must be http or https", u.Redacted())
+		return nil, fmt.Errorf("http target: url %s: the scheme must be http or https", shown.String())
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("http target: url %s: no host", u.Redacted())
+		return nil, fmt.Errorf("http target: url %s: no host", shown.String())
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("http target: url %s: a base URL has no query or fragment (put them in the script's request lines)", u.Redacted())
+		return nil, fmt.Errorf("http target: url %s: a base URL has no query or fragment (put them in the script's request lines)", shown.String())
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout

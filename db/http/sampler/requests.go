@@ -18,6 +18,7 @@ import (
 type Requests struct {
 	stats *httptarget.Stats
 	prev  map[*httptarget.Endpoint]*reading
+	spare map[*httptarget.Endpoint]*reading // the reading before, reused
 	at    time.Time
 	now   func() time.Time
 }
@@ -36,7 +37,8 @@ type reading struct {
 
 // New samples stats.
 func New(stats *httptarget.Stats) *Requests {
-	return &Requests{stats: stats, prev: make(map[*httptarget.Endpoint]*reading), now: time.Now}
+	return &Requests{stats: stats, prev: make(map[*httptarget.Endpoint]*reading),
+		spare: make(map[*httptarget.Endpoint]*reading), now: time.Now}
 }
 
 // Name is the timeline source.
@@ -65,13 +67,17 @@ func (r *Requests) Sample(context.Context) (map[string]float64, any, error) {
 
 // endpoint adds one endpoint's values, its keys prefixed by prefix.
 func (r *Requests) endpoint(ep *httptarget.Endpoint, prefix string, values map[string]float64, seconds float64, first bool) {
-	cur := &reading{replies: ep.Replies.Load(), errors: ep.Errors.Load()}
+	cur := r.spare[ep]
+	if cur == nil {
+		cur = &reading{}
+	}
+	cur.replies, cur.errors = ep.Replies.Load(), ep.Errors.Load()
 	for i := range cur.status {
 		cur.status[i] = ep.Status[i].Load()
 	}
 	ep.Latency.Snapshot(&cur.hist)
 	prev := r.prev[ep]
-	r.prev[ep] = cur
+	r.prev[ep], r.spare[ep] = cur, prev
 	if first || seconds <= 0 {
 		return
 	}

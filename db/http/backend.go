@@ -23,6 +23,7 @@ import (
 	httptarget "github.com/firedrill/firedrill/db/http/client"
 	"github.com/firedrill/firedrill/db/http/httpdialect"
 	httpinstance "github.com/firedrill/firedrill/db/http/instance"
+	httprules "github.com/firedrill/firedrill/db/http/rules"
 	httpsampler "github.com/firedrill/firedrill/db/http/sampler"
 	"github.com/firedrill/firedrill/diagnose"
 	"github.com/firedrill/firedrill/internal/secret"
@@ -65,10 +66,10 @@ func New() Backend { return Backend{} }
 // Kind is "http".
 func (Backend) Kind() string { return Kind }
 
-// Rules are the diagnosis rules of HTTP runs: none of the kind's own
-// yet (the neutral ones run on every run); the HTTP rules' package
-// (db/http/rules) takes this line over.
-func (Backend) Rules() []diagnose.Rule { return nil }
+// Rules are the diagnosis rules of HTTP runs (db/http/rules): failed
+// requests and status classes by endpoint, and the latency, with where
+// its time went.
+func (Backend) Rules() []diagnose.Rule { return httprules.Rules() }
 
 // Schemes are the URL schemes of services: http and https.
 func (Backend) Schemes() []string { return []string{"http", "https"} }

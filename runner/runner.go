@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/firedrill/firedrill/sampler/host"
 	"io"
 	"os"
 	"path/filepath"
@@ -309,7 +310,9 @@ func copyScenario(sc *scenario.Scenario, dir string, red *secret.Redactor) error
 }
 
 func hostInfo() timeline.Host {
-	h := timeline.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	// The host's CPUs, not the ones firedrill may use (affinity, cgroup
+	// quota): the firedrill sampler records those apart.
+	h := timeline.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: host.OnlineCPUs()}
 	h.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))

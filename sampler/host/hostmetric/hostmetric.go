@@ -30,8 +30,8 @@ const (
 
 // Value keys of Self read outside the sampler.
 const (
-	SelfCPU      = "cpu"       // cores busy
-	SelfCPUs     = "cpus"      // GOMAXPROCS
+	SelfCPU      = "cpu"  // cores busy
+	SelfCPUs     = "cpus" // GOMAXPROCS
 	SelfOnline   = "cpus.online"
 	SelfAffinity = "cpus.affinity"
 	SelfQuota    = "cpus.quota"

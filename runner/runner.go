@@ -801,6 +801,7 @@ func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, iv
 		tr.lastRead = make([]time.Time, len(tr.samplers))
 	}
 	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
+	var servers []bool    // per sample: a read of the server that failed
 	if tr.sampling != nil {
 		probe.judge = tr.sampling.Unanswered
 	}
@@ -824,8 +825,12 @@ func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, iv
 				smp.Error = fmt.Sprintf("encode detail: %v", merr)
 			}
 		}
-		r.w.Add(timeline.Record{Sample: &smp})
 		samples = append(samples, smp)
+		servers = append(servers, s.Server && err != nil)
+	}
+	r.noteStall(tr, t, samples, servers, probe)
+	for i := range samples {
+		r.w.Add(timeline.Record{Sample: &samples[i]})
 	}
 	if conf, ok := tr.tgt.(backend.Configured); ok && tr.settingsDue.Swap(false) && tr.sampling != nil {
 		if settings, err := conf.Settings(ctx); err == nil {

@@ -223,7 +223,7 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding, kinds present.Kin
 		}
 	}
 	p.ErrorsBy = errorsBy(run, p.Errors)
-	bands := eventBands(marks)
+	bands := append(eventBands(marks), stallBands(run)...)
 	p.Events = eventViews(planned, marks)
 	p.Outages = run.Outages()
 	if len(run.Manifest.Targets) == 0 {

@@ -83,3 +83,33 @@ func TestCPULimit(t *testing.T) {
 		})
 	}
 }
+
+// A kind that tells nothing of its server (Redis): the rule judges by
+// firedrill's side alone, its CPU at the cores it may use.
+func TestGeneratorLimitedWithoutAServerView(t *testing.T) {
+	t.Parallel()
+	build := func(cpu float64) *timeline.Run {
+		run := &timeline.Run{Manifest: timeline.Manifest{Interval: 1, Host: timeline.Host{CPUs: 2},
+			Workloads: []timeline.WorkloadInfo{{Name: "w", Clients: 8}}}}
+		for i := 1; i <= 40; i++ {
+			t := float64(i)
+			run.Intervals = append(run.Intervals, timeline.Interval{Workload: "w", Start: t - 1, End: t, Clients: 8, Count: 1000})
+			run.Samples = append(run.Samples,
+				hostSample(t),
+				timeline.Sample{Source: "firedrill", T: t, Values: map[string]float64{"cpu": cpu, "cpus": 1, "cpus.affinity": 2, "cpus.online": 2}})
+		}
+		return run
+	}
+	fs := GeneratorLimited(GeneratorServer{}).Check(build(0.97))
+	if len(fs) != 1 || !strings.Contains(fs[0].Headline, "GOMAXPROCS 1, below the host's 2 CPUs") {
+		t.Fatalf("at its cap: %v", fs)
+	}
+	if fs := GeneratorLimited(GeneratorServer{}).Check(build(0.4)); len(fs) != 0 {
+		t.Errorf("well below its cap: %v", fs)
+	}
+}
+
+// hostSample is a host reading with CPU to spare.
+func hostSample(t float64) timeline.Sample {
+	return timeline.Sample{Source: "host", T: t, Values: map[string]float64{"cpus": 2, "cpu.idle": 40}}
+}

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,6 +33,9 @@ type GeneratorServer struct {
 	Sources []string
 	// At tells what the server's sampled sessions were doing near t.
 	At func(run *timeline.Run, t float64) ServerActivity
+	// References are the kind's pages on what the rule reads of it, before
+	// the Go runtime's metrics page every finding cites.
+	References []string
 }
 
 // ServerActivity is what a kind's samples say of the database's sessions
@@ -85,9 +89,11 @@ const (
 
 func (generatorLimited) ID() string { return "generator-limited" }
 
-// Inputs names the sources the rule reads.
+// Too few clients for a rate is told by client metrics alone, so the rule
+// always runs; firedrill's own samples, the host's and the kind's server
+// view add the generator's side.
 func (r generatorLimited) Inputs() Inputs {
-	return Inputs{AnyOf: []string{hostmetric.Self}, Also: append([]string{hostmetric.Host}, r.srv.Sources...)}
+	return Inputs{Also: append([]string{hostmetric.Self, hostmetric.Host}, r.srv.Sources...)}
 }
 
 // genTick is what one tick says about the client and the server.
@@ -447,11 +453,7 @@ func (r generatorLimited) finding(run *timeline.Run, ticks []genTick, from, to f
 		"raise GOMAXPROCS if it was lowered, and close other CPU-heavy processes; or ask for less (fewer clients, a lower " +
 		"rate, or more clients to carry a rate when scripts \\sleep) and keep client-side script work (long \\set chains, \\sleep 0 loops) small. Beyond one machine, split the run " +
 		"into shards (--shard i/N) on several machines and merge them."
-	f.References = []string{
-		"https://www.postgresql.org/docs/current/pgbench.html",
-		"https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-ACTIVITY-VIEW",
-		"https://pkg.go.dev/runtime/metrics",
-	}
+	f.References = append(slices.Clone(r.srv.References), "https://pkg.go.dev/runtime/metrics")
 	return f
 }
 

@@ -10,7 +10,8 @@ import (
 // server: the client sessions (firedrill's samplers left out) and those of
 // them running a command.
 var generatorServer = diagnose.GeneratorServer{
-	Sources: []string{mariadbmetric.Processlist},
+	Sources:    []string{mariadbmetric.Processlist},
+	References: []string{"https://mariadb.com/kb/en/show-processlist/"},
 	At: func(run *timeline.Run, t float64) diagnose.ServerActivity {
 		out := diagnose.ServerActivity{Sessions: -1,
 			ActiveSeries:   mariadbmetric.Series(mariadbmetric.Processlist, mariadbmetric.Active),

@@ -11,6 +11,10 @@ import (
 // database, and the active sessions of all.
 var generatorServer = diagnose.GeneratorServer{
 	Sources: []string{pgmetric.Activity},
+	References: []string{
+		"https://www.postgresql.org/docs/current/pgbench.html",
+		"https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-ACTIVITY-VIEW",
+	},
 	At: func(run *timeline.Run, t float64) diagnose.ServerActivity {
 		out := diagnose.ServerActivity{Sessions: -1,
 			ActiveSeries:   pgmetric.Activity + ":app." + workloadAppPrefix + "*.active",

@@ -27,6 +27,7 @@ import (
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/secret"
 	"github.com/firedrill/firedrill/sampler"
+	"github.com/firedrill/firedrill/sampler/host"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/timeline"
@@ -319,7 +320,9 @@ func copyScenario(sc *scenario.Scenario, dir string, red *secret.Redactor) error
 }
 
 func hostInfo() timeline.Host {
-	h := timeline.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	// The host's CPUs, not the ones firedrill may use (affinity, cgroup
+	// quota): the firedrill sampler records those apart.
+	h := timeline.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: host.OnlineCPUs()}
 	h.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))
@@ -812,6 +815,7 @@ func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, iv
 		tr.lastRead = make([]time.Time, len(tr.samplers))
 	}
 	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
+	var servers []bool    // per sample: a read of the server that failed
 	if tr.sampling != nil {
 		probe.judge = tr.sampling.Unanswered
 	}
@@ -835,8 +839,12 @@ func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, iv
 				smp.Error = fmt.Sprintf("encode detail: %v", merr)
 			}
 		}
-		r.w.Add(timeline.Record{Sample: &smp})
 		samples = append(samples, smp)
+		servers = append(servers, s.Server && err != nil)
+	}
+	r.noteStall(tr, t, samples, servers, probe)
+	for i := range samples {
+		r.w.Add(timeline.Record{Sample: &samples[i]})
 	}
 	if conf, ok := tr.tgt.(backend.Configured); ok && tr.settingsDue.Swap(false) && tr.sampling != nil {
 		if settings, err := conf.Settings(ctx); err == nil {

@@ -32,15 +32,15 @@ type GeneratorServer struct {
 	// Sources are the sampled sources At reads.
 	Sources []string
 	// At tells what the server's sampled sessions were doing near t.
-	At func(run *timeline.Run, t float64) ServerActivity
+	At func(run *timeline.Run, t float64) ServerSessions
 	// References are the kind's pages on what the rule reads of it, before
 	// the Go runtime's metrics page every finding cites.
 	References []string
 }
 
-// ServerActivity is what a kind's samples say of the database's sessions
+// ServerSessions is what a kind's samples say of the database's sessions
 // at one moment.
-type ServerActivity struct {
+type ServerSessions struct {
 	// Active and Conns are the workloads' sessions active in the database
 	// and all of them; Conns 0 when the kind cannot tell its workloads'
 	// sessions apart.
@@ -458,9 +458,9 @@ func (r generatorLimited) finding(run *timeline.Run, ticks []genTick, from, to f
 }
 
 // at is the server's activity near t, Sessions -1 when the kind tells none.
-func (srv GeneratorServer) at(run *timeline.Run, t float64) ServerActivity {
+func (srv GeneratorServer) at(run *timeline.Run, t float64) ServerSessions {
 	if srv.At == nil {
-		return ServerActivity{Sessions: -1}
+		return ServerSessions{Sessions: -1}
 	}
 	return srv.At(run, t)
 }

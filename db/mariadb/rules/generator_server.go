@@ -12,8 +12,8 @@ import (
 var generatorServer = diagnose.GeneratorServer{
 	Sources:    []string{mariadbmetric.Processlist},
 	References: []string{"https://mariadb.com/kb/en/show-processlist/"},
-	At: func(run *timeline.Run, t float64) diagnose.ServerActivity {
-		out := diagnose.ServerActivity{Sessions: -1,
+	At: func(run *timeline.Run, t float64) diagnose.ServerSessions {
+		out := diagnose.ServerSessions{Sessions: -1,
 			ActiveSeries:   mariadbmetric.Series(mariadbmetric.Processlist, mariadbmetric.Active),
 			SessionsSeries: mariadbmetric.Series(mariadbmetric.Processlist, mariadbmetric.Active)}
 		p := diagnose.SampleNear(run, mariadbmetric.Processlist, t, 0.6*diagnose.Tick(run))

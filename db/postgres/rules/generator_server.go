@@ -15,8 +15,8 @@ var generatorServer = diagnose.GeneratorServer{
 		"https://www.postgresql.org/docs/current/pgbench.html",
 		"https://www.postgresql.org/docs/current/monitoring-stats.html#MONITORING-PG-STAT-ACTIVITY-VIEW",
 	},
-	At: func(run *timeline.Run, t float64) diagnose.ServerActivity {
-		out := diagnose.ServerActivity{Sessions: -1,
+	At: func(run *timeline.Run, t float64) diagnose.ServerSessions {
+		out := diagnose.ServerSessions{Sessions: -1,
 			ActiveSeries:   pgmetric.Activity + ":app." + workloadAppPrefix + "*.active",
 			SessionsSeries: pgmetric.Series(pgmetric.Activity, pgmetric.AAS)}
 		a := diagnose.SampleNear(run, pgmetric.Activity, t, 0.6*diagnose.Tick(run))

@@ -10,7 +10,7 @@ GOTESTFLAGS ?=
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-setup: ## install missing Debian packages (PostgreSQL, pgbench, MariaDB, Redis, sysbench, chromium) and Go modules, build bin/firedrill
+setup: ## install missing Debian packages (PostgreSQL, pgbench, MariaDB, Redis, sysbench, wrk, chromium) and Go modules, build bin/firedrill
 	./scripts/setup.sh
 
 build: ## build bin/firedrill
@@ -56,11 +56,13 @@ fuzz: ## run each fuzzer for FUZZTIME (default 60s); new inputs land in testdata
 	$(GO) test -run='^$$' -fuzz='^FuzzParsePLpgSQL$$' -fuzztime=$${FUZZTIME:-60s} ./sqlcheck/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseSLO$$' -fuzztime=$${FUZZTIME:-60s} ./capacity/
 
-bench: build ## ratios vs the real pgbench and redis-benchmark, and sampler overhead (sampled/unsampled TPS), on embedded servers
+bench: build ## ratios vs the real pgbench, sysbench, redis-benchmark, wrk and vegeta, and sampler overhead (sampled/unsampled TPS), on embedded servers
 	$(GO) run ./bench/vs-pgbench
 	$(GO) run ./bench/vs-sysbench
 	$(GO) run ./bench/sampler-overhead
 	$(GO) run ./bench/vs-redis-benchmark
+	$(GO) run ./bench/vs-wrk
+	cd bench/vs-vegeta && $(GO) run .
 
 demo: build ## a real 4-minute multixact scenario on a throwaway PostgreSQL: timeline, findings, run directory
 	$(BIN) run examples/multixact.yaml

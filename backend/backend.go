@@ -91,6 +91,10 @@ type Target interface {
 type Workload struct {
 	Target engine.Target
 	Mode   string // the protocol, for run.json ("simple", "prepared" …)
+	// Pool, when > 0 and the workload sets no pool of its own, makes the
+	// clients share that many connections: the target's own setting (an
+	// HTTP service's connections:).
+	Pool int
 }
 
 // Sampled is a target whose insides can be read on the run's clock.
@@ -155,6 +159,13 @@ func EventKindsOf(b Backend) []event.Kind {
 type SetupMarker interface {
 	MarkSetupDone(ctx context.Context, key string) error
 	SetupDone(ctx context.Context, key string) (bool, error)
+}
+
+// Setupless is a target with no setup at all (an HTTP service is loaded
+// as it is): the shards of a split run have nothing to wait for, so it
+// needs no SetupMarker.
+type Setupless interface {
+	Setupless() bool
 }
 
 // Restorer is a backend that can put back what runs changed on a given
@@ -259,6 +270,16 @@ type Passworder interface {
 	// Password is what the driver would send for connString ("" is the
 	// default connection); "" when none or unknown.
 	Password(connString string) string
+}
+
+// Secreted is a backend whose scenarios give its targets secrets that no
+// connection string holds (an HTTP service's Authorization header, a
+// token in a script's URL), so that they are masked in everything the
+// run prints and writes, from its first byte.
+type Secreted interface {
+	// Secrets are the secret values sc gives a target of the kind (one
+	// target's view).
+	Secrets(sc *scenario.Scenario) []string
 }
 
 // Registry holds the backends firedrill was built with. The registration

@@ -132,7 +132,8 @@ func reach(graph map[string][]string, root string, stop func(string) bool) map[s
 // outside it imports a package inside it, nor a database driver, but the
 // registration (package kinds), the test-support packages, and
 // the benchmarks (programs outside the binary, each measuring one kind
-// against its peer: pgbench, sysbench, redis-benchmark). Test files may
+// against its peer: pgbench, sysbench, redis-benchmark) and the services
+// of the examples (programs a scenario starts). Test files may
 // import what they test. One kind's folder imports nothing of another's.
 // A new kind of database is then one folder plus one line in the
 // registration (issue 21).
@@ -153,9 +154,11 @@ func checkKindFolders(t testing.TB, graph map[string][]string) {
 				if kindOf(imp) != "" && kindOf(imp) != kindOf(pkg) {
 					t.Errorf("%s imports %s: one kind's folder reaches into another's", pkg, imp)
 				}
-			case pkg == registration || slices.Contains(testSupport, pkg) || under(pkg, "bench"):
+			case pkg == registration || slices.Contains(testSupport, pkg) || under(pkg, "bench") || under(pkg, "examples"):
 				// The registration (its files are checked below),
-				// the tests' helpers, the benchmarks.
+				// the tests' helpers, the benchmarks, the examples'
+				// services (programs a scenario starts, such as
+				// examples/journal-api in front of PostgreSQL).
 			default:
 				t.Errorf("%s imports %s, a package of one kind of database: a neutral package receives the registry (or data registered in it) instead", pkg, imp)
 			}

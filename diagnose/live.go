@@ -76,19 +76,19 @@ func (c *Confirmation) Confirm(t float64, fs []Finding) []Finding {
 	return out
 }
 
-// LiveKey identifies a finding across the passes of one run: its rule and
-// workload.
-func LiveKey(f Finding) string { return f.Rule + "\x00" + f.Workload }
+// LiveKey identifies a finding across the passes of one run: its rule,
+// target (in a run of several) and workload.
+func LiveKey(f Finding) string { return f.Rule + "\x00" + f.Target + "\x00" + f.Workload }
 
 // FinalOf is the finding of final that judges live, a finding shown
-// during the run: the one of the same rule and workload, or, when either
-// names no workload (a rule that learns the workload only from evidence
-// read at the end), the most severe of the same rule.
+// during the run: the one of the same rule, target and workload, or, when
+// either names no workload (a rule that learns the workload only from
+// evidence read at the end), the most severe of the same rule and target.
 func FinalOf(live Finding, final []Finding) (Finding, bool) {
 	var best Finding
 	found := false
 	for _, f := range final {
-		if f.Rule != live.Rule {
+		if f.Rule != live.Rule || f.Target != live.Target {
 			continue
 		}
 		if f.Workload == live.Workload {

@@ -97,7 +97,8 @@ func Diagnose(run *timeline.Run, rules []Rule) []Finding {
 // DiagnoseTargets diagnoses each target of a run of several on its own
 // view of the run (timeline.Run.ForTarget), with the rules rulesFor
 // gives for the target's kind, and names the target in each finding;
-// a run of one system is diagnosed as Diagnose does.
+// a run of one system is diagnosed as Diagnose does. While a target is
+// diagnosed its rules find the others with Peers.
 func DiagnoseTargets(run *timeline.Run, rulesFor func(kind string) []Rule) []Finding {
 	names := run.Manifest.TargetNames()
 	if len(names) == 0 {
@@ -106,10 +107,12 @@ func DiagnoseTargets(run *timeline.Run, rulesFor func(kind string) []Rule) []Fin
 	var out []Finding
 	for _, name := range names {
 		view := run.ForTarget(name)
+		done := withPeers(run, view, name, rulesFor)
 		for _, f := range Diagnose(view, rulesFor(view.Manifest.Target.Kind)) {
 			f.Target = name
 			out = append(out, f)
 		}
+		done()
 	}
 	Sort(out)
 	return out

@@ -248,15 +248,32 @@ func WorkloadApp(workload string) string { return "firedrill:" + workload }
 
 // TotalTPS is all workloads' successful transactions per second in the window.
 func TotalTPS(run *timeline.Run, from, to float64) float64 {
+	return tpsOf(run, from, to, func(string) bool { return true })
+}
+
+// WritingTPS is the successful transactions per second, in the window, of
+// the workloads whose scripts write or lock rows (Writers): what a rule
+// dividing commits, log flushes or lock waits by transactions must count,
+// so that a read-only workload beside the writers does not dilute it.
+func WritingTPS(run *timeline.Run, from, to float64) float64 {
+	writers := Writers(run)
+	return tpsOf(run, from, to, func(w string) bool { return writers[w] })
+}
+
+// tpsOf is the successful transactions per second of the workloads
+// include takes.
+func tpsOf(run *timeline.Run, from, to float64, include func(workload string) bool) float64 {
 	sum := 0.0
 	for _, w := range run.Manifest.Workloads {
-		sum += Throughput(run, w.Name, from, to)
+		if include(w.Name) {
+			sum += Throughput(run, w.Name, from, to)
+		}
 	}
 	if sum == 0 { // intervals not aligned with the window: all of them
 		var n int64
 		span := map[string]float64{}
 		for _, iv := range run.Intervals {
-			if iv.End > from && iv.Start < to {
+			if iv.End > from && iv.Start < to && include(iv.Workload) {
 				n += iv.Count
 				span[iv.Workload] += iv.End - iv.Start
 			}

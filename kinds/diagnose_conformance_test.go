@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/firedrill/firedrill/backend"
+	"github.com/firedrill/firedrill/db/http/httpmetric"
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/db/redis/redismetric"
@@ -36,9 +37,10 @@ var (
 // everyRule is every rule of every kind, and the neutral ones.
 func everyRule() []diagnose.Rule { return kinds.Registry().AllRules() }
 
-// diagnoseRun diagnoses run with its kind's rules, as the command line does.
+// diagnoseRun diagnoses run with its kind's rules (each target's, in a
+// run of several), as the command line does.
 func diagnoseRun(run *timeline.Run) []diagnose.Finding {
-	return diagnose.Diagnose(run, kinds.Registry().Rules(run.Manifest.Target.Kind))
+	return diagnose.DiagnoseTargets(run, kinds.Registry().Rules)
 }
 
 // ruleOf is kind's rule id.
@@ -253,7 +255,7 @@ func TestHealthyRecordingHasNoWarningFromAnyRule(t *testing.T) {
 // knownSources are the sources some metrics package names.
 func knownSources() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources, []string{httpmetric.Source}) {
 		out[s] = true
 	}
 	return out

@@ -89,6 +89,7 @@ var detectionCases = []struct {
 	{"postgres", "subtransaction-overflow", "subtrans", "long-tx", "", 12},
 	{"postgres", "subtransaction-overflow", "subfunc", "long-tx", "", 13},
 	{"postgres", "generator-limited", "generator-limited", "", "flood", 6},
+	{"redis", "generator-limited", "redis-slow-rate", "", "admin", 8},
 	{"postgres", "deadlock", "stock-deadlock", "", "cart", 2},
 	{"postgres", "lock-contention", "hotrow", "", "orders", 2},
 	{"postgres", "missing-index", "journal", "", "feed", 2},

@@ -21,7 +21,8 @@ var update = flag.Bool("update", false, "rewrite diagnose/testdata/golden/ from 
 // cannot silently change a diagnosis. A change meant to change findings
 // refreshes the goldens with -update and shows the difference in review.
 // The recordings are every kind's, so the test lives with the registry
-// of kinds: each is diagnosed with its own kind's rules.
+// of kinds: each is diagnosed with its own kind's rules, a run of several
+// targets per target (DiagnoseTargets), as the command line does.
 func TestRecordingsDiagnoseAsGolden(t *testing.T) {
 	t.Parallel()
 	reg := kinds.Registry()
@@ -29,7 +30,7 @@ func TestRecordingsDiagnoseAsGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			run := diagnosetest.Open(t, name)
-			fs := diagnose.Diagnose(run, reg.Rules(run.Manifest.Target.Kind))
+			fs := diagnose.DiagnoseTargets(run, reg.Rules)
 			if fs == nil {
 				fs = []diagnose.Finding{}
 			}

@@ -49,14 +49,13 @@ func TestLiveEqualsFinal(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				run := diagnosetest.Open(t, name)
-				rules := reg.Rules(run.Manifest.Target.Kind)
-				final := diagnose.Diagnose(run, rules)
+				final := diagnose.DiagnoseTargets(run, reg.Rules)
 				end := math.Ceil(diagnose.RunEnd(run))
 				passes := map[float64][]diagnose.Finding{}
 				for _, c := range liveCadences() {
 					for sec := 1 + c[1]; sec <= end; sec += c[0] {
 						if _, ok := passes[sec]; !ok {
-							passes[sec] = diagnose.Diagnose(prefix(run, sec), rules)
+							passes[sec] = diagnose.DiagnoseTargets(prefix(run, sec), reg.Rules)
 						}
 					}
 				}

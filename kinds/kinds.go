@@ -9,6 +9,7 @@ package kinds
 
 import (
 	"github.com/firedrill/firedrill/backend"
+	httpkind "github.com/firedrill/firedrill/db/http"
 	"github.com/firedrill/firedrill/db/mariadb"
 	"github.com/firedrill/firedrill/db/postgres"
 	"github.com/firedrill/firedrill/db/redis"
@@ -21,5 +22,6 @@ func Registry() *backend.Registry {
 		postgres.New(),
 		mariadb.New(),
 		redis.New(),
+		httpkind.New(),
 	)
 }

@@ -30,6 +30,9 @@ func TestEveryBackendMarksSetupDone(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tgt.Close(false)
+			if sl, ok := tgt.(backend.Setupless); ok && sl.Setupless() {
+				return // no setup: the shards have nothing to wait for
+			}
 			m, ok := tgt.(backend.SetupMarker)
 			if !ok {
 				t.Fatalf("%s's target cannot mark setup done: the shards of a split run would start without waiting for it", b.Kind())

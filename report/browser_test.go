@@ -44,6 +44,11 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 	}
 	t.Logf("rendered in %d ms: %s", st.MS, chartStates(st))
+	// Event details read as words on the rendered page, as in the
+	// terminal, not as JSON.
+	if !strings.Contains(dom, "pid 4242, xid 771234") || strings.Contains(dom, `"pid": 4242`) {
+		t.Errorf("the events table does not say the hold's detail in words")
+	}
 
 	first := screenshot(t, chromium, file, filepath.Join(dir, "first-screen.png"), 1400, 1000)
 	full := screenshot(t, chromium, file, filepath.Join(dir, "full-page.png"), 1400, 5600)

@@ -56,12 +56,18 @@ func TestWriteHTMLFile(t *testing.T) {
 		"UPDATE stock SET qty = qty - 1",       // commands
 		"autovacuum_vacuum_cost_limit", "2000", // settings diff
 		"hold-snapshot", "rolled back", "did not run", // events
+		"pid 4242, xid 771234", // an event's detail in words, as the terminal says it
+		"changed (autovacuum_naptime 10s, autovacuum_vacuum_cost_limit (new 2000, old 200))",
 		"pg_stat_statements is not installed",     // sampler notes
 		"pg_stat_activity: 1 of 300 reads failed", // gaps are said, not hidden
 	} {
 		if !strings.Contains(page, html.EscapeString(want)) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+
+	if strings.Contains(page, html.EscapeString(`"pid": 4242`)) {
+		t.Error("an event's detail is shown as JSON, not in words")
 	}
 
 	data := pageDataOf(t, page)

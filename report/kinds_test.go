@@ -49,7 +49,8 @@ func TestOldRunsProduct(t *testing.T) {
 		{timeline.Target{Kind: "mariadb", Product: "MySQL"}, "MySQL"},
 		{timeline.Target{Kind: "mariadb"}, "MariaDB"},
 		{timeline.Target{Kind: "redis"}, "Redis"},
-		{timeline.Target{Kind: "http"}, "http"}, // a kind without a presentation: its kind
+		{timeline.Target{Kind: "http"}, "HTTP service"},
+		{timeline.Target{Kind: "cockroach"}, "cockroach"}, // a kind without a presentation: its kind
 	}
 	for _, test := range tests {
 		run := &timeline.Run{Manifest: timeline.Manifest{Target: test.target}}

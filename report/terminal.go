@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/report/eventwords"
 	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -220,7 +221,7 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 			if mk.Phase == timeline.PhaseStart {
 				text = "started"
 				if len(mk.Detail) > 0 {
-					text += ": " + DetailWords(mk.Detail)
+					text += ": " + eventwords.Detail(mk.Detail)
 				}
 			}
 			event := mk.Event

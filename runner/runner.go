@@ -27,6 +27,7 @@ import (
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/internal/secret"
 	"github.com/firedrill/firedrill/sampler"
+	"github.com/firedrill/firedrill/sampler/host"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/timeline"
@@ -132,6 +133,16 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	targets, err := resolveTargets(sc, opts)
 	if err != nil {
 		return nil, err
+	}
+	for _, tr := range targets {
+		if sk, ok := tr.be.(backend.Secreted); ok {
+			for _, v := range sk.Secrets(tr.sc) {
+				red.LearnSecret(v)
+				if opts.Secret != nil {
+					opts.Secret(v)
+				}
+			}
+		}
 	}
 	for _, tr := range targets {
 		if p, ok := tr.be.(backend.Passworder); ok {
@@ -309,7 +320,9 @@ func copyScenario(sc *scenario.Scenario, dir string, red *secret.Redactor) error
 }
 
 func hostInfo() timeline.Host {
-	h := timeline.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	// The host's CPUs, not the ones firedrill may use (affinity, cgroup
+	// quota): the firedrill sampler records those apart.
+	h := timeline.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: host.OnlineCPUs()}
 	h.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))
@@ -379,13 +392,17 @@ func (r *run) plan() error {
 		spec := &r.sc.Workloads[i]
 		tr := r.target(spec.Target)
 		syms := script.NewSymbols()
-		scripts, infos, err := loadScripts(tr.sc, spec, syms, r.dir)
+		scripts, infos, err := loadScripts(tr.sc, spec, syms, r.dir, r.red.Redact)
 		if err != nil {
 			return err
 		}
 		wl, err := tr.tgt.Workload(spec, scripts, AppName(spec.Name))
 		if err != nil {
 			return targetErr(tr, err)
+		}
+		pool := spec.Pool
+		if pool == 0 {
+			pool = wl.Pool // the target's own (an HTTP service's connections:)
 		}
 		fn, clients, rateModel, maxRate := shape(spec)
 		fn, clients, maxRate, runs := r.opts.Shard.shareShape(fn, clients, rateModel, maxRate)
@@ -418,7 +435,7 @@ func (r *run) plan() error {
 			Scripts: scripts, Symbols: syms, Defines: defines, Scale: scale,
 			Clients: clients, Duration: stop - spec.Start, LatencyLimit: spec.LatencyLimit,
 			MaxTries: max(spec.MaxTries, 1), PerCommand: true, RandomSeed: seed,
-			Ticks: wr.ticks, FinalProgress: true, Shape: fn, Pool: r.opts.Shard.sharePool(spec.Pool), PoolTimeout: spec.PoolTimeout,
+			Ticks: wr.ticks, FinalProgress: true, Shape: fn, Pool: r.opts.Shard.sharePool(pool), PoolTimeout: spec.PoolTimeout,
 			ContinueOnError: true, Stderr: r.opts.Log,
 			FailureLimit: engine.FailureLimit{Ratio: r.sc.AbortOnFailure.Ratio, For: r.sc.AbortOnFailure.For},
 			OnOutage:     r.outageMarker(spec.Name, tr.name),
@@ -444,7 +461,7 @@ func (r *run) plan() error {
 			r.workloads = append(r.workloads, wr)
 		}
 		r.man.Workloads = append(r.man.Workloads, timeline.WorkloadInfo{
-			Name: spec.Name, Target: tr.name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: r.opts.Shard.sharePool(spec.Pool),
+			Name: spec.Name, Target: tr.name, Scripts: infos, Clients: clients, Rate: maxRate, Pool: r.opts.Shard.sharePool(pool),
 			Start: spec.Start.Seconds(), Stop: stop.Seconds(), Mode: wl.Mode, Settings: spec.Settings,
 			// What the scripts read but never set, as the scenario gave it
 			// (not the engine's default scale of 1), for the lock-order analysis.
@@ -798,6 +815,7 @@ func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, iv
 		tr.lastRead = make([]time.Time, len(tr.samplers))
 	}
 	var probe serverProbe // whether the server answered the samplers' queries (deadline.go)
+	var servers []bool    // per sample: a read of the server that failed
 	if tr.sampling != nil {
 		probe.judge = tr.sampling.Unanswered
 	}
@@ -821,8 +839,12 @@ func (r *run) sampleTarget(ctx context.Context, tr *targetRun, now time.Time, iv
 				smp.Error = fmt.Sprintf("encode detail: %v", merr)
 			}
 		}
-		r.w.Add(timeline.Record{Sample: &smp})
 		samples = append(samples, smp)
+		servers = append(servers, s.Server && err != nil)
+	}
+	r.noteStall(tr, t, samples, servers, probe)
+	for i := range samples {
+		r.w.Add(timeline.Record{Sample: &samples[i]})
 	}
 	if conf, ok := tr.tgt.(backend.Configured); ok && tr.settingsDue.Swap(false) && tr.sampling != nil {
 		if settings, err := conf.Settings(ctx); err == nil {

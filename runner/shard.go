@@ -207,6 +207,9 @@ func (r *run) setupTarget(ctx context.Context, tr *targetRun) error {
 		}
 		return nil
 	}
+	if sl, ok := tgt.(backend.Setupless); ok && sl.Setupless() {
+		return nil // nothing to wait for
+	}
 	m, ok := tgt.(backend.SetupMarker)
 	if !ok {
 		r.logf("shard %s: %sthis kind of server cannot hold a mark that setup is done; starting at --start-at whether or not shard 0's setup is", sh, tr.prefix())

@@ -36,6 +36,13 @@ type targetRun struct {
 	// (under freeze.mu).
 	frozenOutage string
 	settings     map[string]string // the server's, for run.json
+	// stalled says the server has left the samplers' queries unanswered
+	// since stallSince (the tick whose reads first timed out); only the
+	// clock touches these.
+	stalled     bool
+	stallSince  float64
+	stallReads  int      // reads the open stall failed
+	stallSource []string // the samplers it cut, in tick order
 }
 
 // resolveTargets finds each system's backend: the scenario's target (and

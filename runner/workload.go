@@ -18,8 +18,10 @@ import (
 func AppName(workload string) string { return "firedrill:" + workload }
 
 // loadScripts parses a workload's scripts and copies their text into the
-// run directory's scripts/ folder, so the run stays self-sufficient.
-func loadScripts(sc *scenario.Scenario, w *scenario.Workload, syms *script.Symbols, runDir string) ([]*script.Script, []timeline.ScriptInfo, error) {
+// run directory's scripts/ folder, so the run stays self-sufficient; the
+// copies and the commands' texts are masked by redact (an HTTP script's
+// Authorization header, a token in a URL).
+func loadScripts(sc *scenario.Scenario, w *scenario.Workload, syms *script.Symbols, runDir string, redact func(string) string) ([]*script.Script, []timeline.ScriptInfo, error) {
 	var out []*script.Script
 	var infos []timeline.ScriptInfo
 	for i, src := range w.Scripts {
@@ -63,12 +65,12 @@ func loadScripts(sc *scenario.Scenario, w *scenario.Workload, syms *script.Symbo
 		if !strings.HasSuffix(file, ".sql") {
 			file += ".sql"
 		}
-		if err := os.WriteFile(filepath.Join(runDir, timeline.ScriptsDir, file), text, timeline.FileMode); err != nil {
+		if err := os.WriteFile(filepath.Join(runDir, timeline.ScriptsDir, file), []byte(redact(string(text))), timeline.FileMode); err != nil {
 			return nil, nil, fmt.Errorf("copy script: %w", err)
 		}
 		info := timeline.ScriptInfo{Name: name, Weight: s.Weight, File: file}
 		for _, c := range s.Commands {
-			info.Commands = append(info.Commands, c.Text)
+			info.Commands = append(info.Commands, redact(c.Text))
 		}
 		infos = append(infos, info)
 	}
@@ -221,7 +223,7 @@ func (r *run) planFallback(spec *scenario.Workload, syms *script.Symbols) (*engi
 	// The copies in the run directory are named apart from the
 	// workload's own (a workload's name holds no dot).
 	load.Name = spec.Name + ".fallback"
-	scripts, infos, err := loadScripts(tr.sc, &load, syms, r.dir)
+	scripts, infos, err := loadScripts(tr.sc, &load, syms, r.dir, r.red.Redact)
 	if err != nil {
 		return nil, nil, err
 	}

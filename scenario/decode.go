@@ -455,6 +455,20 @@ func settingName(name string) (msg, hint string) {
 	return "", ""
 }
 
+// headerName vets an HTTP header's name (RFC 9110's token).
+func headerName(name string) (msg, hint string) {
+	ok := name != ""
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Sprintf("%q is not a header name", name), "header names are letters, digits and -, as in Authorization or X-Request-Id"
+	}
+	return "", ""
+}
+
 // variableName vets a pgbench variable's name (pgbench's
 // valid_variable_name: letters, digits and underscores).
 func variableName(name string) (msg, hint string) {

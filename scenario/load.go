@@ -426,9 +426,32 @@ func (l *loader) targetInto(v *yaml.Node, t *Target, what string, extra []field)
 			l.kindKey("target.settings", v)
 			t.Settings = l.stringMap(v, "settings", settingName)
 		}},
+		{"url", func(v *yaml.Node) {
+			l.kindKey("target.url", v)
+			if u, ok := l.str(v, "url"); ok {
+				t.DSN = u
+			}
+		}},
+		{"headers", func(v *yaml.Node) {
+			l.kindKey("target.headers", v)
+			t.Headers = l.stringMap(v, "headers", headerName)
+		}},
+		{"connections", func(v *yaml.Node) {
+			l.kindKey("target.connections", v)
+			if n, ok := l.integer(v, "connections", 1, MaxClientsPerWorkload); ok {
+				t.Connections = int(n)
+			}
+		}},
+		{"timeout", func(v *yaml.Node) {
+			l.kindKey("target.timeout", v)
+			t.Timeout, _ = l.positiveDuration(v, "timeout")
+		}},
 	}, extra...))
 	if present == nil {
 		return
+	}
+	if present["url"].key != nil && present["dsn"].key != nil {
+		l.hintf(present["url"].key, "url: is a service's dsn: keep one of them", "target has both url and dsn")
 	}
 	if t.DSN != "" && settings != nil {
 		l.hintf(present["settings"].key, "remove dsn to use the embedded server, or change the settings on your server",

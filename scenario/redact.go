@@ -47,7 +47,8 @@ func redactValue(src []byte, node *yaml.Node, redact func(string) string) []byte
 	return append(out, src[end:]...)
 }
 
-// dsnNodes finds the value nodes of target.dsn and of each targets.NAME.dsn,
+// dsnNodes finds the value nodes of target.dsn and of each targets.NAME.dsn
+// (and a service's url and headers), and the workloads' inline scripts,
 // in the file's order.
 func dsnNodes(src []byte) []*yaml.Node {
 	var doc yaml.Node
@@ -65,8 +66,33 @@ func dsnNodes(src []byte) []*yaml.Node {
 	}
 	var out []*yaml.Node
 	for _, t := range targets {
-		if v := mappingValue(t, "dsn"); v != nil && v.Kind == yaml.ScalarNode {
-			out = append(out, v)
+		for _, key := range []string{"dsn", "url"} {
+			if v := mappingValue(t, key); v != nil && v.Kind == yaml.ScalarNode {
+				out = append(out, v)
+			}
+		}
+		// A service's headers are secrets (the redactor learned them).
+		if h := mappingValue(t, "headers"); h != nil && h.Kind == yaml.MappingNode {
+			for i := 1; i < len(h.Content); i += 2 {
+				if h.Content[i].Kind == yaml.ScalarNode {
+					out = append(out, h.Content[i])
+				}
+			}
+		}
+	}
+	// Inline scripts may hold what the redactor learned from them (an
+	// HTTP script's Authorization header).
+	if ws := mappingValue(doc.Content[0], "workloads"); ws != nil && ws.Kind == yaml.SequenceNode {
+		for _, w := range ws.Content {
+			scripts := mappingValue(w, "scripts")
+			if scripts == nil || scripts.Kind != yaml.SequenceNode {
+				continue
+			}
+			for _, src := range scripts.Content {
+				if v := mappingValue(src, "inline"); v != nil && v.Kind == yaml.ScalarNode {
+					out = append(out, v)
+				}
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -103,6 +103,14 @@ type Target struct {
 	KindPos  Pos
 	DSN      string            // a connection string or URL; empty = embedded
 	Settings map[string]string // embedded only: server settings
+	// Headers, Connections and Timeout are a service's (kind http:
+	// target.headers, target.connections, target.timeout; url: is its
+	// DSN): headers sent with every request (values are secrets), the
+	// keep-alive connections the clients share (0: one per client), and
+	// each request's limit (0: the kind's default).
+	Headers     map[string]string
+	Connections int
+	Timeout     time.Duration
 }
 
 // Embedded reports whether firedrill starts the server itself.

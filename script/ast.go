@@ -42,9 +42,10 @@ const (
 	KindSyncPipeline              // \syncpipeline
 	KindEndPipeline               // \endpipeline
 	KindRedis                     // one command line (Command.Redis) of a dialect of Lines
+	KindCustom                    // one command of a kind's own Syntax (Command.Custom)
 )
 
-var kindNames = [...]string{"sql", "set", "sleep", "if", "elif", "else", "endif", "shell", "setshell", "startpipeline", "syncpipeline", "endpipeline", "command"}
+var kindNames = [...]string{"sql", "set", "sleep", "if", "elif", "else", "endif", "shell", "setshell", "startpipeline", "syncpipeline", "endpipeline", "command", "custom"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -78,6 +79,9 @@ type Command struct {
 	SQL *SQL
 	// Redis is set for KindRedis.
 	Redis *RedisCommand
+	// Custom is set for KindCustom: the command as its kind's
+	// Dialect.Syntax parsed it, which only that kind's target reads.
+	Custom any
 
 	// Var is the target of KindSet and KindSetShell.
 	Var VarRef

@@ -27,6 +27,10 @@ type Dialect struct {
 	// CREATE FUNCTION … BEGIN ATOMIC bodies hold semicolons, and leading
 	// -- comments are skipped as pgbench's skip_sql_comments does.
 	EverySemicolon bool
+	// Syntax, when set, is a kind's own language of commands (an HTTP
+	// request), parsed by the kind; SQL, EverySemicolon and QuestionMarks
+	// then mean nothing.
+	Syntax Syntax
 	// QuestionMarks writes each variable of a SQL command's Query as ?
 	// rather than $1, $2 ….
 	QuestionMarks bool
@@ -55,6 +59,9 @@ func ParseDialect(file string, src []byte, syms *Symbols, d Dialect) (*Script, e
 	}
 	if d.Lines {
 		return parseRedis(file, src, syms)
+	}
+	if d.Syntax != nil {
+		return parseSyntax(file, src, syms, d)
 	}
 	if d == (Dialect{}) {
 		d = pgbench

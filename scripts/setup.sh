@@ -26,6 +26,8 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(maria
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
 # sysbench: the field's own MariaDB client, for bench/vs-sysbench.
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+# wrk: the field's closed-model HTTP load tool, for bench/vs-wrk.
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
 # The HTML report's tests render it in headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
@@ -61,7 +63,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	# Debian's postgresql package creates a cluster on 5432 (not started
 	# here); firedrill never uses it and leaves it alone.
 else
-	echo "setup: PostgreSQL server binaries, pgbench, Redis, MariaDB, sysbench and chromium present"
+	echo "setup: PostgreSQL server binaries, pgbench, Redis, MariaDB, sysbench, wrk and chromium present"
 fi
 
 if ! command -v go >/dev/null 2>&1; then

@@ -338,6 +338,11 @@ type Sample struct {
 	Detail   json.RawMessage    `json:"d,omitempty"`
 	Error    string             `json:"err,omitempty"` // the sampler failed this tick
 	Duration float64            `json:"ms,omitempty"`  // how long the read took
+	// Stall is set on a read that failed because the server did not
+	// answer the samplers (their queries timed out on a stalled server,
+	// not an error it sent): the seconds since it last answered them, so
+	// the gap is the stall's record, not a sampler's fault.
+	Stall float64 `json:"stall,omitempty"`
 }
 
 // Mark is an event's moment on the timeline: its start, or its end with

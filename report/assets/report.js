@@ -251,7 +251,7 @@
     D.events.forEach(function (e) {
       var t1 = e.t1 < 0 ? DUR : e.t1, x0 = Math.max(xPos(u, e.t0), b.left), x1 = Math.min(xPos(u, t1), right);
       if (x1 < b.left || x0 > right) return;
-      var bad = e.kind === "outage" || e.error, h = (EVENT_H - 4) * pr, y = laneTop + pr;
+      var bad = e.kind === "outage" || e.kind === "stall" || e.error, h = (EVENT_H - 4) * pr, y = laneTop + pr;
       ctx.fillStyle = bad ? "rgba(198,40,40,0.30)" : "rgba(90,100,120,0.22)";
       ctx.fillRect(x0, y, Math.max(x1 - x0, 2 * pr), h);
       var text = e.name + (e.kind === "outage" ? " (no connection)" : e.error ? " (failed)" : "");
@@ -270,7 +270,9 @@
       barLabel(ctx, "F" + (i + 1) + " " + (f.what || f.headline), x0 + 2 * pr, x1, y, h, "#1d2330", right);
     });
     ctx.restore();
-    // Event marks in the plot: thin grey lines, no fill.
+    // Event marks in the plot: thin grey lines, no fill (a stall of the
+    // server's answers to the samplers too: its lane bar, red, names it and
+    // its length; the lines bound the gap it left).
     ctx.save();
     ctx.beginPath();
     ctx.rect(b.left, b.top, b.width, b.height);

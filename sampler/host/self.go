@@ -24,6 +24,9 @@ import (
 //
 //	cpu                   cores       CPU time (user + system) per second of the interval: 1 = one core busy
 //	cpus                  count       GOMAXPROCS: the cores the Go scheduler uses
+//	cpus.online           count       CPUs online on the host
+//	cpus.affinity         count       CPUs in firedrill's affinity mask (sched_getaffinity); omitted when unknown
+//	cpus.quota            cores       its cgroup's CPU quota (cpu.max); omitted when none is set
 //	rss_bytes             bytes       resident memory (Linux)
 //	heap_bytes            bytes       heap memory occupied by objects, live or not yet swept
 //	goroutines            count       goroutines now
@@ -38,6 +41,7 @@ type self struct {
 	samples   []metrics.Sample
 	pauses    *metrics.Float64Histogram // the previous reading of pauseMetric
 	latencies *metrics.Float64Histogram // the previous reading of latencyMetric
+	limits    CPULimits                 // read once: what bounds the CPUs firedrill may use
 }
 
 var (
@@ -61,7 +65,7 @@ func newSelf() *self {
 	for _, d := range metrics.All() {
 		known[d.Name] = true
 	}
-	s := &self{}
+	s := &self{limits: ReadCPULimits()}
 	for _, name := range []string{heapMetric, goroutinesMetric, gcCyclesMetric, pauseMetric, latencyMetric} {
 		if known[name] {
 			s.samples = append(s.samples, metrics.Sample{Name: name})
@@ -76,7 +80,13 @@ func (*self) Name() string { return hostmetric.Self }
 func (*self) EveryTick() bool { return true }
 
 func (s *self) Sample(context.Context) (map[string]float64, any, error) {
-	values := map[string]float64{"cpus": float64(runtime.GOMAXPROCS(0))}
+	values := map[string]float64{"cpus": float64(runtime.GOMAXPROCS(0)), "cpus.online": float64(s.limits.Online)}
+	if s.limits.Affinity > 0 {
+		values["cpus.affinity"] = float64(s.limits.Affinity)
+	}
+	if s.limits.Quota > 0 {
+		values["cpus.quota"] = s.limits.Quota
+	}
 	reading := map[string]float64{}
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/firedrill/firedrill/diagnose"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
@@ -83,7 +84,15 @@ func mariadbCommitBound(run *timeline.Run) []diagnose.Finding {
 		return nil
 	}
 	cpus := diagnose.HostCPUs(run)
-	tps := diagnose.TotalTPS(run, from, to)
+	// Only the workloads that write commit to the redo log: a read-only
+	// workload beside them would dilute the rows written per transaction
+	// and inflate the commits per flush.
+	readOnly := diagnose.ReadOnlyWorkloads(run)
+	tps := diagnose.WritingTPS(run, from, to)
+	tpsWord := "transactions/s"
+	if len(readOnly) > 0 {
+		tpsWord = "writing transactions/s"
+	}
 	// Rows written per transaction: a small write pays a whole flush for
 	// a few hundred bytes of log; a transaction of many rows has already
 	// spread it, and its waits are what durability costs.
@@ -122,9 +131,13 @@ func mariadbCommitBound(run *timeline.Run) []diagnose.Finding {
 		text := fmt.Sprintf("%s InnoDB fsyncs/s (Innodb_data_fsyncs, the redo log's flushes and a few of the data files'): one every %s", diagnose.HumanNum(fsyncs.Mean), diagnose.HumanMS(1000/fsyncs.Mean))
 		if tps > 0 {
 			perFlush = tps / fsyncs.Mean
-			text += fmt.Sprintf(", for %s transactions/s: %s commits per flush (group commit)", diagnose.HumanNum(tps), diagnose.HumanNum(perFlush))
+			text += fmt.Sprintf(", for %s %s: %s commits per flush (group commit)", diagnose.HumanNum(tps), tpsWord, diagnose.HumanNum(perFlush))
 		}
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.DataFsyncsPerS), Value: fsyncs.Mean, Text: text})
+	}
+	if len(readOnly) > 0 {
+		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "manifest:workloads",
+			Text: "not counted as commits (their scripts neither write nor lock rows): " + strings.Join(readOnly, ", ")})
 	}
 	if pend := status(mariadbmetric.DataPendingFsyncs); pend.N > 0 && pend.Mean > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.DataPendingFsyncs), Value: pend.Mean,
@@ -185,7 +198,7 @@ func mariadbCommitBound(run *timeline.Run) []diagnose.Finding {
 		f.Headline = fmt.Sprintf("Commits wait for the redo-log flush: %s of active sessions (%s on average)", diagnose.HumanPct(share), diagnose.HumanNum(waiting))
 	}
 	if tps > 0 {
-		f.Headline += fmt.Sprintf("; %s transactions/s", diagnose.HumanNum(tps))
+		f.Headline += fmt.Sprintf("; %s %s", diagnose.HumanNum(tps), tpsWord)
 	}
 	if perFlush > 0 {
 		f.Headline += fmt.Sprintf(", %s commits per flush", diagnose.HumanNum(perFlush))
@@ -224,12 +237,13 @@ func mariadbCommitBound(run *timeline.Run) []diagnose.Finding {
 	return []diagnose.Finding{f}
 }
 
-// commitLatency is the median of the workloads' interval p50 latencies in
+// commitLatency is the median of the writing workloads' interval p50 latencies in
 // the window, ms (0 without intervals).
 func commitLatency(run *timeline.Run, from, to float64) float64 {
 	var pts []timeline.Point
+	writers := diagnose.Writers(run) // a read-only workload commits nothing
 	for _, iv := range run.Intervals {
-		if iv.Count == 0 || iv.End <= from || iv.Start >= to {
+		if iv.Count == 0 || iv.End <= from || iv.Start >= to || !writers[iv.Workload] {
 			continue
 		}
 		pts = append(pts, timeline.Point{T: iv.End, V: float64(iv.LatencyPct.P50) / 1000})
@@ -240,14 +254,35 @@ func commitLatency(run *timeline.Run, from, to float64) float64 {
 	return diagnose.Median(pts, math.Inf(-1), math.Inf(1))
 }
 
-// commitScaling compares the fewest and the most clients of a run whose
-// workloads ramp (at least twice as many): with group commit the
+// commitScaling compares the fewest and the most clients of a writing
+// workload that ramps (at least twice as many): with group commit the
 // transactions/s grow with the clients while the flushes per second stay
 // where the device puts them, each flush carrying more commits, and the
 // latency stays a flush interval or two. Measured on the slow disk
 // (every fsync +5 ms): 2 → 16 clients took 119 → 1,193 transactions/s at
-// about 130 flushes/s throughout, p50 13 ms at both ends.
+// about 130 flushes/s throughout, p50 13 ms at both ends. Only one
+// workload's own levels are a scaling series: two workloads with
+// different client counts run different transactions side by side.
 func commitScaling(run *timeline.Run, from, to float64) (diagnose.Evidence, bool) {
+	writers := diagnose.Writers(run)
+	var names []string
+	for _, iv := range run.Intervals {
+		if writers[iv.Workload] && !slices.Contains(names, iv.Workload) {
+			names = append(names, iv.Workload)
+		}
+	}
+	best, bestRatio := diagnose.Evidence{}, 0.0
+	for _, w := range names {
+		if e, ratio, ok := workloadScaling(run, w, len(names) > 1, from, to); ok && ratio > bestRatio {
+			best, bestRatio = e, ratio
+		}
+	}
+	return best, bestRatio > 0
+}
+
+// workloadScaling is commitScaling's evidence for one workload, and how
+// many times its clients grew; named says the text names the workload.
+func workloadScaling(run *timeline.Run, workload string, named bool, from, to float64) (diagnose.Evidence, float64, bool) {
 	type level struct {
 		count      int64
 		seconds    float64
@@ -255,7 +290,7 @@ func commitScaling(run *timeline.Run, from, to float64) (diagnose.Evidence, bool
 		p50        []timeline.Point
 	}
 	levels := map[int]*level{}
-	for _, iv := range run.Intervals {
+	for _, iv := range run.WorkloadIntervals(workload) {
 		if iv.End <= from || iv.Start >= to || iv.Clients <= 0 {
 			continue
 		}
@@ -284,7 +319,7 @@ func commitScaling(run *timeline.Run, from, to float64) (diagnose.Evidence, bool
 		}
 	}
 	if fewest == 0 || most < 2*fewest {
-		return diagnose.Evidence{}, false
+		return diagnose.Evidence{}, 0, false
 	}
 	lo, hi := levels[fewest], levels[most]
 	flushes := func(l *level) float64 {
@@ -292,13 +327,17 @@ func commitScaling(run *timeline.Run, from, to float64) (diagnose.Evidence, bool
 	}
 	loF, hiF := flushes(lo), flushes(hi)
 	if loF <= 0 || hiF <= 0 {
-		return diagnose.Evidence{}, false
+		return diagnose.Evidence{}, 0, false
 	}
 	loTPS, hiTPS := float64(lo.count)/lo.seconds, float64(hi.count)/hi.seconds
 	median := func(l *level) float64 { return diagnose.Median(l.p50, math.Inf(-1), math.Inf(1)) }
+	who := ""
+	if named {
+		who = workload + " "
+	}
 	return diagnose.Evidence{Series: mariadbmetric.Series(mariadbmetric.GlobalStatus, mariadbmetric.DataFsyncsPerS), Value: hiF / loF,
-		Text: fmt.Sprintf("from %d to %d clients: %s → %s transactions/s while InnoDB flushed %s → %s times/s (%s → %s commits per flush), p50 %s → %s: more clients only put more commits in each flush",
-			fewest, most, diagnose.HumanNum(loTPS), diagnose.HumanNum(hiTPS), diagnose.HumanNum(loF), diagnose.HumanNum(hiF), diagnose.HumanNum(loTPS/loF), diagnose.HumanNum(hiTPS/hiF), diagnose.HumanMS(median(lo)), diagnose.HumanMS(median(hi)))}, true
+		Text: fmt.Sprintf("%sfrom %d to %d clients: %s → %s transactions/s while InnoDB flushed %s → %s times/s (%s → %s commits per flush), p50 %s → %s: more clients only put more commits in each flush",
+			who, fewest, most, diagnose.HumanNum(loTPS), diagnose.HumanNum(hiTPS), diagnose.HumanNum(loF), diagnose.HumanNum(hiF), diagnose.HumanNum(loTPS/loF), diagnose.HumanNum(hiTPS/hiF), diagnose.HumanMS(median(lo)), diagnose.HumanMS(median(hi)))}, float64(most) / float64(fewest), true
 }
 
 // flushAtCommitSpan is the longest part of the load in which

@@ -233,3 +233,43 @@ func TestCommitBoundMariaDBBinlog(t *testing.T) {
 		t.Errorf("mechanism: %s", f.Mechanism)
 	}
 }
+
+// A SELECT-only workload beside the writers commits nothing to the redo
+// log: commit-bound counts the writers' transactions alone, and two
+// workloads of different client counts are not a scaling series. On
+// mariadb-commit-readers (16 writers, 4 readers) it used to say 24,500
+// transactions/s, 171 commits per flush, 0.047 rows written per
+// transaction and "from 4 to 16 clients".
+func TestCommitBoundMariaDBCountsWriters(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(commitBound{}, openRecording(t, "mariadb-commit-readers"))
+	if len(fs) != 1 || fs[0].Severity != diagnose.Warning {
+		t.Fatalf("got %v, want one warning", fs)
+	}
+	f := fs[0]
+	if !strings.Contains(f.Headline, "writing transactions/s") || strings.Contains(f.Headline, "24,") {
+		t.Errorf("headline counts the readers: %s", f.Headline)
+	}
+	var perFlush, rows, readers, scaling bool
+	for _, e := range f.Evidence {
+		switch {
+		case strings.Contains(e.Text, "commits per flush (group commit)"):
+			perFlush = e.Value > 100 && e.Value < 200 // the flushes: ~143/s
+			if !strings.Contains(e.Text, "for 1,1") {
+				t.Errorf("commits per flush from more than the writers: %s", e.Text)
+			}
+		case strings.Contains(e.Text, "written per transaction"):
+			rows = e.Value > 0.9 && e.Value < 1.5
+		case strings.Contains(e.Text, "not counted as commits") && strings.Contains(e.Text, "reads"):
+			readers = true
+		case strings.Contains(e.Text, "clients:"):
+			scaling = true
+		}
+	}
+	if !perFlush || !rows || !readers {
+		t.Errorf("evidence: commits per flush %v, ~1 row per transaction %v, readers named %v: %v", perFlush, rows, readers, f.Evidence)
+	}
+	if scaling {
+		t.Errorf("the readers' 4 clients and the writers' 16 compared as a scaling series: %v", f.Evidence)
+	}
+}

@@ -17,5 +17,6 @@ func Rules() []diagnose.Rule {
 		queryCacheLock{},
 		hotRowLock{},
 		idleBlocker{},
+		diagnose.GeneratorLimited(generatorServer),
 	}
 }

@@ -57,3 +57,29 @@ func TestCommitBoundQuiet(t *testing.T) {
 		}
 	}
 }
+
+// Select-only readers beside the writers commit nothing that waits for
+// the WAL flush: commit-bound counts the writers' transactions alone. On
+// commit-readers it used to say 14,533 transactions/s and 15.3 commits
+// per flush from pg_stat_database's xact_commit, the readers' included.
+func TestCommitBoundCountsWriters(t *testing.T) {
+	t.Parallel()
+	fs := findingsOf(commitBound{}, openRecording(t, "commit-readers"))
+	if len(fs) != 1 {
+		t.Fatalf("got %d findings, want 1", len(fs))
+	}
+	f := fs[0]
+	if !strings.Contains(f.Headline, "writing transactions/s") || strings.Contains(f.Headline, "14,") {
+		t.Errorf("headline counts the readers: %s", f.Headline)
+	}
+	named := false
+	for _, e := range f.Evidence {
+		if strings.Contains(e.Text, "commits per flush") && !strings.Contains(e.Text, "writing transactions/s") {
+			t.Errorf("commits per flush from every commit: %s", e.Text)
+		}
+		named = named || strings.Contains(e.Text, "not counted as commits") && strings.Contains(e.Text, "reads")
+	}
+	if !named {
+		t.Errorf("the evidence does not say the readers were left out: %v", f.Evidence)
+	}
+}

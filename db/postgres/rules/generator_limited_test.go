@@ -13,7 +13,7 @@ func TestGeneratorLimitedFires(t *testing.T) {
 	// A rate of 30,000/s of a client-heavy script (120 \set per
 	// transaction) with GOMAXPROCS=1: firedrill falls seconds behind its
 	// schedule while the database's connections sit idle.
-	fs := findingsOf(generatorLimited{}, openRecording(t, "generator-limited"))
+	fs := findingsOf(diagnose.GeneratorLimited(generatorServer), openRecording(t, "generator-limited"))
 	if len(fs) != 1 {
 		t.Fatalf("got %d findings, want 1", len(fs))
 	}
@@ -37,7 +37,7 @@ func TestGeneratorLimitedQuiet(t *testing.T) {
 	// of the CPU, other processes take the rest, sessions often wait for
 	// the client. None of that makes the generator the bottleneck.
 	for _, name := range []string{"healthy", "guarded", "multixact-broken", "multixact-control", "subtrans"} {
-		if fs := findingsOf(generatorLimited{}, openRecording(t, name)); len(fs) != 0 {
+		if fs := findingsOf(diagnose.GeneratorLimited(generatorServer), openRecording(t, name)); len(fs) != 0 {
 			t.Errorf("%s: %d findings, want none: %s", name, len(fs), fs[0].Headline)
 		}
 	}
@@ -78,7 +78,7 @@ func TestGeneratorLimitedCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			fs := findingsOf(generatorLimited{}, genRun(tt.cpu, tt.gomax, tt.sched, tt.hostIdle, tt.active))
+			fs := findingsOf(diagnose.GeneratorLimited(generatorServer), genRun(tt.cpu, tt.gomax, tt.sched, tt.hostIdle, tt.active))
 			if got := len(fs) > 0; got != tt.want {
 				t.Errorf("fired = %v, want %v: %+v", got, tt.want, fs)
 			}
@@ -97,12 +97,12 @@ func TestGeneratorLimitedRateBehind(t *testing.T) {
 		return run
 	}
 	// Behind its rate while the connections wait for the client: fires.
-	if fs := findingsOf(generatorLimited{}, behind(0)); len(fs) != 1 || !strings.Contains(fs[0].Headline, "schedule lag") {
+	if fs := findingsOf(diagnose.GeneratorLimited(generatorServer), behind(0)); len(fs) != 1 || !strings.Contains(fs[0].Headline, "schedule lag") {
 		t.Errorf("behind, database idle: %+v", fs)
 	}
 	// Behind because every connection is busy in the database: the
 	// database is the limit, not the generator.
-	if fs := findingsOf(generatorLimited{}, behind(8)); len(fs) != 0 {
+	if fs := findingsOf(diagnose.GeneratorLimited(generatorServer), behind(8)); len(fs) != 0 {
 		t.Errorf("behind, database busy: %s", fs[0].Headline)
 	}
 	// Behind because the clients wait for the application's pool, whose
@@ -111,7 +111,7 @@ func TestGeneratorLimitedRateBehind(t *testing.T) {
 	for i := range pooled.Intervals {
 		pooled.Intervals[i].PoolWaitPct.P50 = 300_000
 	}
-	if fs := findingsOf(generatorLimited{}, pooled); len(fs) != 0 {
+	if fs := findingsOf(diagnose.GeneratorLimited(generatorServer), pooled); len(fs) != 0 {
 		t.Errorf("behind, clients waiting for the pool: %s", fs[0].Headline)
 	}
 	// Behind because the script sleeps 20 ms per transaction: 8 clients
@@ -119,7 +119,7 @@ func TestGeneratorLimitedRateBehind(t *testing.T) {
 	sleepy := behind(0)
 	sleepy.Summary = &timeline.Summary{Workloads: []timeline.WorkloadSummary{{Name: "w", Scripts: []timeline.ScriptSummary{
 		{Name: "s", Commands: []timeline.CommandSummary{{Text: "SELECT 1;", MeanUS: 300}, {Text: `\sleep 20 ms`, MeanUS: 20_000}}}}}}}
-	if fs := findingsOf(generatorLimited{}, sleepy); len(fs) != 0 {
+	if fs := findingsOf(diagnose.GeneratorLimited(generatorServer), sleepy); len(fs) != 0 {
 		t.Errorf("behind, clients sleeping as scripted: %s", fs[0].Headline)
 	}
 }

@@ -308,7 +308,10 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 		}}
 	f.Workload = singleWorkload(run, spotsApps(run, from, to))
 
-	tps := diagnose.TotalTPS(run, from, to)
+	// Lock waits per transaction of the workloads that lock or write rows:
+	// a read-only workload's transactions wait for no row lock.
+	readOnly := diagnose.ReadOnlyWorkloads(run)
+	tps := diagnose.WritingTPS(run, from, to)
 	perTx := 0.0
 	if tps > 0 {
 		perTx = queue / tps * 1000
@@ -330,8 +333,8 @@ func (lockContention) Check(run *timeline.Run) []diagnose.Finding {
 	}
 	if perTx > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: "workload:*.tps", Value: perTx,
-			Text: fmt.Sprintf("at %s transactions/s, each waits %s for locks on average (Little's law: %s waiting sessions ÷ throughput)",
-				diagnose.HumanNum(tps), diagnose.HumanMS(perTx), diagnose.HumanNum(queue))})
+			Text: fmt.Sprintf("at %s %s, each waits %s for locks on average (Little's law: %s waiting sessions ÷ throughput)%s",
+				diagnose.HumanNum(tps), writingWord(readOnly), diagnose.HumanMS(perTx), diagnose.HumanNum(queue), readOnlyNote(readOnly))})
 	}
 
 	// Where the waits concentrate.
@@ -604,4 +607,12 @@ func workloadLatency(run *timeline.Run, workload string, from, to float64) strin
 		s += fmt.Sprintf(" (outside this window: %s)", diagnose.HumanMS(diagnose.Median(out, math.Inf(-1), math.Inf(1))))
 	}
 	return s
+}
+
+// readOnlyNote says which workloads a per-transaction figure left out.
+func readOnlyNote(readOnly []string) string {
+	if len(readOnly) == 0 {
+		return ""
+	}
+	return "; read-only workloads left out: " + strings.Join(readOnly, ", ")
 }

@@ -14,7 +14,7 @@ func Rules() []diagnose.Rule {
 		multixactCreation{},
 		xminHorizonHeld{},
 		subtransactionOverflow{},
-		generatorLimited{},
+		diagnose.GeneratorLimited(generatorServer),
 		transactionGuards{},
 		deadlock{},
 		lockContention{},

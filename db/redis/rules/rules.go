@@ -18,6 +18,9 @@ func Rules() []diagnose.Rule {
 		redisForkStall{},
 		redisSlowCommands{},
 		redisClientSaturation{},
+		// Redis tells nothing of its clients' activity: the rule judges by
+		// firedrill's side alone.
+		diagnose.GeneratorLimited(diagnose.GeneratorServer{}),
 	}
 }
 

@@ -579,12 +579,14 @@ func joinReasons(a, b string) string {
 	return a + "; " + b
 }
 
-// gaps notes reads that failed, which the chart shows as gaps.
+// gaps notes reads that failed, which the chart shows as gaps. Reads a
+// stalled server left unanswered are not: every chart marks the stall
+// once, as a band (stallBands), rather than each chart repeating it.
 func (s *chartSources) gaps(source string) []string {
 	samples := s.samples[source]
 	failed, last := 0, ""
 	for _, sm := range samples {
-		if sm.Error != "" {
+		if sm.Error != "" && sm.Stall == 0 {
 			failed++
 			last = sm.Error
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/diagnose"
+	"github.com/firedrill/firedrill/report/eventwords"
 	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
@@ -126,7 +127,7 @@ type eventView struct {
 	Ended         bool
 	Outcome       string
 	Error         string
-	Detail        string // the marks' details as JSON
+	Detail        string // the marks' details in words (eventwords), each of several after its phase
 	DetailIsEmpty bool
 }
 
@@ -223,7 +224,7 @@ func buildPage(run *timeline.Run, findings []diagnose.Finding, kinds present.Kin
 		}
 	}
 	p.ErrorsBy = errorsBy(run, p.Errors)
-	bands := eventBands(marks)
+	bands := append(eventBands(marks), stallBands(run)...)
 	p.Events = eventViews(planned, marks)
 	p.Outages = run.Outages()
 	if len(run.Manifest.Targets) == 0 {
@@ -443,7 +444,11 @@ func eventBands(marks []timeline.Mark) []eventBand {
 func eventViews(planned []timeline.EventInfo, marks []timeline.Mark) []eventView {
 	var out []eventView
 	index := map[string]int{}
-	details := map[string][]map[string]any{}
+	type phaseDetail struct {
+		phase  string
+		detail map[string]any
+	}
+	details := map[string][]phaseDetail{}
 	for _, e := range planned {
 		index[e.Name] = len(out)
 		v := eventView{Name: e.Name, Kind: e.Kind, Planned: "at " + clock(e.At)}
@@ -474,20 +479,24 @@ func eventViews(planned []timeline.EventInfo, marks []timeline.Mark) []eventView
 			v.Started, v.Start = true, m.T
 		}
 		if len(m.Detail) > 0 {
-			details[m.Event] = append(details[m.Event], m.Detail)
+			details[m.Event] = append(details[m.Event], phaseDetail{m.Phase, m.Detail})
 		}
 	}
+	// In words, as the terminal says them: "pid 4242, xid 771234", each
+	// of several marks' after its phase ("start: …; end: …").
 	for i := range out {
 		d := details[out[i].Name]
 		switch len(d) {
 		case 0:
 			out[i].DetailIsEmpty = true
 		case 1:
-			b, _ := json.MarshalIndent(d[0], "", "  ") // a decoded JSON value always encodes
-			out[i].Detail = string(b)
+			out[i].Detail = eventwords.Detail(d[0].detail)
 		default:
-			b, _ := json.MarshalIndent(d, "", "  ")
-			out[i].Detail = string(b)
+			parts := make([]string, len(d))
+			for j, pd := range d {
+				parts[j] = cmp.Or(pd.phase, "mark") + ": " + eventwords.Detail(pd.detail)
+			}
+			out[i].Detail = strings.Join(parts, "; ")
 		}
 	}
 	return out

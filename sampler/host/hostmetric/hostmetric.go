@@ -33,8 +33,11 @@ const (
 
 // Value keys of Self read outside the sampler.
 const (
-	SelfCPU      = "cpu"                  // cores busy
-	SelfCPUs     = "cpus"                 // GOMAXPROCS
+	SelfCPU      = "cpu"  // cores busy
+	SelfCPUs     = "cpus" // GOMAXPROCS
+	SelfOnline   = "cpus.online"
+	SelfAffinity = "cpus.affinity"
+	SelfQuota    = "cpus.quota"
 	SelfRSSBytes = "rss_bytes"            // resident memory
 	SelfSchedP99 = "sched_latency_p99_ms" // how long runnable goroutines waited for a thread (p99)
 )
@@ -77,6 +80,9 @@ var Keys = []Key{
 	{Host, "disk.queue", "requests", "mean number of requests in flight"},
 	{Self, "cpu", "cores", "CPU time (user + system) per second of the interval: 1 = one core busy"},
 	{Self, "cpus", "count", "GOMAXPROCS: the cores the Go scheduler uses"},
+	{Self, "cpus.online", "count", "CPUs online on the host"},
+	{Self, "cpus.affinity", "count", "CPUs in firedrill's affinity mask (sched_getaffinity); omitted when unknown"},
+	{Self, "cpus.quota", "cores", "its cgroup's CPU quota (cpu.max); omitted when none is set"},
 	{Self, "rss_bytes", "bytes", "resident memory (Linux)"},
 	{Self, "heap_bytes", "bytes", "heap memory occupied by objects, live or not yet swept"},
 	{Self, "goroutines", "count", "goroutines now"},

@@ -1,11 +1,11 @@
-package report
+package eventwords
 
 import "testing"
 
 // An event's detail reads as words: who first (pid, application name,
 // xid), then the rest alphabetically; units from the key's suffix after
 // the value; ids and counts without decimals; nested settings as named.
-func TestDetailWords(t *testing.T) {
+func TestDetail(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
@@ -20,7 +20,7 @@ func TestDetailWords(t *testing.T) {
 			"changed (work_mem 64MB), pids [1, 2], restart yes"},
 		{"empty and null", map[string]any{"cause": "", "mode": nil}, `cause "", mode none`},
 	} {
-		if got := DetailWords(c.detail); got != c.want {
+		if got := Detail(c.detail); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

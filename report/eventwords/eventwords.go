@@ -1,4 +1,7 @@
-package report
+// Package eventwords says an event mark's detail (timeline.Mark.Detail) in
+// words, for every page that shows one: the terminal report and the HTML
+// page. It is a leaf: it imports nothing of firedrill, so both can.
+package eventwords
 
 import (
 	"fmt"
@@ -13,10 +16,10 @@ import (
 // order: who the event's session is. The rest follow alphabetically.
 var detailFirst = []string{"pid", "application_name", "xid", "txid"}
 
-// DetailWords says an event mark's detail (timeline.Mark.Detail) in
-// words for the terminal: "pid 4242, application name firedrill-event:hold,
-// xid 1234, held 5.0 s", rather than as JSON.
-func DetailWords(detail map[string]any) string {
+// Detail says an event mark's detail (timeline.Mark.Detail) in words:
+// "pid 4242, application name firedrill-event:hold, xid 1234, held 5.0 s",
+// rather than as JSON.
+func Detail(detail map[string]any) string {
 	keys := make([]string, 0, len(detail))
 	for k := range detail {
 		keys = append(keys, k)

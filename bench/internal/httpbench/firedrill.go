@@ -1,0 +1,76 @@
+package httpbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	httptarget "github.com/firedrill/firedrill/db/http/client"
+	"github.com/firedrill/firedrill/db/http/httpdialect"
+	"github.com/firedrill/firedrill/engine"
+	"github.com/firedrill/firedrill/script"
+)
+
+// Load is one run of firedrill's side against the bench server.
+type Load struct {
+	URL      string // the server's base URL
+	Clients  int    // keep-alive connections, one per client
+	Threads  int    // event loops (-j)
+	Duration time.Duration
+	// Rate is the open model's requests per second (Poisson arrivals, as
+	// `firedrill run`'s rate:); 0 is the closed model, each client
+	// sending its next request once the last reply is read.
+	Rate float64
+}
+
+// Result is what a run of firedrill's side did: requests answered and
+// failed, over how long, and the latency's percentiles (from each
+// request's intended start under a rate, as firedrill reports it).
+type Result struct {
+	Requests int64   `json:"requests"`
+	Failed   int64   `json:"failed"`
+	Seconds  float64 `json:"seconds"`
+	MeanMS   float64 `json:"mean_ms"`
+	P50MS    float64 `json:"p50_ms"`
+	P90MS    float64 `json:"p90_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	MaxMS    float64 `json:"max_ms"`
+}
+
+// benchScript is the request each transaction sends.
+const benchScript = "GET /\n"
+
+// Firedrill runs the engine with the HTTP target on its event loops, as a
+// workload of `firedrill run` does, without samplers.
+func Firedrill(l Load) (Result, error) {
+	syms := script.NewSymbols()
+	sc, err := script.ParseDialect("bench.http", []byte(benchScript), syms, httpdialect.Script())
+	if err != nil {
+		return Result{}, err
+	}
+	target, err := httptarget.NewTarget(httptarget.Config{URL: l.URL, AppName: "firedrill-bench"})
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := engine.Run(context.Background(), target, engine.Config{
+		Scripts: []*script.Script{sc}, Symbols: syms, Clients: l.Clients, Threads: l.Threads,
+		Duration: l.Duration, Rate: l.Rate, Stderr: os.Stderr, RandomSeed: 1,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if res.AbortedClient > 0 {
+		return Result{}, fmt.Errorf("%d clients aborted", res.AbortedClient)
+	}
+	t := res.Totals
+	q := func(p float64) float64 { return float64(t.Hist.Quantile(p)) / 1000 }
+	return Result{
+		Requests: t.Total.Count,
+		Failed:   t.Total.Failures(),
+		Seconds:  res.Elapsed.Seconds(),
+		MeanMS:   t.Total.Latency.Mean() / 1000,
+		P50MS:    q(50), P90MS: q(90), P99MS: q(99),
+		MaxMS: float64(t.Hist.Max()) / 1000,
+	}, nil
+}

@@ -1,0 +1,86 @@
+// Package httpbench holds what bench/vs-wrk and bench/vs-vegeta share: the
+// local Go server both tools load (net/http answering a 13-byte body,
+// after an optional injected delay), started as a child process so that
+// its CPU is not the client's, and firedrill's side of a run (the engine
+// with db/http/client on its event loops, as a workload of `firedrill
+// run` executes it, without samplers).
+package httpbench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// body is what the bench server answers: wrk's and vegeta's usual
+// "hello" reply, small enough that the request's cost is the protocol's.
+const body = "Hello, World!"
+
+// Serve answers every request with body after delay (none when zero), on
+// addr ("127.0.0.1:0" picks a port), and prints "listening ADDR" on w once
+// it accepts connections. It returns when the listener fails.
+func Serve(addr string, delay time.Duration, w io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("bench server: listen on %s: %w", addr, err)
+	}
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if delay > 0 {
+			time.Sleep(delay)
+		}
+		hdr := rw.Header()
+		hdr["Content-Type"] = []string{"text/plain"}
+		_, _ = io.WriteString(rw, body)
+	})
+	fmt.Fprintf(w, "listening %s\n", ln.Addr())
+	return (&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}).Serve(ln)
+}
+
+// Server is a bench server running as a child process.
+type Server struct {
+	Addr  string // host:port
+	Delay time.Duration
+	cmd   *exec.Cmd
+}
+
+// URL is the server's base URL.
+func (s *Server) URL() string { return "http://" + s.Addr }
+
+// StartServer starts bin (the bench's own binary) with the arguments
+// that make it serve (serveArgs, which must lead to Serve) and waits
+// until it listens.
+func StartServer(bin string, serveArgs []string, delay time.Duration) (*Server, error) {
+	cmd := exec.Command(bin, serveArgs...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench server: start: %w", err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("bench server: no address (%q): %v", line, err)
+	}
+	return &Server{Addr: addr, Delay: delay, cmd: cmd}, nil
+}
+
+// Stop kills the server and waits for it.
+func (s *Server) Stop() error {
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	_ = s.cmd.Wait()
+	return nil
+}

@@ -157,7 +157,10 @@ func Judge(cfg Config, s *Step) {
 	// of the host as the server did.
 	generatorHolds := generator >= 0 && !serverBound && (m.ServerCPU < 0 || m.ClientCPU >= m.ServerCPU)
 	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generatorHolds)
-	hostBound := !s.Pass && !s.ClientLimited && !serverBound && m.ServerCPU >= 0 && m.HostBusy >= hostSaturatedPct && m.HostCPUs > 0
+	// The host binds only when the diagnosis named nothing else: a pool
+	// or a lock that binds on a busy host is still what binds.
+	named := slices.ContainsFunc(s.Binds, func(b Bind) bool { return b.Rule != generatorRule })
+	hostBound := !s.Pass && !s.ClientLimited && !serverBound && !named && m.ServerCPU >= 0 && m.HostBusy >= hostSaturatedPct && m.HostCPUs > 0
 	s.HostLimited = hostBound
 	switch {
 	case hostBound:
@@ -210,7 +213,10 @@ const hostSaturatedPct = 95
 func hostBind(m Measure) Bind {
 	others := max(0, m.HostBusy/100*m.HostCPUs-m.ServerCPU-m.ClientCPU)
 	larger := "the server's CPU: it used more of the host than firedrill"
-	if m.ClientCPU > m.ServerCPU {
+	switch {
+	case others > m.ServerCPU+m.ClientCPU:
+		larger = "the other processes on the machine: they used more of it than the server and firedrill together"
+	case m.ClientCPU > m.ServerCPU:
 		larger = "the client: firedrill used more of the host than the server"
 	}
 	h := fmt.Sprintf("the host's CPU %.0f %% busy of %.0f cores, shared: the server used %.2f, firedrill %.2f, other processes %.2f; what binds is %s",

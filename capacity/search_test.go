@@ -307,22 +307,36 @@ func TestJudgeHostCPU(t *testing.T) {
 	h := timeline.NewHistogram()
 	h.Record(900_000)
 	findings := []diagnose.Finding{{Rule: "generator-limited", Severity: diagnose.Warning, Headline: "the host had 0 % CPU idle"}}
+	pool := diagnose.Finding{Rule: "connection-saturation", Severity: diagnose.Warning, Headline: "pool"}
 	for _, c := range []struct {
 		server, client float64
 		want           string
 	}{
-		{0.6, 0.1, "the server's CPU"},
-		{0.2, 0.6, "the client"},
+		{1.2, 0.3, "the server's CPU"},
+		{0.3, 1.2, "the client"},
+		{0.2, 0.1, "the other processes"},
 	} {
-		s := Step{Measure: Measure{Seconds: 10, Count: 1, Latency: h, ServerCPU: c.server, ServerCPUCap: 2, ClientCPU: c.client, ClientCPUCap: 2,
-			HostCPUs: 2, HostBusy: 100}, Findings: findings, Binds: TopBinds(findings, 3)}
-		Judge(Config{SLOs: []SLO{mustSLO(t, "p99<50ms")}}, &s)
+		step := func(fs []diagnose.Finding) Step {
+			s := Step{Measure: Measure{Seconds: 10, Count: 1, Latency: h, ServerCPU: c.server, ServerCPUCap: 2, ClientCPU: c.client, ClientCPUCap: 2,
+				HostCPUs: 2, HostBusy: 100}, Findings: fs, Binds: TopBinds(fs, 3)}
+			Judge(Config{SLOs: []SLO{mustSLO(t, "p99<50ms")}}, &s)
+			return s
+		}
+		s := step(findings)
 		client := c.client > c.server
 		if s.ClientLimited != client {
 			t.Errorf("server %.1f client %.1f: client-limited %v, want %v", c.server, c.client, s.ClientLimited, client)
 		}
-		if !client && (len(s.Binds) != 1 || s.Binds[0].Rule != HostRule || !strings.Contains(s.Binds[0].Headline, c.want)) {
+		if client {
+			continue
+		}
+		if len(s.Binds) != 1 || s.Binds[0].Rule != HostRule || !strings.Contains(s.Binds[0].Headline, c.want) {
 			t.Errorf("server %.1f client %.1f: binds %+v; want host-cpu naming %s, alone", c.server, c.client, s.Binds, c.want)
+		}
+		// A pool the diagnosis names binds on a busy host, not the host.
+		pooled := step(append([]diagnose.Finding{pool}, findings...))
+		if pooled.HostLimited || pooled.Binds[0].Rule != pool.Rule {
+			t.Errorf("with the pool named: host-limited %v, binds %+v; want the pool first", pooled.HostLimited, pooled.Binds)
 		}
 	}
 }

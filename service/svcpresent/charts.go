@@ -73,8 +73,8 @@ func Charts(name string) []present.Chart {
 			Help: "Each instance's busy threads, and the requests waiting for its CPU beyond its cores (the CPU run queue).",
 			Axes: []present.Axis{count},
 			Series: []present.Series{
-				{Source: src, Prefix: fam(svcmetric.BusyThreads), Label: "busy threads", ByName: true},
-				{Source: src, Prefix: fam(svcmetric.CPURunQueue), Label: "CPU run queue", ByName: true, SkipIfZero: true, Style: "dash"},
+				{Source: src, Prefix: name + ".instance.", Suffix: "." + svcmetric.BusyThreads, Label: "busy threads", ByName: true},
+				{Source: src, Prefix: name + ".instance.", Suffix: "." + svcmetric.CPURunQueue, Label: "CPU run queue", ByName: true, SkipIfZero: true, Style: "dash"},
 			},
 		},
 		{

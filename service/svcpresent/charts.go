@@ -93,3 +93,21 @@ func Charts(name string) []present.Chart {
 		},
 	}
 }
+
+// Counters are one service's series compare sets side by side: its
+// goodput beside its throughput, what it wasted and refused, its worst
+// queue.
+func Counters(name string) []present.Counter {
+	src := svcmetric.Source
+	key := func(m string) string { return svcmetric.Key(name, m, "") }
+	label := func(what string) string { return name + ": " + what }
+	return []present.Counter{
+		{Source: src, Key: key(svcmetric.Goodput), Label: label("goodput"), Unit: "req/s", Agg: present.Mean},
+		{Source: src, Key: key(svcmetric.Throughput), Label: label("throughput"), Unit: "req/s", Agg: present.Mean},
+		{Source: src, Key: key(svcmetric.Timeouts), Label: label("timeouts"), Unit: "req/s", Agg: present.Mean},
+		{Source: src, Key: key(svcmetric.Wasted), Label: label("wasted work"), Unit: "req/s", Agg: present.Mean},
+		{Source: src, Key: key(svcmetric.Refused), Label: label("refused"), Unit: "req/s", Agg: present.Mean},
+		{Source: src, Key: key(svcmetric.QueueOldestAge), Label: label("oldest queued, worst"), Unit: "s", Agg: present.Max},
+		{Source: src, Key: key(svcmetric.ResponseTime), Label: label("time in service, worst tick"), Unit: "s", Agg: present.Max},
+	}
+}

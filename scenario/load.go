@@ -259,6 +259,7 @@ func (l *loader) scenario(root *yaml.Node) {
 			}
 		}},
 		{"workloads", l.workloads},
+		{"services", l.services},
 		// Events decode once the target's kind is known (their kinds
 		// are the kind's).
 		{"events", func(v *yaml.Node) { events = v }},
@@ -663,6 +664,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 			w.Settings = l.stringMap(v, "settings", settingName)
 		}},
 		{"fallback", func(v *yaml.Node) { fallbackNode = v }},
+		{"service", func(v *yaml.Node) { w.Service, _ = l.str(v, "service") }},
 	}, extra...))
 	if present == nil {
 		return w, false
@@ -698,6 +700,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 		l.s.Dialect = saved
 	})
 	l.later = append(l.later, func() { l.checkWindow(&w, what, present, stageNodes) })
+	l.later = append(l.later, func() { l.workloadService(&w, what, present) })
 	return w, true
 }
 

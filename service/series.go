@@ -1,0 +1,221 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/firedrill/firedrill/scenario"
+)
+
+// Source is the timeline source the services' series are recorded under
+// (with no target): keys are <service>.<metric>, per instance
+// <service>.<metric>.<instance>, per target <service>.<metric>.<target>.
+const Source = "service"
+
+// The series' metric names (docs/services.md lists what each is).
+const (
+	Arrivals         = "arrivals"
+	Throughput       = "throughput"
+	Goodput          = "goodput"
+	QueueLength      = "queue_length"
+	QueueOldestAge   = "queue_oldest_age"
+	BusyThreads      = "busy_threads"
+	CPURunQueue      = "cpu_run_queue"
+	PoolWaiters      = "pool_waiters"
+	Refused          = "refused"
+	Timeouts         = "timeouts"
+	Wasted           = "wasted"
+	Cancelled        = "cancelled"
+	Failed           = "failed"
+	Retries          = "retries"
+	Amplification    = "amplification"
+	BreakerState     = "breaker_state"
+	BreakerRejected  = "breaker_rejected"
+	BulkheadRejected = "bulkhead_rejected"
+	ThrottleAdmitted = "throttle_admitted"
+	ThrottleRejected = "throttle_rejected"
+	ThrottleLag      = "throttle_lag"
+	InSystem         = "in_system"
+	ResponseTime     = "response_time"
+)
+
+// Key is the series key of a service's metric, with a suffix (an
+// instance's number, a target's name) or none.
+func Key(service, metric, suffix string) string {
+	k := service + "." + metric
+	if suffix != "" {
+		k += "." + suffix
+	}
+	return k
+}
+
+// Set is the services of one run: it builds each once, and reads their
+// series as one sampler of the source "service".
+type Set struct {
+	services []*Service
+
+	mu   sync.Mutex
+	prev map[*Service]reading
+}
+
+// reading is a service's cumulative counters at a moment.
+type reading struct {
+	at                                                                 time.Time
+	arrivals, left, good, timeouts, wasted, cancelled, failed, refused int64
+	attempts, retries, admitted, throttled                             int64
+	timeUS                                                             int64
+	area                                                               float64
+	breakerRej, bulkheadRej                                            map[string]int64
+}
+
+// NewSet builds the scenario's services.
+func NewSet(cfgs []scenario.Service) *Set {
+	set := &Set{prev: map[*Service]reading{}}
+	for _, c := range cfgs {
+		set.services = append(set.services, New(c))
+	}
+	return set
+}
+
+// Service returns the service of that name, or nil.
+func (set *Set) Service(name string) *Service {
+	for _, s := range set.services {
+		if s.cfg.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Name is the sampler's source.
+func (set *Set) Name() string { return Source }
+
+// Sample reads every service's series: rates over the time since the
+// previous reading (none on the first), levels now.
+func (set *Set) Sample(ctx context.Context) (map[string]float64, any, error) {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	v := map[string]float64{}
+	for _, s := range set.services {
+		now := time.Now()
+		cur := s.read(now)
+		if prev, ok := set.prev[s]; ok {
+			s.rates(v, prev, cur)
+		}
+		set.prev[s] = cur
+		s.levels(v, now)
+	}
+	return v, nil, nil
+}
+
+func (s *Service) read(now time.Time) reading {
+	c := &s.c
+	r := reading{at: now, arrivals: c.arrivals.Load(), left: c.left.Load(), good: c.good.Load(),
+		timeouts: c.timeouts.Load(), wasted: c.wasted.Load(), cancelled: c.cancelled.Load(), failed: c.failed.Load(),
+		refused: c.refused.Load(), attempts: c.attempts.Load(), retries: c.retries.Load(),
+		admitted: c.admitted.Load(), throttled: c.throttled.Load(), timeUS: c.timeInService.Load(),
+		breakerRej: map[string]int64{}, bulkheadRej: map[string]int64{}}
+	s.lmu.Lock()
+	s.advanceArea(now)
+	r.area = s.area
+	s.lmu.Unlock()
+	for _, p := range s.parts() {
+		r.breakerRej[p.name] = p.breakerRejected.Load()
+		r.bulkheadRej[p.name] = p.bulkheadRejected.Load()
+	}
+	return r
+}
+
+func (s *Service) parts() []*targetParts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*targetParts, 0, len(s.order))
+	for _, name := range s.order {
+		out = append(out, s.targets[name])
+	}
+	return out
+}
+
+func (s *Service) rates(v map[string]float64, a, b reading) {
+	secs := b.at.Sub(a.at).Seconds()
+	if secs <= 0 {
+		return
+	}
+	name := s.cfg.Name
+	rate := func(metric string, x, y int64) { v[Key(name, metric, "")] = float64(y-x) / secs }
+	rate(Arrivals, a.arrivals, b.arrivals)
+	rate(Throughput, a.left, b.left)
+	rate(Goodput, a.good, b.good)
+	rate(Refused, a.refused, b.refused)
+	rate(Timeouts, a.timeouts, b.timeouts)
+	rate(Wasted, a.wasted, b.wasted)
+	rate(Cancelled, a.cancelled, b.cancelled)
+	rate(Failed, a.failed, b.failed)
+	rate(Retries, a.retries, b.retries)
+	if s.throttle != nil {
+		rate(ThrottleAdmitted, a.admitted, b.admitted)
+		rate(ThrottleRejected, a.throttled, b.throttled)
+	}
+	if served := b.arrivals - a.arrivals; served > 0 {
+		// Attempts on the database per request that got a thread.
+		if calls := b.left - a.left; calls > 0 && b.attempts > a.attempts {
+			v[Key(name, Amplification, "")] = float64(b.attempts-a.attempts) / float64(calls)
+		}
+	}
+	v[Key(name, InSystem, "")] = (b.area - a.area) / secs
+	if n := b.left - a.left; n > 0 {
+		v[Key(name, ResponseTime, "")] = float64(b.timeUS-a.timeUS) / 1e6 / float64(n)
+	}
+	for _, p := range s.parts() {
+		if p.breaker != nil {
+			v[Key(name, BreakerRejected, p.name)] = float64(b.breakerRej[p.name]-a.breakerRej[p.name]) / secs
+		}
+		if p.bulkheads != nil {
+			v[Key(name, BulkheadRejected, p.name)] = float64(b.bulkheadRej[p.name]-a.bulkheadRej[p.name]) / secs
+		}
+	}
+}
+
+func (s *Service) levels(v map[string]float64, now time.Time) {
+	name := s.cfg.Name
+	var queued, busy, waiters float64
+	oldest := 0.0
+	parts := s.parts()
+	for i, in := range s.instances {
+		suffix := strconv.Itoa(i)
+		in.mu.Lock()
+		q := float64(len(in.queue))
+		b := float64(s.cfg.MaxThreads - in.free)
+		if len(in.queue) > 0 {
+			oldest = max(oldest, now.Sub(in.queue[0].due).Seconds())
+		}
+		in.mu.Unlock()
+		w := 0.0
+		for _, p := range parts {
+			w += float64(p.pools[i].waiters.Load())
+		}
+		v[Key(name, QueueLength, suffix)] = q
+		v[Key(name, BusyThreads, suffix)] = b
+		v[Key(name, PoolWaiters, suffix)] = w
+		if in.cpu != nil {
+			v[Key(name, CPURunQueue, suffix)] = max(0, float64(in.cpu.running())-s.cfg.Cores)
+		}
+		queued += q
+		busy += b
+		waiters += w
+	}
+	v[Key(name, QueueLength, "")] = queued
+	v[Key(name, QueueOldestAge, "")] = oldest
+	v[Key(name, BusyThreads, "")] = busy
+	v[Key(name, PoolWaiters, "")] = waiters
+	for _, p := range parts {
+		if p.breaker != nil {
+			v[Key(name, BreakerState, p.name)] = float64(p.breaker.stateNow())
+		}
+	}
+	if s.throttle != nil {
+		v[Key(name, ThrottleLag, "")] = s.throttle.lag(now).Seconds()
+	}
+}

@@ -26,11 +26,12 @@ func (hotTarget) ID() string { return "hot-target-threads" }
 func (hotTarget) Inputs() diagnose.Inputs { return inputs }
 
 // A tick is hot when every thread is taken (requests queue) and one
-// target's calls hold at least hotShare of the thread time; hotTicks in
-// a row make a warning.
+// target's calls hold at least hotShare of the thread time and
+// hotBusyShare of the busy threads; hotTicks in a row make a warning.
 const (
-	hotShare = 0.8
-	hotTicks = 3
+	hotShare     = 0.8
+	hotBusyShare = 0.5
+	hotTicks     = 3
 )
 
 func (r hotTarget) Check(run *timeline.Run) []diagnose.Finding {
@@ -107,7 +108,10 @@ func (hotTarget) check(s svc) (diagnose.Finding, bool) {
 				top, topTarget = h, target
 			}
 		}
-		if sum <= 0 || top < hotShare*sum {
+		// One target holds most of the thread time, and that time
+		// accounts for at least half the busy threads (the estimate is
+		// not the remainder of a service idle on every target).
+		if sum <= 0 || top < hotShare*sum || top < hotBusyShare*busy[t] {
 			return false
 		}
 		// The same target all along the stretch.

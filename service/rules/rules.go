@@ -357,5 +357,5 @@ func total(m map[float64]float64, ticks []float64, from, to, tick float64) float
 	return sum
 }
 
-// seconds2 writes seconds for people ("42 s", "850 ms").
+// humanS writes seconds for people ("42 s", "850 ms").
 func humanS(s float64) string { return diagnose.HumanMS(s * 1000) }

@@ -47,7 +47,9 @@ func shapedRun(t *testing.T, scenarioYAML string, ticks int, values func(tick in
 }
 
 // only runs one rule and returns its findings.
-func only(r diagnose.Rule, run *timeline.Run) []diagnose.Finding { return diagnose.Diagnose(run, []diagnose.Rule{r}) }
+func only(r diagnose.Rule, run *timeline.Run) []diagnose.Finding {
+	return diagnose.Diagnose(run, []diagnose.Rule{r})
+}
 
 const fifoService = `
 services:

@@ -13,6 +13,9 @@ import (
 	"github.com/firedrill/firedrill/engine"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/service/servicetest"
+	"github.com/firedrill/firedrill/service/svcmetric"
+	"github.com/firedrill/firedrill/timeline"
 )
 
 // noDB is an engine target for scripts of meta-commands only (\set,
@@ -44,7 +47,7 @@ func (l *txLog) Log(tx *engine.TxRecord) {
 // runThrough runs a script through one service for d at rate requests/s
 // (Poisson arrivals, the engine's open model), sampling the service's
 // series every second; it returns the transactions and the samples.
-func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d time.Duration) ([]passage, []sample) {
+func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d time.Duration) ([]passage, []timeline.Sample) {
 	t.Helper()
 	syms := script.NewSymbols()
 	sc, err := script.Parse("mmc", []byte(src), syms)
@@ -61,7 +64,8 @@ func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d 
 		got = append(got, passage{entered, started, freed})
 		mu.Unlock()
 	}
-	var samples []sample
+	var samples []timeline.Sample
+	start := time.Now()
 	ticks := make(chan time.Time)
 	stopSampling := make(chan struct{})
 	sampled := make(chan struct{})
@@ -76,7 +80,7 @@ func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d 
 				return
 			case now := <-tk.C:
 				v, _, _ := set.Sample(context.Background())
-				samples = append(samples, sample{at: now, v: v})
+				samples = append(samples, timeline.Sample{Source: svcmetric.Source, T: now.Sub(start).Seconds(), Values: v})
 			}
 		}
 	}()
@@ -93,7 +97,7 @@ func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d 
 	if res.AbortedClient > 0 {
 		t.Fatalf("%d clients aborted", res.AbortedClient)
 	}
-	checkLittle(t, samples)
+	servicetest.CheckLittle(t, samples)
 	for _, tx := range log.txs {
 		if tx.Failure != 0 || tx.Skipped {
 			t.Fatalf("transaction failed or skipped: %+v", tx)
@@ -106,47 +110,6 @@ func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d 
 
 // passage is one request's passage through the service.
 type passage struct{ entered, started, freed time.Time }
-
-type sample struct {
-	at time.Time
-	v  map[string]float64
-}
-
-// checkLittle checks Little's law on a run's series, for every service
-// in them: the mean number in the service equals its throughput times
-// the mean time in it (within 2 %), over the ticks that saw requests
-// leave, the first and last left out (requests in flight at the edges).
-func checkLittle(t *testing.T, samples []sample) {
-	t.Helper()
-	if len(samples) < 4 {
-		t.Fatalf("Little's law: %d samples, want at least 4", len(samples))
-	}
-	services := map[string]bool{}
-	for k := range samples[len(samples)-1].v {
-		if i := len(k) - len("."+InSystem); i > 0 && k[i:] == "."+InSystem {
-			services[k[:i]] = true
-		}
-	}
-	if len(services) == 0 {
-		t.Fatal("Little's law: no in_system series")
-	}
-	for name := range services {
-		var l, lw float64
-		for _, s := range samples[1 : len(samples)-1] {
-			l += s.v[Key(name, InSystem, "")]
-			lw += s.v[Key(name, Throughput, "")] * s.v[Key(name, ResponseTime, "")]
-		}
-		if l == 0 {
-			t.Fatalf("Little's law, service %s: nobody in the service", name)
-		}
-		if r := lw / l; math.Abs(r-1) > 0.02 {
-			t.Errorf("Little's law, service %s: throughput × mean time = %.3f, mean in service %.3f (ratio %.4f, want within 2%%)",
-				name, lw/float64(len(samples)-2), l/float64(len(samples)-2), r)
-		} else {
-			t.Logf("Little's law, service %s: L = %.3f, λW = %.3f", name, l/float64(len(samples)-2), lw/float64(len(samples)-2))
-		}
-	}
-}
 
 // erlangC is the probability that an arrival waits in an M/M/c queue
 // with offered load a = λ/μ.

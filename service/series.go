@@ -7,49 +7,8 @@ import (
 	"time"
 
 	"github.com/firedrill/firedrill/scenario"
+	"github.com/firedrill/firedrill/service/svcmetric"
 )
-
-// Source is the timeline source the services' series are recorded under
-// (with no target): keys are <service>.<metric>, per instance
-// <service>.<metric>.<instance>, per target <service>.<metric>.<target>.
-const Source = "service"
-
-// The series' metric names (docs/services.md lists what each is).
-const (
-	Arrivals         = "arrivals"
-	Throughput       = "throughput"
-	Goodput          = "goodput"
-	QueueLength      = "queue_length"
-	QueueOldestAge   = "queue_oldest_age"
-	BusyThreads      = "busy_threads"
-	CPURunQueue      = "cpu_run_queue"
-	PoolWaiters      = "pool_waiters"
-	Refused          = "refused"
-	Timeouts         = "timeouts"
-	Wasted           = "wasted"
-	Cancelled        = "cancelled"
-	Failed           = "failed"
-	Retries          = "retries"
-	Amplification    = "amplification"
-	BreakerState     = "breaker_state"
-	BreakerRejected  = "breaker_rejected"
-	BulkheadRejected = "bulkhead_rejected"
-	ThrottleAdmitted = "throttle_admitted"
-	ThrottleRejected = "throttle_rejected"
-	ThrottleLag      = "throttle_lag"
-	InSystem         = "in_system"
-	ResponseTime     = "response_time"
-)
-
-// Key is the series key of a service's metric, with a suffix (an
-// instance's number, a target's name) or none.
-func Key(service, metric, suffix string) string {
-	k := service + "." + metric
-	if suffix != "" {
-		k += "." + suffix
-	}
-	return k
-}
 
 // Set is the services of one run: it builds each once, and reads their
 // series as one sampler of the source "service".
@@ -90,7 +49,7 @@ func (set *Set) Service(name string) *Service {
 }
 
 // Name is the sampler's source.
-func (set *Set) Name() string { return Source }
+func (set *Set) Name() string { return svcmetric.Source }
 
 // Sample reads every service's series: rates over the time since the
 // previous reading (none on the first), levels now.
@@ -144,36 +103,36 @@ func (s *Service) rates(v map[string]float64, a, b reading) {
 		return
 	}
 	name := s.cfg.Name
-	rate := func(metric string, x, y int64) { v[Key(name, metric, "")] = float64(y-x) / secs }
-	rate(Arrivals, a.arrivals, b.arrivals)
-	rate(Throughput, a.left, b.left)
-	rate(Goodput, a.good, b.good)
-	rate(Refused, a.refused, b.refused)
-	rate(Timeouts, a.timeouts, b.timeouts)
-	rate(Wasted, a.wasted, b.wasted)
-	rate(Cancelled, a.cancelled, b.cancelled)
-	rate(Failed, a.failed, b.failed)
-	rate(Retries, a.retries, b.retries)
+	rate := func(metric string, x, y int64) { v[svcmetric.Key(name, metric, "")] = float64(y-x) / secs }
+	rate(svcmetric.Arrivals, a.arrivals, b.arrivals)
+	rate(svcmetric.Throughput, a.left, b.left)
+	rate(svcmetric.Goodput, a.good, b.good)
+	rate(svcmetric.Refused, a.refused, b.refused)
+	rate(svcmetric.Timeouts, a.timeouts, b.timeouts)
+	rate(svcmetric.Wasted, a.wasted, b.wasted)
+	rate(svcmetric.Cancelled, a.cancelled, b.cancelled)
+	rate(svcmetric.Failed, a.failed, b.failed)
+	rate(svcmetric.Retries, a.retries, b.retries)
 	if s.throttle != nil {
-		rate(ThrottleAdmitted, a.admitted, b.admitted)
-		rate(ThrottleRejected, a.throttled, b.throttled)
+		rate(svcmetric.ThrottleAdmitted, a.admitted, b.admitted)
+		rate(svcmetric.ThrottleRejected, a.throttled, b.throttled)
 	}
 	if served := b.arrivals - a.arrivals; served > 0 {
 		// Attempts on the database per request that got a thread.
 		if calls := b.left - a.left; calls > 0 && b.attempts > a.attempts {
-			v[Key(name, Amplification, "")] = float64(b.attempts-a.attempts) / float64(calls)
+			v[svcmetric.Key(name, svcmetric.Amplification, "")] = float64(b.attempts-a.attempts) / float64(calls)
 		}
 	}
-	v[Key(name, InSystem, "")] = (b.area - a.area) / secs
+	v[svcmetric.Key(name, svcmetric.InSystem, "")] = (b.area - a.area) / secs
 	if n := b.left - a.left; n > 0 {
-		v[Key(name, ResponseTime, "")] = float64(b.timeUS-a.timeUS) / 1e6 / float64(n)
+		v[svcmetric.Key(name, svcmetric.ResponseTime, "")] = float64(b.timeUS-a.timeUS) / 1e6 / float64(n)
 	}
 	for _, p := range s.parts() {
 		if p.breaker != nil {
-			v[Key(name, BreakerRejected, p.name)] = float64(b.breakerRej[p.name]-a.breakerRej[p.name]) / secs
+			v[svcmetric.Key(name, svcmetric.BreakerRejected, p.name)] = float64(b.breakerRej[p.name]-a.breakerRej[p.name]) / secs
 		}
 		if p.bulkheads != nil {
-			v[Key(name, BulkheadRejected, p.name)] = float64(b.bulkheadRej[p.name]-a.bulkheadRej[p.name]) / secs
+			v[svcmetric.Key(name, svcmetric.BulkheadRejected, p.name)] = float64(b.bulkheadRej[p.name]-a.bulkheadRej[p.name]) / secs
 		}
 	}
 }
@@ -196,26 +155,26 @@ func (s *Service) levels(v map[string]float64, now time.Time) {
 		for _, p := range parts {
 			w += float64(p.pools[i].waiters.Load())
 		}
-		v[Key(name, QueueLength, suffix)] = q
-		v[Key(name, BusyThreads, suffix)] = b
-		v[Key(name, PoolWaiters, suffix)] = w
+		v[svcmetric.Key(name, svcmetric.QueueLength, suffix)] = q
+		v[svcmetric.Key(name, svcmetric.BusyThreads, suffix)] = b
+		v[svcmetric.Key(name, svcmetric.PoolWaiters, suffix)] = w
 		if in.cpu != nil {
-			v[Key(name, CPURunQueue, suffix)] = max(0, float64(in.cpu.running())-s.cfg.Cores)
+			v[svcmetric.Key(name, svcmetric.CPURunQueue, suffix)] = max(0, float64(in.cpu.running())-s.cfg.Cores)
 		}
 		queued += q
 		busy += b
 		waiters += w
 	}
-	v[Key(name, QueueLength, "")] = queued
-	v[Key(name, QueueOldestAge, "")] = oldest
-	v[Key(name, BusyThreads, "")] = busy
-	v[Key(name, PoolWaiters, "")] = waiters
+	v[svcmetric.Key(name, svcmetric.QueueLength, "")] = queued
+	v[svcmetric.Key(name, svcmetric.QueueOldestAge, "")] = oldest
+	v[svcmetric.Key(name, svcmetric.BusyThreads, "")] = busy
+	v[svcmetric.Key(name, svcmetric.PoolWaiters, "")] = waiters
 	for _, p := range parts {
 		if p.breaker != nil {
-			v[Key(name, BreakerState, p.name)] = float64(p.breaker.stateNow())
+			v[svcmetric.Key(name, svcmetric.BreakerState, p.name)] = float64(p.breaker.stateNow())
 		}
 	}
 	if s.throttle != nil {
-		v[Key(name, ThrottleLag, "")] = s.throttle.lag(now).Seconds()
+		v[svcmetric.Key(name, svcmetric.ThrottleLag, "")] = s.throttle.lag(now).Seconds()
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -34,7 +34,7 @@ const (
 func (r breakerFlapping) Check(run *timeline.Run) []diagnose.Finding {
 	var out []diagnose.Finding
 	for _, s := range services(run) {
-		for _, target := range s.suffixes(service.BreakerState) {
+		for _, target := range s.suffixes(svcmetric.BreakerState) {
 			if f, ok := r.check(s, target); ok {
 				out = append(out, f)
 			}
@@ -44,7 +44,7 @@ func (r breakerFlapping) Check(run *timeline.Run) []diagnose.Finding {
 }
 
 func (breakerFlapping) check(s svc, target string) (diagnose.Finding, bool) {
-	pts := s.series(service.BreakerState, target)
+	pts := s.series(svcmetric.BreakerState, target)
 	openings, reopenings := 0, 0
 	first, last, openS := 0.0, 0.0, 0.0
 	tick := diagnose.Tick(s.run)
@@ -69,7 +69,7 @@ func (breakerFlapping) check(s svc, target string) (diagnose.Finding, bool) {
 		return diagnose.Finding{}, false
 	}
 	rejected := 0.0
-	for _, p := range s.series(service.BreakerRejected, target) {
+	for _, p := range s.series(svcmetric.BreakerRejected, target) {
 		rejected += p.V * tick
 	}
 	severity := diagnose.Info
@@ -79,7 +79,7 @@ func (breakerFlapping) check(s svc, target string) (diagnose.Finding, bool) {
 		headline = fmt.Sprintf("The circuit breaker of service %s on %s flapped: it opened %s between %.0f s and %.0f s",
 			s.Name, target, diagnose.Times(float64(openings)), first, last)
 	}
-	key := func(metric string) string { return "service:" + service.Key(s.Name, metric, target) }
+	key := func(metric string) string { return "service:" + svcmetric.Key(s.Name, metric, target) }
 	f := diagnose.Finding{
 		Severity: severity,
 		Start:    first - tick,
@@ -88,9 +88,9 @@ func (breakerFlapping) check(s svc, target string) (diagnose.Finding, bool) {
 		Target:   s.findingTarget(target),
 		Headline: headline,
 		Evidence: []diagnose.Evidence{
-			{Series: key(service.BreakerState), T: first, Value: float64(openings),
+			{Series: key(svcmetric.BreakerState), T: first, Value: float64(openings),
 				Text: fmt.Sprintf("opened %s (%d times again after half-open trial calls), open for about %.0f s in all", diagnose.Times(float64(openings)), reopenings, openS)},
-			{Series: key(service.BreakerRejected), T: last, Value: rejected,
+			{Series: key(svcmetric.BreakerRejected), T: last, Value: rejected,
 				Text: fmt.Sprintf("%s calls refused at once instead of waiting on %s", diagnose.HumanNum(rejected), target)},
 		},
 		Mechanism: "The breaker opens when the failure or slow-call rate of the last calls passes its threshold, refuses calls for wait_in_open, " +

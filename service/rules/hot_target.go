@@ -6,7 +6,7 @@ import (
 	"sort"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -66,7 +66,7 @@ func (hotTarget) check(s svc) (diagnose.Finding, bool) {
 	sort.Strings(targets)
 	ticks := s.ticks()
 	tick := diagnose.Tick(s.run)
-	queued, age, busy := s.at(service.QueueLength, ""), s.at(service.QueueOldestAge, ""), s.at(service.BusyThreads, "")
+	queued, age, busy := s.at(svcmetric.QueueLength, ""), s.at(svcmetric.QueueOldestAge, ""), s.at(svcmetric.BusyThreads, "")
 	// Each target's holding per tick, from its workloads' intervals
 	// ending at the tick.
 	hold := map[string]map[float64]holding{}
@@ -145,7 +145,7 @@ func (hotTarget) check(s svc) (diagnose.Finding, bool) {
 		threads = fmt.Sprintf(" of %s", diagnose.HumanNum(float64(s.MaxThreads*max(1, s.Instances))))
 	}
 	ev := []diagnose.Evidence{
-		{Series: "service:" + service.Key(s.Name, service.BusyThreads, ""), T: st.from, Value: meanBusy,
+		{Series: "service:" + svcmetric.Key(s.Name, svcmetric.BusyThreads, ""), T: st.from, Value: meanBusy,
 			Text: fmt.Sprintf("%s threads%s busy, %s requests queued for one, from %.0f s to %.0f s",
 				diagnose.HumanNum(meanBusy), threads, diagnose.HumanNum(meanQueued), st.from-tick, st.to)},
 		{Series: "workload:" + byTarget[hot][0] + ".latency", T: st.from, Value: share,

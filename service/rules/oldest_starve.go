@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -23,15 +23,14 @@ func (oldestStarve) ID() string { return "oldest-requests-starve" }
 // Inputs names the sources the rule reads.
 func (oldestStarve) Inputs() diagnose.Inputs { return inputs }
 
-// Thresholds: a tick starves when under half of what left was in time,
-// some of it was wasted, and the service still answered at least half as
-// fast as it ever had (it is not stopped: it works for nobody). Three
-// ticks in a row make a warning, 10 s a critical finding.
+// Thresholds: a tick starves when the service still answered (it is not
+// stopped), under half of its answers were in time, and some were wasted
+// (finished for callers who had gone: it works for nobody). Three ticks
+// in a row make a warning, 10 s a critical finding.
 const (
-	starveGoodputShare    = 0.5
-	starveThroughputShare = 0.5
-	starveTicks           = 3
-	starveCriticalS       = 10.0
+	starveGoodputShare = 0.5
+	starveTicks        = 3
+	starveCriticalS    = 10.0
 )
 
 func (r oldestStarve) Check(run *timeline.Run) []diagnose.Finding {
@@ -46,22 +45,12 @@ func (r oldestStarve) Check(run *timeline.Run) []diagnose.Finding {
 
 func (oldestStarve) check(s svc) (diagnose.Finding, bool) {
 	ticks := s.ticks()
-	thr, good := s.at(service.Throughput, ""), s.at(service.Goodput, "")
-	wasted, timeouts := s.at(service.Wasted, ""), s.at(service.Timeouts, "")
-	age, queued := s.at(service.QueueOldestAge, ""), s.at(service.QueueLength, "")
-	// The peak throughput so far, so that a tick's verdict never
-	// depends on what came after it (the live stream sees a prefix).
-	best := make([]float64, len(ticks))
-	for i, t := range ticks {
-		best[i] = thr[t]
-		if i > 0 {
-			best[i] = max(best[i], best[i-1])
-		}
-	}
+	thr, good := s.at(svcmetric.Throughput, ""), s.at(svcmetric.Goodput, "")
+	wasted, timeouts := s.at(svcmetric.Wasted, ""), s.at(svcmetric.Timeouts, "")
+	age, queued := s.at(svcmetric.QueueOldestAge, ""), s.at(svcmetric.QueueLength, "")
 	st, ok := longest(ticks, func(i int) bool {
 		t := ticks[i]
-		return thr[t] > 0 && thr[t] >= starveThroughputShare*best[i] &&
-			good[t] < starveGoodputShare*thr[t] && wasted[t] > 0 && timeouts[t] > 0
+		return thr[t] > 0 && good[t] < starveGoodputShare*thr[t] && wasted[t] > 0 && timeouts[t] > 0
 	})
 	if !ok || st.ticks < starveTicks {
 		return diagnose.Finding{}, false
@@ -71,11 +60,13 @@ func (oldestStarve) check(s svc) (diagnose.Finding, bool) {
 	if st.span(tick) >= starveCriticalS {
 		severity = diagnose.Critical
 	}
-	meanThr, meanGood := mean(thr, ticks, st.from, st.to), mean(good, ticks, st.from, st.to)
+	// Medians: a workload that stops ends its requests in flight at once,
+	// and one tick's throughput jumps with them.
+	meanThr, meanGood := median(thr, ticks, st.from, st.to), median(good, ticks, st.from, st.to)
 	wastedN, timeoutsN := total(wasted, ticks, st.from, st.to, tick), total(timeouts, ticks, st.from, st.to, tick)
 	oldest, oldestAt := peak(age, ticks, st.from, st.to)
 	maxQueued, queuedAt := peak(queued, ticks, st.from, st.to)
-	key := func(metric string) string { return "service:" + service.Key(s.Name, metric, "") }
+	key := func(metric string) string { return "service:" + svcmetric.Key(s.Name, metric, "") }
 	timeout := "the callers' timeout"
 	if s.Timeout > 0 {
 		timeout = "the callers' " + humanS(s.Timeout) + " timeout"
@@ -92,14 +83,14 @@ func (oldestStarve) check(s svc) (diagnose.Finding, bool) {
 		Headline: fmt.Sprintf("Service %s answered %s requests/s but only %s in time for %.0f s: its threads serve the oldest requests, whose callers gave up (%s wasted)",
 			s.Name, diagnose.HumanNum(meanThr), diagnose.HumanNum(meanGood), st.span(tick), diagnose.HumanNum(wastedN)),
 		Evidence: []diagnose.Evidence{
-			{Series: key(service.Goodput), T: st.from, Value: meanGood,
-				Text: fmt.Sprintf("goodput %s/s against a throughput of %s/s (%s in time) from %.0f s to %.0f s",
+			{Series: key(svcmetric.Goodput), T: st.from, Value: meanGood,
+				Text: fmt.Sprintf("median goodput %s/s against a throughput of %s/s (%s in time) from %.0f s to %.0f s",
 					diagnose.HumanNum(meanGood), diagnose.HumanNum(meanThr), diagnose.HumanPct(meanGood/meanThr), st.from-tick, st.to)},
-			{Series: key(service.Wasted), T: st.to, Value: wastedN,
+			{Series: key(svcmetric.Wasted), T: st.to, Value: wastedN,
 				Text: fmt.Sprintf("%s responses finished after their caller had gone, %s callers gave up", diagnose.HumanNum(wastedN), diagnose.HumanNum(timeoutsN))},
-			{Series: key(service.QueueOldestAge), T: oldestAt, Value: oldest,
+			{Series: key(svcmetric.QueueOldestAge), T: oldestAt, Value: oldest,
 				Text: fmt.Sprintf("the oldest queued request had waited %s at %.0f s, against %s", humanS(oldest), oldestAt, timeout)},
-			{Series: key(service.QueueLength), T: queuedAt, Value: maxQueued,
+			{Series: key(svcmetric.QueueLength), T: queuedAt, Value: maxQueued,
 				Text: fmt.Sprintf("%s requests queued for a thread at %.0f s", diagnose.HumanNum(maxQueued), queuedAt)},
 		},
 		Mechanism: fmt.Sprintf("Requests arrive faster than the threads finish them, so they wait in %s. A free thread takes the oldest one, "+

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -40,7 +40,7 @@ func (r retryStorm) Check(run *timeline.Run) []diagnose.Finding {
 
 func (retryStorm) check(s svc) (diagnose.Finding, bool) {
 	ticks := s.ticks()
-	amp, retries, arrivals, failed := s.at(service.Amplification, ""), s.at(service.Retries, ""), s.at(service.Arrivals, ""), s.at(service.Failed, "")
+	amp, retries, arrivals, failed := s.at(svcmetric.Amplification, ""), s.at(svcmetric.Retries, ""), s.at(svcmetric.Arrivals, ""), s.at(svcmetric.Failed, "")
 	st, ok := longest(ticks, func(i int) bool {
 		t := ticks[i]
 		return amp[t] >= stormAmplification && retries[t] > 0 && failed[t] > 0
@@ -52,7 +52,7 @@ func (retryStorm) check(s svc) (diagnose.Finding, bool) {
 	top, topAt := peak(amp, ticks, st.from, st.to)
 	meanRetries, meanArrivals := mean(retries, ticks, st.from, st.to), mean(arrivals, ticks, st.from, st.to)
 	failedN := total(failed, ticks, st.from, st.to, tick)
-	key := func(metric string) string { return "service:" + service.Key(s.Name, metric, "") }
+	key := func(metric string) string { return "service:" + svcmetric.Key(s.Name, metric, "") }
 	remedy := "Give retries a budget (retry.budget: 0.1, at most a tenth of the calls), back off exponentially with jitter (retry.multiplier: 2), " +
 		"and put the circuit breaker before the retry, so that a failing target gets fewer calls, not more; do not retry timeouts and refusals of an overloaded target."
 	if s.RetryBudget > 0 {
@@ -67,11 +67,11 @@ func (retryStorm) check(s svc) (diagnose.Finding, bool) {
 		Headline: fmt.Sprintf("Retries multiplied the load of service %s by up to %s for %.0f s while its calls failed",
 			s.Name, diagnose.HumanNum(top), st.span(tick)),
 		Evidence: []diagnose.Evidence{
-			{Series: key(service.Amplification), T: topAt, Value: top,
+			{Series: key(svcmetric.Amplification), T: topAt, Value: top,
 				Text: fmt.Sprintf("%s attempts per request at %.0f s", diagnose.HumanNum(top), topAt)},
-			{Series: key(service.Retries), T: st.from, Value: meanRetries,
+			{Series: key(svcmetric.Retries), T: st.from, Value: meanRetries,
 				Text: fmt.Sprintf("%s retries/s on %s requests/s arriving", diagnose.HumanNum(meanRetries), diagnose.HumanNum(meanArrivals))},
-			{Series: key(service.Failed), T: st.to, Value: failedN,
+			{Series: key(svcmetric.Failed), T: st.to, Value: failedN,
 				Text: fmt.Sprintf("%s requests failed after every attempt", diagnose.HumanNum(failedN))},
 		},
 		Mechanism: "Each failed call is tried again while the thread waits, so a target that fails under load gets more calls the more it fails: " +

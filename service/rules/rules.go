@@ -20,7 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -38,7 +38,7 @@ func Rules() []diagnose.Rule {
 }
 
 // inputs are what every rule here reads: the service's series.
-var inputs = diagnose.Inputs{AnyOf: []string{service.Source}}
+var inputs = diagnose.Inputs{AnyOf: []string{svcmetric.Source}}
 
 // wide marks the rules as reading what belongs to the whole run.
 type wide struct{}
@@ -81,7 +81,7 @@ type svc struct {
 // series is one of the service's series (suffix: an instance's number
 // or a target's name, or "").
 func (s svc) series(metric, suffix string) []timeline.Point {
-	return s.run.Series(service.Source, service.Key(s.Name, metric, suffix))
+	return s.run.Series(svcmetric.Source, svcmetric.Key(s.Name, metric, suffix))
 }
 
 // at is the service's series as value by sample time, to line several up.
@@ -97,7 +97,7 @@ func (s svc) at(metric, suffix string) map[float64]float64 {
 // sample but the first).
 func (s svc) ticks() []float64 {
 	var out []float64
-	for _, p := range s.series(service.Arrivals, "") {
+	for _, p := range s.series(svcmetric.Arrivals, "") {
 		out = append(out, p.T)
 	}
 	return out
@@ -108,7 +108,7 @@ func (s svc) ticks() []float64 {
 func (s svc) instances(metric string) []string {
 	prefix := s.Name + "." + metric + "."
 	var out []string
-	for _, k := range s.run.Keys(service.Source) {
+	for _, k := range s.run.Keys(svcmetric.Source) {
 		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
 			out = append(out, rest)
 		}
@@ -122,7 +122,7 @@ func (s svc) instances(metric string) []string {
 func (s svc) suffixes(metric string) []string {
 	prefix := s.Name + "." + metric + "."
 	var out []string
-	for _, k := range s.run.Keys(service.Source) {
+	for _, k := range s.run.Keys(svcmetric.Source) {
 		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" {
 			out = append(out, rest)
 		}
@@ -159,8 +159,8 @@ func (s svc) findingTarget(target string) string {
 func services(run *timeline.Run) []svc {
 	cfgs := readConfigs(run)
 	named := map[string]bool{}
-	for _, k := range run.Keys(service.Source) {
-		if name, ok := strings.CutSuffix(k, "."+service.Arrivals); ok {
+	for _, k := range run.Keys(svcmetric.Source) {
+		if name, ok := strings.CutSuffix(k, "."+svcmetric.Arrivals); ok {
 			named[name] = true
 		}
 	}
@@ -260,17 +260,36 @@ func readConfigs(run *timeline.Run) []config {
 		if t := s.Throttle; t != nil {
 			c.ThrottleRate, c.ThrottleRemote, c.ThrottleLag = t.Rate, t.Mode == "remote", seconds(t.Lag)
 		}
-		for _, w := range sc.Workloads {
-			if w.Service != s.Name {
-				continue
-			}
-			for _, wi := range run.Manifest.Workloads {
-				if wi.Name == w.Name {
-					c.Workloads = append(c.Workloads, wi)
-				}
+		c.Workloads = workloadsOf(run, s.Name, sc)
+		out = append(out, c)
+	}
+	return out
+}
+
+// workloadsOf lists the run's workloads through the service: as the
+// manifest says (WorkloadInfo.Service), or, in a run that did not say,
+// as its scenario does.
+func workloadsOf(run *timeline.Run, name string, sc scenarioServices) []timeline.WorkloadInfo {
+	var out []timeline.WorkloadInfo
+	said := false
+	for _, w := range run.Manifest.Workloads {
+		said = said || w.Service != ""
+		if w.Service == name {
+			out = append(out, w)
+		}
+	}
+	if said {
+		return out
+	}
+	for _, w := range sc.Workloads {
+		if w.Service != name {
+			continue
+		}
+		for _, wi := range run.Manifest.Workloads {
+			if wi.Name == w.Name {
+				out = append(out, wi)
 			}
 		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -329,6 +348,17 @@ func mean(m map[float64]float64, ticks []float64, from, to float64) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// median is the median of m's values at the ticks within [from, to].
+func median(m map[float64]float64, ticks []float64, from, to float64) float64 {
+	var pts []timeline.Point
+	for _, t := range ticks {
+		if t >= from && t <= to {
+			pts = append(pts, timeline.Point{T: t, V: m[t]})
+		}
+	}
+	return diagnose.Median(pts, math.Inf(-1), math.Inf(1))
 }
 
 // peak is the largest of m's values at the ticks within [from, to], and when.

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -56,11 +56,11 @@ func (r saturation) Check(run *timeline.Run) []diagnose.Finding {
 
 func (saturation) check(s svc) (diagnose.Finding, bool) {
 	ticks := s.ticks()
-	queued, waiters, busy := s.at(service.QueueLength, ""), s.at(service.PoolWaiters, ""), s.at(service.BusyThreads, "")
-	refused, timeouts := s.at(service.Refused, ""), s.at(service.Timeouts, "")
+	queued, waiters, busy := s.at(svcmetric.QueueLength, ""), s.at(svcmetric.PoolWaiters, ""), s.at(svcmetric.BusyThreads, "")
+	refused, timeouts := s.at(svcmetric.Refused, ""), s.at(svcmetric.Timeouts, "")
 	runQueue := map[float64]float64{}
-	for _, in := range s.instances(service.CPURunQueue) {
-		for t, v := range s.at(service.CPURunQueue, in) {
+	for _, in := range s.instances(svcmetric.CPURunQueue) {
+		for t, v := range s.at(svcmetric.CPURunQueue, in) {
 			runQueue[t] += v
 		}
 	}
@@ -101,24 +101,24 @@ func (saturation) check(s svc) (diagnose.Finding, bool) {
 	if lost > 0 {
 		severity = diagnose.Warning
 	}
-	key := func(metric string) string { return "service:" + service.Key(s.Name, metric, "") }
+	key := func(metric string) string { return "service:" + svcmetric.Key(s.Name, metric, "") }
 	threads := "its threads"
 	if s.MaxThreads > 0 {
 		threads = fmt.Sprintf("its %s threads", diagnose.HumanNum(float64(s.MaxThreads*max(1, s.Instances))))
 	}
 	ev := []diagnose.Evidence{
-		{Series: key(service.BusyThreads), T: st.from, Value: nBusy,
+		{Series: key(svcmetric.BusyThreads), T: st.from, Value: nBusy,
 			Text: fmt.Sprintf("%s of %s busy on average while requests waited (%d ticks), %s queued for a thread",
 				diagnose.HumanNum(nBusy), threads, n, diagnose.HumanNum(nQueued))},
-		{Series: "service:" + service.Key(s.Name, service.CPURunQueue, "<i>"), T: st.from, Value: nRun,
+		{Series: "service:" + svcmetric.Key(s.Name, svcmetric.CPURunQueue, "<i>"), T: st.from, Value: nRun,
 			Text: fmt.Sprintf("%s of them waited for a core (the CPU run queue beyond %s cores)", diagnose.HumanNum(nRun), diagnose.HumanNum(cores))},
-		{Series: key(service.PoolWaiters), T: st.from, Value: nWait,
+		{Series: key(svcmetric.PoolWaiters), T: st.from, Value: nWait,
 			Text: fmt.Sprintf("%s of them waited for a database connection", diagnose.HumanNum(nWait))},
 		{Series: "workload", T: st.from, Value: inDB,
 			Text: fmt.Sprintf("about %s held a connection, in the database", diagnose.HumanNum(inDB))},
 	}
 	if lost > 0 {
-		ev = append(ev, diagnose.Evidence{Series: key(service.Refused), T: st.to, Value: lost,
+		ev = append(ev, diagnose.Evidence{Series: key(svcmetric.Refused), T: st.to, Value: lost,
 			Text: fmt.Sprintf("%s requests lost: refused with the queue full or given up by their callers", diagnose.HumanNum(lost))})
 	}
 	f := diagnose.Finding{

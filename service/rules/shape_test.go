@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -39,9 +39,9 @@ func shapedRun(t *testing.T, scenarioYAML string, ticks int, values func(tick in
 	for i := 1; i <= ticks; i++ {
 		v := map[string]float64{}
 		for k, x := range values(i) {
-			v[service.Key("api", k, "")] = x
+			v[svcmetric.Key("api", k, "")] = x
 		}
-		run.Samples = append(run.Samples, timeline.Sample{Source: service.Source, T: float64(i), Values: v})
+		run.Samples = append(run.Samples, timeline.Sample{Source: svcmetric.Source, T: float64(i), Values: v})
 	}
 	return run
 }
@@ -78,10 +78,10 @@ func TestOldestStarveShape(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			run := shapedRun(t, fifoService, 60, func(i int) map[string]float64 {
-				v := map[string]float64{service.Arrivals: 100, service.Throughput: 50, service.Goodput: 50}
+				v := map[string]float64{svcmetric.Arrivals: 100, svcmetric.Throughput: 50, svcmetric.Goodput: 50}
 				if i > 20 {
-					v[service.Goodput], v[service.Wasted], v[service.Timeouts] = tc.good, tc.wasted, 50-tc.good
-					v[service.QueueOldestAge], v[service.QueueLength] = float64(i-10), float64(50*(i-20))
+					v[svcmetric.Goodput], v[svcmetric.Wasted], v[svcmetric.Timeouts] = tc.good, tc.wasted, 50-tc.good
+					v[svcmetric.QueueOldestAge], v[svcmetric.QueueLength] = float64(i-10), float64(50*(i-20))
 				}
 				return v
 			})
@@ -122,9 +122,9 @@ func TestSaturationTellsWhatBinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			run := shapedRun(t, fifoService, 20, func(i int) map[string]float64 {
-				return map[string]float64{service.Arrivals: 100, service.Throughput: 90, service.BusyThreads: tc.busy,
-					service.CPURunQueue + ".0": tc.runQueue, service.PoolWaiters: tc.waits, service.QueueLength: tc.queued,
-					service.Timeouts: 1}
+				return map[string]float64{svcmetric.Arrivals: 100, svcmetric.Throughput: 90, svcmetric.BusyThreads: tc.busy,
+					svcmetric.CPURunQueue + ".0": tc.runQueue, svcmetric.PoolWaiters: tc.waits, svcmetric.QueueLength: tc.queued,
+					svcmetric.Timeouts: 1}
 			})
 			fs := only(saturation{}, run)
 			if tc.want == "" {
@@ -156,7 +156,7 @@ func TestRetryStormShape(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			run := shapedRun(t, fifoService, 20, func(i int) map[string]float64 {
-				return map[string]float64{service.Arrivals: 100, service.Amplification: tc.amp, service.Retries: 100 * (tc.amp - 1), service.Failed: 30}
+				return map[string]float64{svcmetric.Arrivals: 100, svcmetric.Amplification: tc.amp, svcmetric.Retries: 100 * (tc.amp - 1), svcmetric.Failed: 30}
 			})
 			if got := len(only(retryStorm{}, run)) == 1; got != tc.want {
 				t.Fatalf("finding %v, want %v", got, tc.want)
@@ -185,12 +185,12 @@ workloads:
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			run := shapedRun(t, scenario, 20, func(i int) map[string]float64 {
-				v := map[string]float64{service.Arrivals: 50, service.ThrottleAdmitted: 50, service.ThrottleLag: tc.lag}
+				v := map[string]float64{svcmetric.Arrivals: 50, svcmetric.ThrottleAdmitted: 50, svcmetric.ThrottleLag: tc.lag}
 				if i >= 8 && i < 12 {
-					v[service.Arrivals] = 1000
-					v[service.ThrottleAdmitted] = 1000
+					v[svcmetric.Arrivals] = 1000
+					v[svcmetric.ThrottleAdmitted] = 1000
 					if tc.lag == 0 {
-						v[service.ThrottleAdmitted], v[service.ThrottleRejected] = 100, 900
+						v[svcmetric.ThrottleAdmitted], v[svcmetric.ThrottleRejected] = 100, 900
 					}
 				}
 				return v
@@ -220,7 +220,7 @@ func TestBreakerFlappingShape(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			run := shapedRun(t, fifoService, len(tc.states), func(i int) map[string]float64 {
-				return map[string]float64{service.Arrivals: 10, service.BreakerState + ".db": tc.states[i-1], service.BreakerRejected + ".db": 5 * tc.states[i-1]}
+				return map[string]float64{svcmetric.Arrivals: 10, svcmetric.BreakerState + ".db": tc.states[i-1], svcmetric.BreakerRejected + ".db": 5 * tc.states[i-1]}
 			})
 			fs := only(breakerFlapping{}, run)
 			if tc.want == "" {
@@ -257,9 +257,9 @@ workloads:
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			run := shapedRun(t, scenario, 30, func(i int) map[string]float64 {
-				v := map[string]float64{service.Arrivals: 100, service.BusyThreads: 300}
+				v := map[string]float64{svcmetric.Arrivals: 100, svcmetric.BusyThreads: 300}
 				if i > 10 {
-					v[service.QueueLength], v[service.QueueOldestAge] = 500, 6
+					v[svcmetric.QueueLength], v[svcmetric.QueueOldestAge] = 500, 6
 				}
 				return v
 			})

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/firedrill/firedrill/diagnose"
-	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -41,8 +41,8 @@ func (r throttleLag) Check(run *timeline.Run) []diagnose.Finding {
 
 func (throttleLag) check(s svc) (diagnose.Finding, bool) {
 	ticks := s.ticks()
-	admitted, rejected, lag := s.at(service.ThrottleAdmitted, ""), s.at(service.ThrottleRejected, ""), s.at(service.ThrottleLag, "")
-	arrivals := s.at(service.Arrivals, "")
+	admitted, rejected, lag := s.at(svcmetric.ThrottleAdmitted, ""), s.at(svcmetric.ThrottleRejected, ""), s.at(svcmetric.ThrottleLag, "")
+	arrivals := s.at(svcmetric.Arrivals, "")
 	if len(admitted) == 0 || s.ThrottleRate <= 0 {
 		return diagnose.Finding{}, false
 	}
@@ -65,19 +65,19 @@ func (throttleLag) check(s svc) (diagnose.Finding, bool) {
 	}
 	meanArrivals := mean(arrivals, ticks, st.from, st.to)
 	rejectedN := total(rejected, ticks, st.from, st.to, tick)
-	key := func(metric string) string { return "service:" + service.Key(s.Name, metric, "") }
+	key := func(metric string) string { return "service:" + svcmetric.Key(s.Name, metric, "") }
 	ev := []diagnose.Evidence{
-		{Series: key(service.ThrottleAdmitted), T: topAt, Value: top,
+		{Series: key(svcmetric.ThrottleAdmitted), T: topAt, Value: top,
 			Text: fmt.Sprintf("%s requests/s admitted at %.0f s against a limit of %s/s (%s arriving)",
 				diagnose.HumanNum(top), topAt, diagnose.HumanNum(limit), diagnose.HumanNum(meanArrivals))},
-		{Series: key(service.ThrottleLag), T: lagAt, Value: maxLag,
+		{Series: key(svcmetric.ThrottleLag), T: lagAt, Value: maxLag,
 			Text: fmt.Sprintf("the limiter saw the admitted rate %s late", humanS(maxLag))},
-		{Series: key(service.ThrottleAdmitted), T: st.to, Value: excess,
+		{Series: key(svcmetric.ThrottleAdmitted), T: st.to, Value: excess,
 			Text: fmt.Sprintf("%s requests admitted above the limit from %.0f s to %.0f s; %s rejected", diagnose.HumanNum(excess), st.from-tick, st.to, diagnose.HumanNum(rejectedN))},
 	}
 	// What the surge did behind the throttle.
-	if peakQ, at := peak(s.at(service.QueueLength, ""), ticks, st.from, st.to+5*tick); peakQ > 0 {
-		ev = append(ev, diagnose.Evidence{Series: key(service.QueueLength), T: at, Value: peakQ,
+	if peakQ, at := peak(s.at(svcmetric.QueueLength, ""), ticks, st.from, st.to+5*tick); peakQ > 0 {
+		ev = append(ev, diagnose.Evidence{Series: key(svcmetric.QueueLength), T: at, Value: peakQ,
 			Text: fmt.Sprintf("%s requests queued for a thread behind it at %.0f s", diagnose.HumanNum(peakQ), at)})
 	}
 	return diagnose.Finding{

@@ -23,12 +23,7 @@ import (
 // gives (keys without the service's name), with scenario.yaml beside it.
 func shapedRun(t *testing.T, scenarioYAML string, ticks int, values func(tick int) map[string]float64) *timeline.Run {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, timeline.ScenarioFile), []byte(scenarioYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := &timeline.Run{Dir: dir}
-	run.Manifest.Interval = 1
+	run := shapedRunNoParse(t, scenarioYAML, ticks, values)
 	var sc scenarioServices
 	if err := yaml.Unmarshal([]byte(scenarioYAML), &sc); err != nil {
 		t.Fatal(err)
@@ -36,6 +31,19 @@ func shapedRun(t *testing.T, scenarioYAML string, ticks int, values func(tick in
 	for _, w := range sc.Workloads {
 		run.Manifest.Workloads = append(run.Manifest.Workloads, timeline.WorkloadInfo{Name: w.Name})
 	}
+	return run
+}
+
+// shapedRunNoParse is shapedRun for a scenario that need not be valid
+// YAML: the run's manifest has no workloads.
+func shapedRunNoParse(t *testing.T, scenarioYAML string, ticks int, values func(tick int) map[string]float64) *timeline.Run {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, timeline.ScenarioFile), []byte(scenarioYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := &timeline.Run{Dir: dir}
+	run.Manifest.Interval = 1
 	for i := 1; i <= ticks; i++ {
 		v := map[string]float64{}
 		for k, x := range values(i) {

@@ -3,6 +3,9 @@ package runner
 import (
 	"testing"
 
+	"github.com/firedrill/firedrill/kinds"
+	"github.com/firedrill/firedrill/scenario"
+
 	"github.com/firedrill/firedrill/service/servicetest"
 	"github.com/firedrill/firedrill/service/svcmetric"
 )
@@ -12,7 +15,22 @@ import (
 // hold the rate nothing queues; in the surge the queue fills, requests
 // are refused and callers time out. Little's law holds on the series.
 func TestServiceSeriesOnTheTimeline(t *testing.T) {
-	run := runScenario(t, "testdata/service-short.yaml")
+	sc, err := scenario.Load("testdata/service-short.yaml", kinds.Registry().ScenarioOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runLoaded(t, sc)
+	// Thresholds on the service's metrics are measured off its series.
+	if len(sc.Thresholds) != 4 {
+		t.Fatalf("%d thresholds, want 4", len(sc.Thresholds))
+	}
+	for _, th := range sc.Thresholds {
+		scope, _, _ := th.Split()
+		v, why, ok := th.Measure(run, scope)
+		if !ok || !th.Holds(v) {
+			t.Errorf("threshold %s %s: measured %v (%s, ok %v)", th.Metric, th.Text, v, why, ok)
+		}
+	}
 	samples := run.SourceSamples(svcmetric.Source)
 	servicetest.CheckLittle(t, samples)
 	key := func(m string) string { return svcmetric.Key("api", m, "") }

@@ -938,7 +938,11 @@ func (l *loader) thresholds(v *yaml.Node) {
 		return
 	}
 	for _, e := range l.entries(v) {
-		metric, spec, msg, hint := lookupMetric(e.key.Value, metricScope{workloads: l.s.Workloads, targets: l.s.TargetNames(), db: l.dbMetrics})
+		var services []string
+		for _, sv := range l.s.Services {
+			services = append(services, sv.Name)
+		}
+		metric, spec, msg, hint := lookupMetric(e.key.Value, metricScope{workloads: l.s.Workloads, targets: l.s.TargetNames(), services: services, db: l.dbMetrics})
 		if msg != "" {
 			l.hintf(e.key, hint, "thresholds: %s", msg)
 		}

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"time"
 
@@ -143,7 +142,6 @@ func (s *Service) levels(v map[string]float64, now time.Time) {
 	oldest := 0.0
 	parts := s.parts()
 	for i, in := range s.instances {
-		suffix := strconv.Itoa(i)
 		in.mu.Lock()
 		q := float64(len(in.queue))
 		b := float64(s.cfg.MaxThreads - in.free)
@@ -155,11 +153,11 @@ func (s *Service) levels(v map[string]float64, now time.Time) {
 		for _, p := range parts {
 			w += float64(p.pools[i].waiters.Load())
 		}
-		v[svcmetric.Key(name, svcmetric.QueueLength, suffix)] = q
-		v[svcmetric.Key(name, svcmetric.BusyThreads, suffix)] = b
-		v[svcmetric.Key(name, svcmetric.PoolWaiters, suffix)] = w
+		v[svcmetric.InstanceKey(name, i, svcmetric.QueueLength)] = q
+		v[svcmetric.InstanceKey(name, i, svcmetric.BusyThreads)] = b
+		v[svcmetric.InstanceKey(name, i, svcmetric.PoolWaiters)] = w
 		if in.cpu != nil {
-			v[svcmetric.Key(name, svcmetric.CPURunQueue, suffix)] = max(0, float64(in.cpu.running())-s.cfg.Cores)
+			v[svcmetric.InstanceKey(name, i, svcmetric.CPURunQueue)] = max(0, float64(in.cpu.running())-s.cfg.Cores)
 		}
 		queued += q
 		busy += b

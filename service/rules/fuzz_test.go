@@ -24,7 +24,7 @@ func FuzzScenarioConfigs(f *testing.F) {
 				v[m] = float64(i % 5)
 			}
 			v[svcmetric.BreakerState+".db"] = float64(i % 3)
-			v[svcmetric.CPURunQueue+".0"] = float64(i)
+			v["instance.0."+svcmetric.CPURunQueue] = float64(i)
 			return v
 		})
 		for _, f := range diagnose.Diagnose(run, Rules()) {

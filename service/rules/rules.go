@@ -103,17 +103,24 @@ func (s svc) ticks() []float64 {
 	return out
 }
 
-// instances lists the suffixes of the service's instances that have a
-// series of metric.
-func (s svc) instances(metric string) []string {
-	prefix := s.Name + "." + metric + "."
-	var out []string
+// perInstance sums a metric's series over the service's instances
+// (<service>.instance.<n>.<metric>), by sample time.
+func (s svc) perInstance(metric string) map[float64]float64 {
+	prefix, suffix := s.Name+".instance.", "."+metric
+	out := map[float64]float64{}
 	for _, k := range s.run.Keys(svcmetric.Source) {
-		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-			out = append(out, rest)
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		n, ok := strings.CutSuffix(rest, suffix)
+		if !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+			continue
+		}
+		for _, p := range s.run.Series(svcmetric.Source, k) {
+			out[p.T] += p.V
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) < len(out[j]) || len(out[i]) == len(out[j]) && out[i] < out[j] })
 	return out
 }
 

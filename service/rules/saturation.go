@@ -58,12 +58,7 @@ func (saturation) check(s svc) (diagnose.Finding, bool) {
 	ticks := s.ticks()
 	queued, waiters, busy := s.at(svcmetric.QueueLength, ""), s.at(svcmetric.PoolWaiters, ""), s.at(svcmetric.BusyThreads, "")
 	refused, timeouts := s.at(svcmetric.Refused, ""), s.at(svcmetric.Timeouts, "")
-	runQueue := map[float64]float64{}
-	for _, in := range s.instances(svcmetric.CPURunQueue) {
-		for t, v := range s.at(svcmetric.CPURunQueue, in) {
-			runQueue[t] += v
-		}
-	}
+	runQueue := s.perInstance(svcmetric.CPURunQueue)
 	saturated := func(t float64) bool { return queued[t] >= 1 || waiters[t] >= 1 }
 	st, ok := longest(ticks, func(i int) bool { return saturated(ticks[i]) })
 	if !ok || st.ticks < saturationTicks {
@@ -110,7 +105,7 @@ func (saturation) check(s svc) (diagnose.Finding, bool) {
 		{Series: key(svcmetric.BusyThreads), T: st.from, Value: nBusy,
 			Text: fmt.Sprintf("%s of %s busy on average while requests waited (%d ticks), %s queued for a thread",
 				diagnose.HumanNum(nBusy), threads, n, diagnose.HumanNum(nQueued))},
-		{Series: "service:" + svcmetric.Key(s.Name, svcmetric.CPURunQueue, "<i>"), T: st.from, Value: nRun,
+		{Series: "service:" + s.Name + ".instance.<n>." + svcmetric.CPURunQueue, T: st.from, Value: nRun,
 			Text: fmt.Sprintf("%s of them waited for a core (the CPU run queue beyond %s cores)", diagnose.HumanNum(nRun), diagnose.HumanNum(cores))},
 		{Series: key(svcmetric.PoolWaiters), T: st.from, Value: nWait,
 			Text: fmt.Sprintf("%s of them waited for a database connection", diagnose.HumanNum(nWait))},

@@ -131,7 +131,7 @@ func TestSaturationTellsWhatBinds(t *testing.T) {
 			t.Parallel()
 			run := shapedRun(t, fifoService, 20, func(i int) map[string]float64 {
 				return map[string]float64{svcmetric.Arrivals: 100, svcmetric.Throughput: 90, svcmetric.BusyThreads: tc.busy,
-					svcmetric.CPURunQueue + ".0": tc.runQueue, svcmetric.PoolWaiters: tc.waits, svcmetric.QueueLength: tc.queued,
+					"instance.0." + svcmetric.CPURunQueue: tc.runQueue, svcmetric.PoolWaiters: tc.waits, svcmetric.QueueLength: tc.queued,
 					svcmetric.Timeouts: 1}
 			})
 			fs := only(saturation{}, run)

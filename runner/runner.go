@@ -781,8 +781,7 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 		samples = append(samples, r.sampleTarget(ctx, r.host, now, nil, all)...)
 	}
 	if r.services != nil {
-		values, _, _ := r.services.Sample(ctx)
-		smp := timeline.Sample{Source: svcmetric.Source, T: t, Values: values}
+		smp := timeline.Sample{Source: svcmetric.Source, T: t, Values: r.services.SampleAt(now)}
 		r.w.Add(timeline.Record{Sample: &smp})
 		samples = append(samples, smp)
 	}

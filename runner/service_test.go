@@ -39,8 +39,9 @@ func TestServiceSeriesOnTheTimeline(t *testing.T) {
 	if steady.n == 0 || surge.n == 0 {
 		t.Fatalf("no queue_length samples: %d before the surge, %d in it", steady.n, surge.n)
 	}
-	// 80/s × 20 ms on 4 threads: ρ = 0.4, a short queue at most.
-	if steady.mean > 2 {
+	// 80/s × 20 ms on 4 threads: ρ = 0.4, a short queue at most (more
+	// on a loaded machine, where \sleep and the query take longer).
+	if steady.mean > 10 {
 		t.Errorf("queue before the surge: mean %.1f, want near 0", steady.mean)
 	}
 	if surge.max < 30 {

@@ -53,19 +53,26 @@ func (set *Set) Name() string { return svcmetric.Source }
 // Sample reads every service's series: rates over the time since the
 // previous reading (none on the first), levels now.
 func (set *Set) Sample(ctx context.Context) (map[string]float64, any, error) {
+	return set.SampleAt(time.Now()), nil, nil
+}
+
+// SampleAt is Sample on a clock of the caller's: rates are over the
+// time between the moments given, so that the series times their ticks
+// add up to the counts exactly (the runner gives its tick's time, the
+// one the samples are recorded at).
+func (set *Set) SampleAt(now time.Time) map[string]float64 {
 	set.mu.Lock()
 	defer set.mu.Unlock()
 	v := map[string]float64{}
 	for _, s := range set.services {
-		now := time.Now()
 		cur := s.read(now)
 		if prev, ok := set.prev[s]; ok {
 			s.rates(v, prev, cur)
 		}
 		set.prev[s] = cur
-		s.levels(v, now)
+		s.levels(v, time.Now())
 	}
-	return v, nil, nil
+	return v
 }
 
 func (s *Service) read(now time.Time) reading {
@@ -76,7 +83,7 @@ func (s *Service) read(now time.Time) reading {
 		admitted: c.admitted.Load(), throttled: c.throttled.Load(), timeUS: c.timeInService.Load(),
 		breakerRej: map[string]int64{}, bulkheadRej: map[string]int64{}}
 	s.lmu.Lock()
-	s.advanceArea(now)
+	s.advanceArea(time.Now())
 	r.area = s.area
 	s.lmu.Unlock()
 	for _, p := range s.parts() {

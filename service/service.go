@@ -231,12 +231,7 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	s.enter(due, now)
 	if cfg.Timeout > 0 {
 		req.timeout = make(chan struct{})
-		t := time.AfterFunc(due.Add(cfg.Timeout).Sub(now), func() {
-			if req.state.CompareAndSwap(waiting, gaveUp) {
-				s.c.timeouts.Add(1)
-				close(req.timeout)
-			}
-		})
+		t := time.AfterFunc(due.Add(cfg.Timeout).Sub(now), func() { s.giveUp(req) })
 		defer t.Stop()
 	}
 	if queued && !g.await(ctx, in, req, call) {
@@ -244,7 +239,8 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	}
 	out := g.work(ctx, idx, in, req, call)
 	end := g.release(in)
-	if s.observe != nil && out != stopped {
+	s.expired(req, end) // the timer may not have fired yet on a loaded machine
+	if s.observe != nil && out != stopped && out != dropped {
 		s.observe(req.entered, req.started, end)
 	}
 	switch {
@@ -259,6 +255,27 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 		s.c.failed.Add(1)
 	}
 	s.leave(due, end)
+}
+
+// giveUp is the caller giving up on req: counted once, and the request
+// told (for cancel_on_timeout).
+func (s *Service) giveUp(req *request) {
+	if req.state.CompareAndSwap(waiting, gaveUp) {
+		s.c.timeouts.Add(1)
+		close(req.timeout)
+	}
+}
+
+// expired says whether req's caller has given up by now, giving up for
+// it if its timeout has passed (the timer may be late).
+func (s *Service) expired(req *request, now time.Time) bool {
+	if s.cfg.Timeout <= 0 {
+		return false
+	}
+	if !now.Before(req.due.Add(s.cfg.Timeout)) {
+		s.giveUp(req)
+	}
+	return req.state.Load() == gaveUp
 }
 
 // await waits in the queue for a thread; false if the request left
@@ -344,7 +361,7 @@ func (g *gate) work(ctx context.Context, idx int, in *instance, req *request, ca
 	cfg := &s.cfg
 	done := ctx.Done()
 	if cfg.CancelOnTimeout && req.timeout != nil {
-		if req.state.Load() == gaveUp {
+		if s.expired(req, time.Now()) {
 			s.c.cancelled.Add(1)
 			call.Refuse(CodeTimeout, errors.New("dropped: the caller gave up"))
 			return dropped
@@ -357,7 +374,7 @@ func (g *gate) work(ctx context.Context, idx int, in *instance, req *request, ca
 		s.budget.call(time.Now())
 	}
 	for attempt := 1; ; attempt++ {
-		if cfg.CancelOnTimeout && req.state.Load() == gaveUp {
+		if cfg.CancelOnTimeout && s.expired(req, time.Now()) {
 			s.c.cancelled.Add(1)
 			call.Refuse(CodeTimeout, errors.New("dropped: the caller gave up"))
 			return dropped

@@ -402,10 +402,24 @@ type podTemplate struct {
 }
 
 type podSpec struct {
-	RestartPolicy string      `yaml:"restartPolicy"`
-	Containers    []container `yaml:"containers"`
-	Volumes       []volume    `yaml:"volumes"`
+	RestartPolicy   string             `yaml:"restartPolicy"`
+	SecurityContext podSecurityContext `yaml:"securityContext"`
+	Containers      []container        `yaml:"containers"`
+	Volumes         []volume           `yaml:"volumes"`
 }
+
+// podSecurityContext runs the pod as the image's user (the Dockerfile's
+// 10001), never root, and gives the run volume to its group so that it
+// may write there.
+type podSecurityContext struct {
+	RunAsNonRoot bool  `yaml:"runAsNonRoot"`
+	RunAsUser    int64 `yaml:"runAsUser"`
+	RunAsGroup   int64 `yaml:"runAsGroup"`
+	FSGroup      int64 `yaml:"fsGroup"`
+}
+
+// ImageUser is the user (and group) the Dockerfile's image runs as.
+const ImageUser = 10001
 
 type container struct {
 	Name         string        `yaml:"name"`
@@ -525,9 +539,10 @@ func job(o Options) jobDoc {
 		runs = volume{Name: "runs", PersistentVolumeClaim: &persistentVolumeClaim{ClaimName: o.Claim}}
 	}
 	j.Spec.Template.Spec = podSpec{
-		RestartPolicy: "Never",
-		Containers:    []container{c},
-		Volumes:       []volume{{Name: "scenario", ConfigMap: cmv}, runs},
+		RestartPolicy:   "Never",
+		SecurityContext: podSecurityContext{RunAsNonRoot: true, RunAsUser: ImageUser, RunAsGroup: ImageUser, FSGroup: ImageUser},
+		Containers:      []container{c},
+		Volumes:         []volume{{Name: "scenario", ConfigMap: cmv}, runs},
 	}
 	return j
 }

@@ -119,6 +119,10 @@ func TestManifestsDecodeStrictlyAsConfigMapAndIndexedJob(t *testing.T) {
 	if pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 {
 		t.Fatalf("pod: restartPolicy %s, %d containers", pod.RestartPolicy, len(pod.Containers))
 	}
+	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != ImageUser ||
+		sc.FSGroup == nil || *sc.FSGroup != ImageUser {
+		t.Errorf("pod securityContext %+v: want the image's user %d, not root, owning the run volume", sc, ImageUser)
+	}
 	c := pod.Containers[0]
 	if c.Image != o.Image {
 		t.Errorf("image %q", c.Image)

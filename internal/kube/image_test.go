@@ -1,0 +1,72 @@
+package kube
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestImageBuildsAndRuns builds the Dockerfile with podman and runs what
+// the pod script and a shell event need in the image, as its user. It
+// takes minutes and base images, so it runs when asked:
+// FIREDRILL_IMAGE_TEST=1, with FIREDRILL_GO_IMAGE and FIREDRILL_BASE_IMAGE
+// naming other base images than Docker Hub's, and FIREDRILL_IMAGE_BUILD_ARGS
+// more `podman build` arguments (scripts/image-test.sh prepares local ones
+// on a machine without Docker Hub).
+func TestImageBuildsAndRuns(t *testing.T) {
+	if os.Getenv("FIREDRILL_IMAGE_TEST") == "" {
+		t.Skip("builds a container image with podman (minutes): set FIREDRILL_IMAGE_TEST=1, or run scripts/image-test.sh")
+	}
+	podman, err := exec.LookPath("podman")
+	if err != nil {
+		t.Fatal("FIREDRILL_IMAGE_TEST is set but podman is not installed (apt-get install podman)")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := "localhost/firedrill-image-test:" + time.Now().UTC().Format("20060102150405")
+	args := []string{"build", "--network", "host", "-t", tag, "--build-arg", "VERSION=image-test"}
+	for env, arg := range map[string]string{"FIREDRILL_GO_IMAGE": "GO_IMAGE", "FIREDRILL_BASE_IMAGE": "BASE_IMAGE"} {
+		if v := os.Getenv(env); v != "" {
+			args = append(args, "--build-arg", arg+"="+v)
+		}
+	}
+	args = append(args, strings.Fields(os.Getenv("FIREDRILL_IMAGE_BUILD_ARGS"))...)
+	args = append(args, root)
+	build := exec.Command(podman, args...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("podman %s: %v\n%s", strings.Join(args, " "), err, lastBytes(string(out), 4000))
+	}
+	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", tag).Run() })
+	// What the pod script calls, the clients, and who runs them.
+	check := `set -e
+id -u; id -g
+firedrill version
+date -u -d @1795590000 +%Y-%m-%dT%H:%M:%SZ
+echo firedrill | base64 | base64 -d
+tar --version | head -n 1
+psql --version; mariadb --version; redis-cli --version
+touch /firedrill/runs/w && rm /firedrill/runs/w`
+	run := exec.Command(podman, "run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", tag, "-c", check)
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the image's tools: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, want := range []string{"10001", "10001", "image-test", "2026-11-25T07:00:00Z", "firedrill", "tar (GNU tar)", "psql (PostgreSQL)", "mariadb", "redis-cli"} {
+		if i >= len(lines) || !strings.Contains(lines[i], want) {
+			t.Errorf("line %d: want %q in\n%s", i+1, want, out)
+		}
+	}
+}
+
+func lastBytes(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

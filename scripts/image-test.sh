@@ -3,7 +3,8 @@
 # TestImageBuildsAndRuns), on a machine that cannot reach Docker Hub: the
 # base is Debian bookworm made with debootstrap from deb.debian.org and
 # imported; the build stage is that base with this machine's Go toolchain
-# and module cache mounted (no module is downloaded).
+# and module cache mounted (no module is downloaded). RUN steps use chroot
+# isolation: no container runtime (crun) is needed.
 #
 #   apt-get install -y podman debootstrap && scripts/image-test.sh
 set -eu
@@ -20,5 +21,5 @@ trap 'rm -rf "$ctx"' EXIT
 printf 'FROM %s\nENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local GOMODCACHE=/go/pkg/mod\n' "$base" |
 	podman build -t "$gobase" -f - "$ctx"
 FIREDRILL_IMAGE_TEST=1 FIREDRILL_GO_IMAGE=$gobase FIREDRILL_BASE_IMAGE=$base \
-	FIREDRILL_IMAGE_BUILD_ARGS="-v $(go env GOROOT):/usr/local/go:ro -v $(go env GOMODCACHE):/go/pkg/mod" \
+	FIREDRILL_IMAGE_BUILD_ARGS="--isolation chroot -v $(go env GOROOT):/usr/local/go:ro -v $(go env GOMODCACHE):/go/pkg/mod" \
 	go test -count=1 -run '^TestImageBuildsAndRuns$' -v ./internal/kube/

@@ -22,4 +22,4 @@ printf 'FROM %s\nENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/
 	podman build -t "$gobase" -f - "$ctx"
 FIREDRILL_IMAGE_TEST=1 FIREDRILL_GO_IMAGE=$gobase FIREDRILL_BASE_IMAGE=$base \
 	FIREDRILL_IMAGE_BUILD_ARGS="--isolation chroot -v $(go env GOROOT):/usr/local/go:ro -v $(go env GOMODCACHE):/go/pkg/mod" \
-	go test -count=1 -run '^TestImageBuildsAndRuns$' -v ./internal/kube/
+	go test -count=1 -timeout 40m -run '^TestImageBuildsAndRuns$' -v ./internal/kube/

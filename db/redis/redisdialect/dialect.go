@@ -15,7 +15,7 @@ func Script() script.Dialect { return script.Dialect{Name: "redis", Lines: true,
 // script written for a newer server still reads. Never changed after
 // init: every Script() shares it.
 var commands = script.NewCommands(
-	"APPEND", "ASKING", "AUTH", "BGREWRITEAOF", "BGSAVE", "BITCOUNT", "BITFIELD", "BITFIELD_RO",
+	"ACL", "APPEND", "ASKING", "AUTH", "BGREWRITEAOF", "BGSAVE", "BITCOUNT", "BITFIELD", "BITFIELD_RO",
 	"BITOP", "BITPOS", "BLMOVE", "BLMPOP", "BLPOP", "BRPOP", "BRPOPLPUSH", "BZMPOP",
 	"BZPOPMAX", "BZPOPMIN", "CLIENT", "CLUSTER", "COMMAND", "CONFIG", "COPY", "DBSIZE",
 	"DEBUG", "DECR", "DECRBY", "DEL", "DISCARD", "DUMP", "ECHO", "EVAL",

@@ -73,6 +73,9 @@ func Parse(filename string, data []byte, opts Options) (*Scenario, error) {
 		l.scenario(root)
 	}
 	if len(d.errs) > 0 {
+		if opts.Partial && root != nil {
+			return s, d.errs.finish(filename)
+		}
 		return nil, d.errs.finish(filename)
 	}
 	return s, nil
@@ -719,7 +722,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 		}
 		saved := l.s.Dialect
 		l.s.Dialect = dialect
-		l.checkScripts(&w, what, scriptNodes)
+		l.checkScripts(&w, what, scriptNodes, nil)
 		l.s.Dialect = saved
 	})
 	l.later = append(l.later, func() { l.checkWindow(&w, what, present, stageNodes) })

@@ -26,6 +26,7 @@ import (
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
+	servicerules "github.com/firedrill/firedrill/service/rules"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -418,9 +419,10 @@ func (r *Registry) ForDSN(dsn string) (Backend, error) {
 	return b, nil
 }
 
-// Rules are the rules to diagnose a run of kind with: diagnose's neutral
-// rules and that kind's own (a run from before kinds, "", is the default
-// kind's). An unknown kind gets the neutral ones.
+// Rules are the rules to diagnose a run of kind with: that kind's own (a
+// run from before kinds, "", is the default kind's), diagnose's neutral
+// rules and the service tier's (servicerules). An unknown kind gets the
+// neutral and service ones.
 func (r *Registry) Rules(kind string) []diagnose.Rule {
 	if kind == "" {
 		kind = r.defaultKind
@@ -429,10 +431,11 @@ func (r *Registry) Rules(kind string) []diagnose.Rule {
 	if ru, ok := r.byKind[kind].(Ruled); ok {
 		out = append(out, ru.Rules()...)
 	}
-	return append(out, diagnose.Neutral()...)
+	return append(append(out, diagnose.Neutral()...), servicerules.Rules()...)
 }
 
-// AllRules lists every rule of every kind, then the neutral ones: what a
+// AllRules lists every rule of every kind, then the neutral and service
+// ones: what a
 // threshold or a drill's expectation may name. An id several kinds have
 // appears once per kind.
 func (r *Registry) AllRules() []diagnose.Rule {
@@ -442,7 +445,7 @@ func (r *Registry) AllRules() []diagnose.Rule {
 			out = append(out, ru.Rules()...)
 		}
 	}
-	return append(out, diagnose.Neutral()...)
+	return append(append(out, diagnose.Neutral()...), servicerules.Rules()...)
 }
 
 // Kinds lists the registered kinds, sorted.

@@ -21,14 +21,6 @@ func GivenDSN(spec Spec) string {
 	return spec.Scenario.Target.DSN
 }
 
-// NoteIgnoredSettings tells the user, through logf, that the scenario's
-// target settings do not apply when --dsn names the server.
-func NoteIgnoredSettings(spec Spec, logf func(format string, args ...any)) {
-	if spec.DSN != "" && len(spec.Scenario.Target.Settings) > 0 {
-		logf("note: the scenario's target settings apply only to the embedded server; ignored for --dsn")
-	}
-}
-
 // Logf writes a backend's progress lines to w (Spec.Log), one per call;
 // nothing when w is nil.
 func Logf(w io.Writer) func(format string, args ...any) {

@@ -222,11 +222,17 @@ type genBehindSpan struct {
 func genBehind(run *timeline.Run) []genBehindSpan {
 	var out []genBehindSpan
 	sleepS := map[string]float64{}
+	served := map[string]bool{}
 	for _, w := range run.Manifest.Workloads {
 		sleepS[w.Name] = scriptSleepS(run, w.Name)
+		served[w.Name] = w.Service != ""
 	}
 	for _, iv := range run.Intervals {
-		if iv.Rate <= 0 || iv.End <= iv.Start {
+		// A workload through a service (docs/services.md) counts its
+		// requests' time in the service's queue and CPU as schedule lag:
+		// that is the service falling behind, which its own rules read,
+		// not the generator.
+		if iv.Rate <= 0 || iv.End <= iv.Start || served[iv.Workload] {
 			continue
 		}
 		done := float64(iv.Count+iv.Failed) / (iv.End - iv.Start)

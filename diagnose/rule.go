@@ -94,28 +94,52 @@ func Diagnose(run *timeline.Run, rules []Rule) []Finding {
 	return out
 }
 
+// RunWide is implemented by a rule that reads what belongs to no target
+// and to the whole run (the service tier's series, shared by the
+// workloads of every target): DiagnoseTargets runs it once on the whole
+// run instead of on each target's view, where it would see the same
+// series again and again.
+type RunWide interface {
+	Rule
+	RunWide()
+}
+
 // DiagnoseTargets diagnoses each target of a run of several on its own
 // view of the run (timeline.Run.ForTarget), with the rules rulesFor
 // gives for the target's kind, and names the target in each finding;
-// a run of one system is diagnosed as Diagnose does. While a target is
-// diagnosed its rules find the others with Peers.
+// the run-wide rules (RunWide) of those kinds run once on the whole run
+// and name a target themselves where they are about one. A run of one
+// system is diagnosed as Diagnose does. While a target is diagnosed its
+// rules find the others with Peers.
 func DiagnoseTargets(run *timeline.Run, rulesFor func(kind string) []Rule) []Finding {
 	names := run.Manifest.TargetNames()
 	if len(names) == 0 {
 		return Diagnose(run, rulesFor(run.Manifest.Target.Kind))
 	}
-	var out []Finding
+	var out, wide []Rule
+	seen := map[string]bool{}
+	var findings []Finding
 	for _, name := range names {
 		view := run.ForTarget(name)
 		done := withPeers(run, view, name, rulesFor)
-		for _, f := range Diagnose(view, rulesFor(view.Manifest.Target.Kind)) {
+		out = out[:0]
+		for _, r := range rulesFor(view.Manifest.Target.Kind) {
+			if _, ok := r.(RunWide); !ok {
+				out = append(out, r)
+			} else if !seen[r.ID()] {
+				seen[r.ID()] = true
+				wide = append(wide, r)
+			}
+		}
+		for _, f := range Diagnose(view, out) {
 			f.Target = name
-			out = append(out, f)
+			findings = append(findings, f)
 		}
 		done()
 	}
-	Sort(out)
-	return out
+	findings = append(findings, Diagnose(run, wide)...)
+	Sort(findings)
+	return findings
 }
 
 // passes holds, per run being diagnosed, what its rules computed once for

@@ -101,3 +101,31 @@ func TestDiagnoseTargets(t *testing.T) {
 		t.Errorf("a run of one system: %+v", got)
 	}
 }
+
+// wideStub is a run-wide rule: it reads a source of no target.
+type wideStub struct{ stubRule }
+
+func (wideStub) RunWide() {}
+
+// A run-wide rule that every kind has runs once, on the whole run,
+// and names no target unless it says so itself.
+func TestDiagnoseTargetsRunWide(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	wide := wideStub{stubRule{id: "wide-rule", needs: []string{"service"}, check: func(run *timeline.Run) []Finding {
+		calls++
+		if len(run.Manifest.Targets) != 2 {
+			t.Errorf("the run-wide rule saw a target's view: %d targets", len(run.Manifest.Targets))
+		}
+		return []Finding{{Severity: Warning}}
+	}}}
+	rules := func(string) []Rule { return []Rule{wide} }
+	run := &timeline.Run{
+		Manifest: timeline.Manifest{Targets: []timeline.NamedTarget{{Name: "a"}, {Name: "b"}}},
+		Samples:  []timeline.Sample{{Source: "service"}},
+	}
+	got := DiagnoseTargets(run, rules)
+	if calls != 1 || len(got) != 1 || got[0].Rule != "wide-rule" || got[0].Target != "" {
+		t.Errorf("%d calls, findings %+v; want one call, one finding of no target", calls, got)
+	}
+}

@@ -210,6 +210,12 @@ events:
 			want:   "x-t: &t 10s\nduration: 30s\nworkloads:\n  - {name: a, start: *t, stop: 20s}\n  - {name: b, start: *t}\n",
 		},
 		{
+			name:   "a service's timeout and its throttle's lag scale; its CPU, pool and breaker times do not",
+			factor: 0.5,
+			in:     "duration: 1m\nservices:\n  - name: s\n    timeout: 30s\n    cpu_per_request: 40ms\n    pool: {size: 4, connection_timeout: 30s}\n    breaker: {wait_in_open: 5s}\n    throttle: {rate: 100, mode: remote, lag: 5s}\n",
+			want:   "duration: 30s\nservices:\n  - name: s\n    timeout: 15s\n    cpu_per_request: 40ms\n    pool: {size: 4, connection_timeout: 30s}\n    breaker: {wait_in_open: 5s}\n    throttle: {rate: 100, mode: remote, lag: 2.5s}\n",
+		},
+		{
 			name:   "a value that is not a time is left for scenario.Load to report",
 			factor: 0.5,
 			in:     "duration: soon\nworkloads:\n  - {name: a, start: 0s}\n",

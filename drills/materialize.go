@@ -74,7 +74,8 @@ func (d Drill) Load(variant, dir string, quick bool, opts scenario.Options) (*sc
 
 // ScaleTimes multiplies the times of a scenario file by factor: the
 // top-level duration, each workload's start, stop and stage durations,
-// and each event's at and duration. Only those values change in the
+// each event's at and duration, and each service's timeout and
+// throttle lag. Only those values change in the
 // text, so comments and layout stay. Times are rounded to the
 // millisecond, and the run's duration up to the next 100 ms so that
 // events and workloads scaled to end with the run still fit in it.
@@ -108,6 +109,24 @@ func ScaleTimes(data []byte, factor float64) ([]byte, error) {
 									s.add(val, false)
 								}
 							})
+						})
+					}
+				})
+			})
+		case "services":
+			// The callers' timeout and a remote throttle's lag are times
+			// of the incident: a quick drill's shorter surge must outlast
+			// them as the full one does.
+			s.each(val, func(sv *yaml.Node) {
+				s.mapping(sv, func(key string, val *yaml.Node) {
+					switch key {
+					case "timeout":
+						s.add(val, false)
+					case "throttle":
+						s.mapping(val, func(key string, val *yaml.Node) {
+							if key == "lag" {
+								s.add(val, false)
+							}
 						})
 					}
 				})

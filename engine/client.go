@@ -33,6 +33,7 @@ type client struct {
 	codes  []string   // reused for txOutcome.codes
 	ls     *loopState // on an event loop; nil with a goroutine of its own
 	fbConn Conn       // the session on Config.Fallback's target, once opened
+	gate   *gateCall  // its request in hand, with Config.Gate
 
 	// interrupted is set once the supervisor cancels the client's command
 	// in flight: the error that follows is the run's doing, not the
@@ -186,7 +187,12 @@ func (c *client) loop(ctx context.Context) {
 				return
 			}
 		}
-		if !c.transaction(ctx, scheduled) {
+		if cfg.Gate != nil {
+			if !c.serveGated(ctx, scheduled) {
+				c.dropConn()
+				return
+			}
+		} else if !c.transaction(ctx, scheduled) {
 			c.dropConn()
 			return
 		}

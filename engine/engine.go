@@ -317,6 +317,11 @@ type Config struct {
 	// Fallback, if set, is where a client turns when a transaction
 	// failed or was slow (fallback.go); nil for a workload without one.
 	Fallback *Fallback
+	// Gate, if set, is the application tier the requests pass through
+	// (gate.go): the clients are its callers, and it runs each request's
+	// transaction when and as often as it decides. Clients then run on
+	// goroutines of their own.
+	Gate Gate
 }
 
 // Progress is one progress report: the interval just ended.
@@ -475,7 +480,7 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	for i := range clients {
 		clients[i] = newClient(r, i)
 	}
-	if _, ok := target.(LoopTarget); ok && r.pool == nil && !cfg.Goroutines && cfg.Fallback.canLoop() {
+	if _, ok := target.(LoopTarget); ok && r.pool == nil && !cfg.Goroutines && cfg.Gate == nil && cfg.Fallback.canLoop() {
 		if err := r.makeLoops(clients); err != nil {
 			return nil, err
 		}

@@ -35,9 +35,15 @@ func (c *client) WaitReadUntil(fd int, deadline time.Time) error {
 	if untilUS <= c.r.nowUS() {
 		return sockio.ErrTimeout
 	}
+	// A sleeper as loopSleep's: counted, so that the loop looks for it;
+	// the loop's resume uncounts it and clears until.
 	ls.until = untilUS
+	ls.lp.sleepers++
 	err := c.waitFD(fd, false)
-	ls.until = -1
+	if ls.until >= 0 { // not resumed by the loop (waitFD failed first)
+		ls.until = -1
+		ls.lp.sleepers--
+	}
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/firedrill/firedrill/diagnose/diagnosetest"
 	"github.com/firedrill/firedrill/kinds"
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
+	servicerules "github.com/firedrill/firedrill/service/rules"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -98,7 +100,7 @@ func TestRunsGetOnlyTheirKindsRules(t *testing.T) {
 			t.Errorf("%s registers no rules", b.Kind())
 			continue
 		}
-		want := ids(append(ruled.Rules(), diagnose.Neutral()...))
+		want := ids(slices.Concat(ruled.Rules(), diagnose.Neutral(), servicerules.Rules()))
 		if got := ids(reg.Rules(b.Kind())); !slices.Equal(got, want) {
 			t.Errorf("Rules(%s) = %v, want %v", b.Kind(), got, want)
 		}
@@ -106,8 +108,8 @@ func TestRunsGetOnlyTheirKindsRules(t *testing.T) {
 	if got, want := ids(reg.Rules("")), ids(reg.Rules(reg.Default())); !slices.Equal(got, want) {
 		t.Errorf("a run without a kind gets %v, want the default kind's %v", got, want)
 	}
-	if got, want := ids(reg.Rules("no-such-kind")), ids(diagnose.Neutral()); !slices.Equal(got, want) {
-		t.Errorf("an unknown kind gets %v, want the neutral rules %v", got, want)
+	if got, want := ids(reg.Rules("no-such-kind")), ids(append(diagnose.Neutral(), servicerules.Rules()...)); !slices.Equal(got, want) {
+		t.Errorf("an unknown kind gets %v, want the neutral and service rules %v", got, want)
 	}
 }
 
@@ -255,7 +257,7 @@ func TestHealthyRecordingHasNoWarningFromAnyRule(t *testing.T) {
 // knownSources are the sources some metrics package names.
 func knownSources() map[string]bool {
 	out := map[string]bool{}
-	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources, []string{httpmetric.Source}) {
+	for _, s := range slices.Concat(pgmetric.Sources, hostmetric.Sources, redismetric.Sources, mariadbmetric.Sources, []string{httpmetric.Source, svcmetric.Source}) {
 		out[s] = true
 	}
 	return out

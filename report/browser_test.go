@@ -127,7 +127,15 @@ type selftest struct {
 		Legend []struct {
 			Label string `json:"label"` // as shown
 			Unit  string `json:"unit"`  // its axis's unit in words
+			// What the series draws: points with a value, the highest,
+			// and the longest run of points each above the one before.
+			Defined int      `json:"defined"`
+			Peak    *float64 `json:"peak"`
+			Rise    int      `json:"rise"`
 		} `json:"legend"`
+		// Gaps are the times between the chart's first and last value
+		// where none of its series has one.
+		Gaps int `json:"gaps"`
 	} `json:"charts"`
 	Problems    []string `json:"problems"`
 	MS          int      `json:"ms"`

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"github.com/firedrill/firedrill/service/svcmetric"
+	"github.com/firedrill/firedrill/service/svcpresent"
 	"io"
 	"math"
 	"slices"
@@ -328,6 +330,7 @@ func CompareWith(a, b *timeline.Run, fa, fb []diagnose.Finding, opts CompareOpti
 		}
 		c.Findings = compareFindings(fa2, fb2)
 	}
+	c.Counters = append(c.Counters, compareCounters(a, b, serviceCounters(a, b))...)
 	inB := map[string]timeline.WorkloadInfo{}
 	for _, w := range b.Manifest.Workloads {
 		inB[w.Name] = w
@@ -1302,4 +1305,18 @@ func (e *stickyErrWriter) Write(p []byte) (int, error) {
 // WriteCompareJSON writes the comparison as indented JSON (CompareFormat).
 func WriteCompareJSON(w io.Writer, c *Comparison) error {
 	return writeIndentedJSON(w, "comparison", c)
+}
+
+// serviceCounters are the counters of the services either run had
+// (scenario services:), from the source "service".
+func serviceCounters(a, b *timeline.Run) []present.Counter {
+	var keys []string
+	for _, r := range []*timeline.Run{a, b} {
+		keys = append(keys, r.Keys(svcmetric.Source)...)
+	}
+	var out []present.Counter
+	for _, name := range svcpresent.Names(keys) {
+		out = append(out, svcpresent.Counters(name)...)
+	}
+	return out
 }

@@ -247,6 +247,11 @@ func displayValue(t scenario.Threshold, base float64) (float64, string) {
 // measured, with why.
 func measureThreshold(t scenario.Threshold, run *timeline.Run, findings []diagnose.Finding, rules []diagnose.Rule, totals map[string]*workloadTotals) (value float64, why string, ok bool) {
 	scope, name, param := t.Split()
+	// "<service>.service.<metric>" is read off the service's series by
+	// the measure the scenario's loader put on the threshold.
+	if name == "service" && t.Measure != nil {
+		return t.Measure(run, scope)
+	}
 	// "<target>.db.<metric>" is a database metric of one target of a run
 	// of several, measured on its view (before "db.<metric>": a target
 	// may be called db, and no database metric is).

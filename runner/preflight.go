@@ -84,9 +84,33 @@ func Validate(sc *scenario.Scenario, opts Options) error {
 	return errors.Join(errs...)
 }
 
-// preflight is Preflight, the check of --run-as and the backend's own
-// checks.
+// givenSettings refuses target.settings on a run given its server with
+// --dsn: firedrill sets them only on the server it starts, and a rehearsal
+// that silently ran without them would measure another system.
+func givenSettings(sc *scenario.Scenario, dsn string) error {
+	if dsn == "" || len(sc.Target.Settings) == 0 {
+		return nil
+	}
+	at := sc.Target.Pos
+	for _, k := range sc.KindKeys {
+		if k.Key == "target.settings" {
+			at = k.Pos
+		}
+	}
+	return &scenario.Error{File: sc.File, Pos: at,
+		Msg:  "target.settings apply only to the server firedrill starts, and --dsn gives the server",
+		Hint: "leave --dsn out to rehearse on a throwaway server with these settings, or set them on your server and remove target.settings"}
+}
+
+// preflight is the check of target.settings against --dsn, Preflight,
+// the check of --run-as and the backend's own checks.
 func preflight(be backend.Backend, sc *scenario.Scenario, opts Options) error {
+	return errors.Join(givenSettings(sc, opts.DSN), preflightEvents(be, sc, opts))
+}
+
+// preflightEvents is Preflight, the check of --run-as and the backend's
+// own checks, each only once the one before passed.
+func preflightEvents(be backend.Backend, sc *scenario.Scenario, opts Options) error {
 	if err := Preflight(be, sc, opts.DSN, opts.AllowShell); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -136,5 +137,48 @@ func TestRunAndValidateNeedTheRegistry(t *testing.T) {
 	}
 	if _, err := Run(t.Context(), Options{Scenario: sc, RunDir: t.TempDir()}); !errors.Is(err, errNoBackends) {
 		t.Errorf("Run without Backends: %v, want %v", err, errNoBackends)
+	}
+}
+
+// target.settings apply only to the server firedrill starts: with --dsn
+// Validate refuses them at their key (and the events' refusals still
+// come with them); without --dsn they pass.
+func TestValidateRefusesSettingsOnAGivenServer(t *testing.T) {
+	t.Parallel()
+	const text = `name: settings
+target:
+  kind: postgres
+  settings: {work_mem: 8MB}
+duration: 5s
+workloads:
+  - name: w
+    clients: 1
+    scripts: [{inline: "SELECT 1;"}]
+events:
+  - {kind: shell, at: 1s, command: "true"}
+`
+	reg := kinds.Registry()
+	sc, err := scenario.Parse("s.yaml", []byte(text), reg.ScenarioOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Backends: reg, AllowShell: true}
+	if err := Validate(sc, opts); err != nil {
+		t.Errorf("embedded: %v", err)
+	}
+	opts.DSN, opts.AllowShell = "postgres://app@127.0.0.1:1/db", false
+	err = scenario.Gather("s.yaml", Validate(sc, opts))
+	want := []string{
+		"s.yaml:4:13: target.settings apply only to the server firedrill starts, and --dsn gives the server",
+		"s.yaml:11:5: shell shell-1: shell events need --allow-shell",
+	}
+	lines := strings.Split(fmt.Sprint(err), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("Validate with --dsn:\n%v\nwant %d problems", err, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("problem %d = %q, want it to start with %q", i, lines[i], want[i])
+		}
 	}
 }

@@ -30,6 +30,8 @@ import (
 	"github.com/firedrill/firedrill/sampler/host"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
+	"github.com/firedrill/firedrill/service"
+	"github.com/firedrill/firedrill/service/svcmetric"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -353,7 +355,10 @@ type run struct {
 	host *targetRun
 
 	workloads []*workloadRun
-	events    []event.Event
+	// services are the scenario's services (services:), sampled as the
+	// source "service"; nil without.
+	services *service.Set
+	events   []event.Event
 	// eventTargets are each event's target, in events' order.
 	eventTargets []*targetRun
 	start        time.Time
@@ -388,6 +393,9 @@ type workloadRun struct {
 // and the events, so that mistakes surface before any load starts.
 func (r *run) plan() error {
 	runEnd := r.sc.Duration
+	if len(r.sc.Services) > 0 {
+		r.services = service.NewSet(r.sc.Services)
+	}
 	for i := range r.sc.Workloads {
 		spec := &r.sc.Workloads[i]
 		tr := r.target(spec.Target)
@@ -441,6 +449,10 @@ func (r *run) plan() error {
 			OnOutage:     r.outageMarker(spec.Name, tr.name),
 			Fallback:     fallback,
 		}
+		if spec.Service != "" {
+			r.throughService(wr, tr, rateModel)
+			clients = wr.cfg.Clients
+		}
 		for i, src := range spec.Scripts {
 			loc := timeline.ScriptsDir + "/" + infos[i].File
 			if src.File != "" {
@@ -466,7 +478,7 @@ func (r *run) plan() error {
 			// What the scripts read but never set, as the scenario gave it
 			// (not the engine's default scale of 1), for the lock-order analysis.
 			Defines: spec.Defines, Scale: cmp.Or(spec.Scale, tr.sc.Setup.PgbenchScale),
-			Fallback: fallbackInfo,
+			Fallback: fallbackInfo, Service: spec.Service,
 		})
 	}
 	for i := range r.sc.Events {
@@ -538,6 +550,9 @@ func connections(sc *scenario.Scenario) int {
 		_, clients, _, _ := shape(&sc.Workloads[i])
 		if p := sc.Workloads[i].Pool; p > 0 {
 			clients = p
+		}
+		if svc, ok := sc.ServiceByName(sc.Workloads[i].Service); ok {
+			clients = svc.Instances * svc.Pool.Size
 		}
 		n += clients
 	}
@@ -781,6 +796,11 @@ func (r *run) sample(ctx context.Context, now time.Time, ivs []timeline.Interval
 	}
 	if r.host != nil {
 		samples = append(samples, r.sampleTarget(ctx, r.host, now, nil, all)...)
+	}
+	if r.services != nil {
+		smp := timeline.Sample{Source: svcmetric.Source, T: t, Values: r.services.SampleAt(now)}
+		r.w.Add(timeline.Record{Sample: &smp})
+		samples = append(samples, smp)
 	}
 	if err := r.w.Flush(); err != nil {
 		r.logf("write timeline: %v", err)

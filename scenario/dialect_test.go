@@ -24,7 +24,9 @@ var dialectScripts = map[string]string{
 	"junk.redis": "PING\n\x01\xff\xfe\x7fGET k\n",
 	// FLUSHDB is a Redis command: the dialect reads it (the backend's
 	// confinement, not the parser, judges it).
-	"good.redis": "SET firedrill:k 1\nGET firedrill:k\n",
+	// As PostgreSQL's SQL, firedrill:k reads the variable k: the \set
+	// makes the script good in both readings.
+	"good.redis": "\\set k 1\nSET firedrill:k 1\nGET firedrill:k\n",
 	// Backticks, a backslash escape and # comments: MySQL's lexing. As
 	// PostgreSQL's SQL the quote ends at the backslash, and the \n after
 	// it is a meta-command pgbench does not have (line 1, column 36).

@@ -194,3 +194,47 @@ func suggest(word string, candidates []string) (didYouMean, choices string) {
 	}
 	return "", strings.Join(candidates, ", ")
 }
+
+// Gather joins what several checks of the scenario file found into one
+// list, so that one run shows every problem: each problem once, those of
+// the scenario file first, then other files' by name, each file's by
+// position. A check's error that wraps problems ("target db: …") gives
+// its words to each of them; any other error is a problem of the file
+// without a place. Nil when there is none.
+func Gather(file string, errs ...error) error {
+	var all Errors
+	for _, err := range errs {
+		gather(file, "", err, &all)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return all.finish(file)
+}
+
+func gather(file, prefix string, err error, into *Errors) {
+	if err == nil {
+		return
+	}
+	if e, ok := err.(*Error); ok {
+		c := *e
+		c.Msg = prefix + c.Msg
+		*into = append(*into, &c)
+		return
+	}
+	switch w := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, inner := range w.Unwrap() {
+			gather(file, prefix, inner, into)
+		}
+		return
+	case interface{ Unwrap() error }:
+		if inner := w.Unwrap(); inner != nil {
+			if words, ok := strings.CutSuffix(err.Error(), inner.Error()); ok {
+				gather(file, prefix+words, inner, into)
+				return
+			}
+		}
+	}
+	*into = append(*into, &Error{File: file, Msg: prefix + err.Error()})
+}

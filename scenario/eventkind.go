@@ -43,6 +43,12 @@ type Options struct {
 	// (--dsn NAME=URL): name → connection string, as if written as the
 	// target's dsn; a name the scenario has no target of is an error.
 	DSNs map[string]string
+	// Partial makes Parse return the scenario as far as it could read it
+	// beside its problems (not only the problems), so that validate can
+	// run its later checks on it and list every problem in one run. Such
+	// a scenario may lack what its problems are about: it is for
+	// checking, never for running.
+	Partial bool
 }
 
 // KindOptions are what one kind of database brings to a scenario.

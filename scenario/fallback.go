@@ -84,9 +84,15 @@ func (l *loader) fallback(v *yaml.Node, w *Workload, what string) {
 			l.hintf(present["scripts"].val, "give one script for all, or one per script of the workload",
 				"%s: %d scripts for the workload's %d", fwhat, n, len(w.Scripts))
 		}
+		// The fallback runs on the workload's clients: it reads what
+		// the workload's own scripts set.
+		var inherited func(string) bool
+		if dialect, ok := l.dialectOf(w.Pos); ok {
+			inherited = l.setBy(w, dialect)
+		}
 		saved := l.s.Dialect
 		l.s.Dialect = nt.Dialect
-		l.checkScripts(&Workload{Name: w.Name, Scripts: fb.Scripts}, fwhat, scriptNodes)
+		l.checkScripts(&Workload{Name: w.Name, Scripts: fb.Scripts}, fwhat, scriptNodes, inherited)
 		l.s.Dialect = saved
 	})
 }

@@ -73,6 +73,9 @@ func Parse(filename string, data []byte, opts Options) (*Scenario, error) {
 		l.scenario(root)
 	}
 	if len(d.errs) > 0 {
+		if opts.Partial && root != nil {
+			return s, d.errs.finish(filename)
+		}
 		return nil, d.errs.finish(filename)
 	}
 	return s, nil
@@ -259,6 +262,7 @@ func (l *loader) scenario(root *yaml.Node) {
 			}
 		}},
 		{"workloads", l.workloads},
+		{"services", l.services},
 		// Events decode once the target's kind is known (their kinds
 		// are the kind's).
 		{"events", func(v *yaml.Node) { events = v }},
@@ -686,6 +690,7 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 			w.Settings = l.stringMap(v, "settings", settingName)
 		}},
 		{"fallback", func(v *yaml.Node) { fallbackNode = v }},
+		{"service", func(v *yaml.Node) { w.Service, _ = l.str(v, "service") }},
 	}, extra...))
 	if present == nil {
 		return w, false
@@ -717,10 +722,11 @@ func (l *loader) workload(v *yaml.Node, names map[string]Pos) (Workload, bool) {
 		}
 		saved := l.s.Dialect
 		l.s.Dialect = dialect
-		l.checkScripts(&w, what, scriptNodes)
+		l.checkScripts(&w, what, scriptNodes, nil)
 		l.s.Dialect = saved
 	})
 	l.later = append(l.later, func() { l.checkWindow(&w, what, present, stageNodes) })
+	l.later = append(l.later, func() { l.workloadService(&w, what, present) })
 	return w, true
 }
 
@@ -958,7 +964,11 @@ func (l *loader) thresholds(v *yaml.Node) {
 		return
 	}
 	for _, e := range l.entries(v) {
-		metric, spec, msg, hint := lookupMetric(e.key.Value, metricScope{workloads: l.s.Workloads, targets: l.s.TargetNames(), db: l.dbMetrics})
+		var services []string
+		for _, sv := range l.s.Services {
+			services = append(services, sv.Name)
+		}
+		metric, spec, msg, hint := lookupMetric(e.key.Value, metricScope{workloads: l.s.Workloads, targets: l.s.TargetNames(), services: services, db: l.dbMetrics})
 		if msg != "" {
 			l.hintf(e.key, hint, "thresholds: %s", msg)
 		}

@@ -376,6 +376,41 @@ func TestParseGood(t *testing.T) {
 			},
 		},
 		{
+			// A service gets Tomcat's, HikariCP's and Resilience4j's
+			// defaults for what it leaves out; the parts it does not
+			// name are absent; a workload names it.
+			name: "services",
+			yaml: "name: t\nduration: 1m\nservices:\n  - {name: api, breaker: {}, bulkhead: {}, retry: {}, throttle: {rate: 50, mode: remote, lag: 3s}}\n" +
+				"  - {name: lifo-1, queue: lifo, instances: 5, timeout: 30s, cancel_on_timeout: true, cores: 2, cpu_per_request: 5ms}\n" +
+				"workloads:\n  - {name: w, scripts: [select-only], rate: 100, service: lifo-1}\n",
+			check: func(t *testing.T, s *Scenario) {
+				a, b := s.Services[0], s.Services[1]
+				if a.Instances != 1 || a.MaxThreads != 200 || a.AcceptCount != 100 || a.LIFO || a.Timeout != 0 || a.Pool.Size != 10 ||
+					a.Pool.ConnectionTimeout != 30*time.Second || a.Cores != 0 {
+					t.Errorf("service defaults: %+v", a)
+				}
+				if br := a.Breaker; br == nil || br.FailureRateThreshold != 50 || br.SlowCallRateThreshold != 100 || br.SlowCallDuration != time.Minute ||
+					br.SlidingWindowSize != 100 || br.MinimumNumberOfCalls != 100 || br.WaitInOpen != time.Minute || br.PermittedCallsInHalfOpen != 10 {
+					t.Errorf("breaker defaults: %+v", br)
+				}
+				if a.Bulkhead == nil || a.Bulkhead.MaxConcurrentCalls != 25 || a.Bulkhead.MaxWait != 0 {
+					t.Errorf("bulkhead defaults: %+v", a.Bulkhead)
+				}
+				if r := a.Retry; r == nil || r.MaxAttempts != 3 || r.Wait != 500*time.Millisecond || r.Multiplier != 1 || r.Budget != 0 {
+					t.Errorf("retry defaults: %+v", r)
+				}
+				if th := a.Throttle; th == nil || th.Rate != 50 || th.Burst != 50 || !th.Remote || th.Lag != 3*time.Second {
+					t.Errorf("throttle: %+v", th)
+				}
+				if !b.LIFO || b.Instances != 5 || !b.CancelOnTimeout || b.Cores != 2 || b.CPUPerRequest != 5*time.Millisecond || b.Breaker != nil {
+					t.Errorf("service lifo-1: %+v", b)
+				}
+				if s.Workloads[0].Service != "lifo-1" {
+					t.Errorf("workload's service %q", s.Workloads[0].Service)
+				}
+			},
+		},
+		{
 			// A null value is an absent key; x- keys are ignored; merge
 			// keys fill workloads from an anchor, written keys winning.
 			name: "null, extensions and merge keys",

@@ -28,8 +28,11 @@ type Scenario struct {
 	SampleInterval time.Duration // default 1 s, from 100 ms to 60 s
 	// Duration is the run's length; default: Bounds, the latest workload
 	// stop or stages' end and event end.
-	Duration   time.Duration
-	Workloads  []Workload
+	Duration  time.Duration
+	Workloads []Workload
+	// Services are the application tiers workloads may pass through
+	// (services.go, docs/services.md), in the file's order.
+	Services   []Service
 	Events     []Event
 	Thresholds []Threshold
 	// Warnings are what would not stop the scenario but the user should
@@ -208,8 +211,11 @@ type Workload struct {
 	// Pool, when > 0, makes the clients share that many connections, as an
 	// application pool does; PoolTimeout fails a transaction that waited
 	// longer (HikariCP's connectionTimeout, default 30 s).
-	Pool         int
-	PoolTimeout  time.Duration
+	Pool        int
+	PoolTimeout time.Duration
+	// Service names the service (Scenario.Services) the workload's
+	// requests pass through; "" for none.
+	Service      string
 	MaxTries     int           // retries of serialization/deadlock failures; default 1 (none)
 	LatencyLimit time.Duration // counts late transactions (and skips under a rate)
 	Defines      map[string]string

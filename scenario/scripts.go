@@ -82,12 +82,16 @@ func inlineMessage(e *script.Error) string {
 	return fmt.Sprintf("inline script, line %d, column %d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
 }
 
-// checkScripts checks a workload's scripts: names, weights, files, and
-// that each parses. nodes are where each script's file or text is written.
-func (l *loader) checkScripts(w *Workload, what string, nodes []*yaml.Node) {
+// checkScripts checks a workload's scripts: names, weights, files, that
+// each parses, that its commands are the dialect's and that what they
+// read is set. nodes are where each script's file or text is written;
+// inherited says which variables scripts that ran before on the same
+// client set (a fallback's workload's), nil for none.
+func (l *loader) checkScripts(w *Workload, what string, nodes []*yaml.Node, inherited func(name string) bool) {
 	firstByName := make(map[string]int)
 	var total int64
 	syms := script.NewSymbols()
+	var parsed []parsedScript // for the variables check: every script that parsed
 	for i, src := range w.Scripts {
 		node := nodes[i]
 		if j, dup := firstByName[src.Name]; dup {
@@ -100,19 +104,27 @@ func (l *loader) checkScripts(w *Workload, what string, nodes []*yaml.Node) {
 			if !l.checkFile(node, src.File, "script file") {
 				continue
 			}
-			// A file several workloads share reports its errors once.
+			// A file several workloads share reports its errors once
+			// (but its variables count in each).
 			path := l.s.Resolve(src.File)
 			if l.scripts[path] {
+				if sc, err := l.s.parseScript(src, syms); err == nil {
+					parsed = append(parsed, parsedScript{sc, src, node})
+				}
 				continue
 			}
 			l.scripts[path] = true
 		}
 		sc, err := l.s.parseScript(src, syms)
 		if err == nil {
+			parsed = append(parsed, parsedScript{sc, src, node})
 			if warn := engine.ManyCommandsWarning(len(sc.Commands)); warn != "" {
 				p := pos(node)
 				l.s.Warnings = append(l.s.Warnings, &Error{File: l.s.File, Pos: p,
 					Msg: fmt.Sprintf("warning: %s: %s", what, warn)})
+			}
+			for _, e := range script.UnknownCommands(sc, l.s.Dialect) {
+				l.scriptError(src, node, what, e, "")
 			}
 			continue
 		}
@@ -120,25 +132,96 @@ func (l *loader) checkScripts(w *Workload, what string, nodes []*yaml.Node) {
 		switch {
 		case !errors.As(err, &scriptErr):
 			l.errorf(node, "%s: %v", what, err)
-		case src.File != "":
-			l.errs = append(l.errs, &Error{
-				File: scriptErr.Pos.File,
-				Pos:  Pos{Line: scriptErr.Pos.Line, Col: scriptErr.Pos.Col},
-				Msg:  scriptErr.Msg,
-				Hint: fmt.Sprintf("a script of %s", what),
-			})
 		case src.Builtin != "":
 			l.errorf(node, "%s: builtin script %s: %v", what, src.Builtin, err)
 		default:
-			if p, ok := l.inlinePos(node, scriptErr.Pos.Line, scriptErr.Pos.Col); ok {
-				l.report(p, fmt.Sprintf("inline script %q of %s", src.Name, what), "%s", scriptErr.Msg)
-			} else {
-				l.hintf(node, fmt.Sprintf("inline script %q of %s", src.Name, what), "%s", inlineMessage(scriptErr))
-			}
+			l.scriptError(src, node, what, scriptErr, "")
 		}
 	}
 	if len(w.Scripts) > 0 && total == 0 {
 		l.hintf(nodes[0], "give at least one script a weight above 0", "%s: the scripts' weights add up to 0", what)
+	}
+	if len(parsed) == len(w.Scripts) {
+		l.checkVariables(w, what, parsed, syms, inherited)
+	}
+}
+
+// setBy says which variables a workload's scripts set (script.SetBy),
+// its defines included, read in its own dialect; scripts that do not
+// parse set nothing (their errors are reported where they are checked).
+func (l *loader) setBy(w *Workload, dialect script.Dialect) func(name string) bool {
+	syms := script.NewSymbols()
+	saved := l.s.Dialect
+	l.s.Dialect = dialect
+	defer func() { l.s.Dialect = saved }()
+	var scripts []*script.Script
+	for _, src := range w.Scripts {
+		if sc, err := l.s.parseScript(src, syms); err == nil {
+			scripts = append(scripts, sc)
+		}
+	}
+	set := script.SetBy(scripts, syms)
+	return func(name string) bool {
+		_, ok := w.Defines[name]
+		return ok || set(name)
+	}
+}
+
+// parsedScript is one of a workload's scripts as parsed, with where the
+// scenario names it.
+type parsedScript struct {
+	sc   *script.Script
+	src  ScriptSource
+	node *yaml.Node
+}
+
+// checkVariables refuses a variable the workload's scripts read but
+// nothing sets (a typo, ":idd" for ":id"): pgbench would send it as
+// written, the server would refuse every transaction.
+func (l *loader) checkVariables(w *Workload, what string, parsed []parsedScript, syms *script.Symbols, inherited func(name string) bool) {
+	scripts := make([]*script.Script, len(parsed))
+	for i, p := range parsed {
+		scripts[i] = p.sc
+	}
+	preset := func(name string) bool {
+		_, ok := w.Defines[name]
+		return ok || inherited != nil && inherited(name)
+	}
+	for _, u := range script.UnsetVariables(scripts, syms, preset) {
+		msg := fmt.Sprintf("variable :%s is read but never set", u.Name)
+		hint := "set it with \\set, \\setshell or \\gset, or in the workload's defines:; a colon the command means literally is written \\:"
+		if u.Near != "" {
+			msg += fmt.Sprintf("; did you mean :%s?", u.Near)
+		}
+		for _, p := range parsed {
+			if p.sc == u.Script {
+				l.scriptError(p.src, p.node, what, &script.Error{Pos: u.Pos, Msg: msg}, hint)
+				break
+			}
+		}
+	}
+}
+
+// scriptError reports a problem in one of a workload's scripts: at the
+// script file's own line, or for inline text at its place in the
+// scenario file (or the text's own line and column beside the script's
+// place, when its text is not written verbatim).
+func (l *loader) scriptError(src ScriptSource, node *yaml.Node, what string, e *script.Error, hint string) {
+	where := fmt.Sprintf("inline script %q of %s", src.Name, what)
+	if src.File != "" || src.Builtin != "" {
+		where = "a script of " + what
+	}
+	if hint != "" {
+		where += ": " + hint
+	}
+	if src.File != "" || src.Builtin != "" {
+		l.errs = append(l.errs, &Error{File: e.Pos.File, Pos: Pos{Line: e.Pos.Line, Col: e.Pos.Col}, Msg: e.Msg, Hint: where})
+		return
+	}
+	if p, ok := l.inlinePos(node, e.Pos.Line, e.Pos.Col); ok {
+		l.report(p, where, "%s", e.Msg)
+	} else {
+		l.hintf(node, where, "%s", inlineMessage(e))
 	}
 }
 

@@ -180,6 +180,8 @@ const (
 type metricScope struct {
 	workloads []Workload
 	targets   []string
+	// services are the scenario's services' names.
+	services []string
 	// db gives the kind of a target ("" for the one of a scenario of one)
 	// and the database metrics a threshold may name on it.
 	db func(target string) (kind string, metrics []MetricSpec)
@@ -205,6 +207,11 @@ func lookupMetric(metric string, scope metricScope) (canonical string, spec Metr
 			return "", MetricSpec{}, fmt.Sprintf("metric %q names no target %q%s", metric, first, mean),
 				"a database metric of a scenario of several is <target>.db.<metric>; targets: " + strings.Join(scope.targets, ", ")
 		}
+	}
+	if name, isService := strings.CutPrefix(rest, servicePrefix+"."); isService && slices.Contains(scope.services, first) {
+		// "<service>.service.<metric>": before the workloads, as a
+		// service may have a workload's name.
+		return lookupIn(metric, first+"."+servicePrefix, name, ServiceMetrics)
 	}
 	switch first {
 	case findingPrefix:

@@ -34,6 +34,10 @@ type Dialect struct {
 	// QuestionMarks writes each variable of a SQL command's Query as ?
 	// rather than $1, $2 ….
 	QuestionMarks bool
+	// Commands, for a dialect of Lines, are the commands its server
+	// knows (UnknownCommands checks a script against them); nil checks
+	// no name.
+	Commands *Commands
 }
 
 // pgbench is pgbench's own dialect, the zero Dialect's meaning: SQL as

@@ -156,6 +156,9 @@ type WorkloadInfo struct {
 	// Fallback is where the workload's clients turned when a transaction
 	// failed or was slow (a cache-aside read path); nil for most.
 	Fallback *FallbackInfo `json:"fallback,omitempty"`
+	// Service is the service (scenario services:) the workload's
+	// requests passed through; its series are the source "service".
+	Service string `json:"service,omitempty"`
 }
 
 // FallbackInfo is a workload's fallback: the target its scripts ran on,

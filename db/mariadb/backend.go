@@ -97,7 +97,6 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.redact = func(s string) string { return s }
 	}
 	if dsn := backend.GivenDSN(spec); dsn != "" {
-		backend.NoteIgnoredSettings(spec, tg.logf)
 		given, err := parseDSN(dsn)
 		if err != nil {
 			return nil, err

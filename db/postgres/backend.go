@@ -114,7 +114,6 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		tg.redact = func(s string) string { return s }
 	}
 	if dsn := backend.GivenDSN(spec); dsn != "" {
-		backend.NoteIgnoredSettings(spec, tg.logf)
 		tg.connString = dsn
 		tg.info = timeline.Target{Kind: Kind, Product: product, Address: tg.redact(dsn), ErrorCodes: errorCodes}
 		tg.schema = sc.Setup.Schema

@@ -179,7 +179,6 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		if err != nil {
 			return nil, fmt.Errorf("--dsn: %w", err)
 		}
-		backend.NoteIgnoredSettings(spec, tg.logf)
 		tg.conn = cfg
 		tg.info = timeline.Target{Kind: Kind, Product: product, Address: cfg.Where(), Database: strconv.Itoa(cfg.DB), ErrorCodes: errorCodes}
 		if err := tg.restoreSettings(ctx, "before the run", restoreWait); err != nil {

@@ -27,6 +27,7 @@ type k8sOpts struct {
 	startAt     string
 	startIn     time.Duration
 	out         string
+	restart     bool
 }
 
 func newK8sCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
@@ -35,18 +36,33 @@ func newK8sCmd(env *clikit.Env, backends *backend.Registry) *cobra.Command {
 		Use:   "k8s SCENARIO.yaml --shards N [-- RUN_FLAGS...]",
 		Short: "Print a Kubernetes Indexed Job that runs a scenario as N shards",
 		Long: `Print the manifests that run one scenario on Kubernetes as N shards: a
-ConfigMap holding the scenario and every script and SQL file it names, and
-an Indexed Job (completionMode: Indexed, parallelism = completions = N)
-whose pod i runs
+ConfigMap holding the scenario, every script and SQL file it names and a
+start time, a PersistentVolumeClaim for the results (unless --claim names
+one, or --results log), and an Indexed Job (completionMode: Indexed,
+parallelism = completions = N) whose pod i runs
 
-  firedrill run SCENARIO --shard i/N --start-at T --out /firedrill/runs/shard-i
+  firedrill run SCENARIO --shard i/N --start-at T --out /firedrill/runs/job-<uid>/shard-i
 
 so that every shard drives its share of each workload's clients and rate
 from the same moment T against the same server. Nothing is sent to a
-cluster: apply the output with kubectl. The comment at its top says how to
-wait for the Job, collect the shards' run directories (from a volume with
---claim, else from each pod's log, where a shard prints its run directory
-as a base64 tarball) and merge them with 'firedrill merge'.
+cluster: apply the output with kubectl.
+
+T is computed when the pods start, so the same file can be applied again
+later (after deleting the finished Job): each shard marks itself ready on
+the run volume (ReadWriteMany) under its Job's UID and waits for all N
+marks (--barrier-timeout, else it exits 98 and fails the Job); all start
+at the ConfigMap's start time (--start-at, or now + --start-in) or, when
+that has passed or comes too soon, 10 s after the last mark. Each shard's
+run directory stays on the volume. With --results log there is no volume:
+the ConfigMap's start time is the only one the shards share, a shard that
+finds it passed exits 98 ('firedrill k8s ... --restart' prints the
+ConfigMap with a new one, to apply before the Job), and each shard prints
+its run directory as a base64 tarball at the end of its log, which log
+rotation may cut. The Job fails at the first failed shard (backoffLimit 0)
+and past a deadline (activeDeadlineSeconds: start, barrier, duration and a
+quarter of an hour), and the comment at the top of the output waits for it
+to complete or fail, then says how to collect the run directories and
+merge them with 'firedrill merge'.
 
 All shards must reach one server: the target is the scenario's target.dsn
 (without a password) or, better, --dsn-secret NAME[:KEY], a Secret's key
@@ -54,7 +70,9 @@ All shards must reach one server: the target is the scenario's target.dsn
 no password is in the manifests. A scenario whose target is an embedded
 throwaway server is refused: each pod would rehearse against its own.
 Files outside the scenario's directory cannot travel in the ConfigMap.
-The image must hold firedrill, sh, tar and base64 (--image).
+The image must hold firedrill, sh, date (GNU), tar and base64 (--image):
+the repository's Dockerfile builds one, with the database clients a shell
+event may call.
 
 Flags after -- go to every pod's 'firedrill run' as given, and are checked
 here as run checks them: --allow-outside-schema, --allow-shell, --run-as.
@@ -80,13 +98,18 @@ that holds a password is refused, as it would land in the manifests.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.Shards, "shards", 0, "number of shards, one pod each (required)")
-	f.StringVar(&o.Image, "image", "firedrill:"+clikit.Version, "container image holding firedrill, sh, tar and base64")
+	f.StringVar(&o.Image, "image", "firedrill:"+clikit.Version, "container image holding firedrill, sh, date, tar and base64 (the repository's Dockerfile)")
 	f.StringVar(&o.Name, "name", "", "name of the Job and ConfigMap (default: firedrill-<scenario name>)")
 	f.StringVar(&o.Namespace, "namespace", "", "namespace of the Job and ConfigMap (default: kubectl's)")
 	f.StringVar(&o.dsnSecret, "dsn-secret", "", "Secret NAME[:KEY] (default key dsn) holding the target's connection URL")
 	f.StringVar(&o.runAsSecret, "run-as-secret", "", "Secret NAME[:KEY] (default key dsn) holding the URL of a confined account made by hand, passed to run as --run-as")
 	f.StringVar(&o.kind, "kind", "", "kind of the server behind --dsn-secret when the scenario has no target.kind (postgres, mariadb, redis)")
-	f.StringVar(&o.Claim, "claim", "", "PersistentVolumeClaim (ReadWriteMany) to write the run directories to (default: each pod's log)")
+	f.StringVar(&o.Results, "results", kube.ResultsVolume, "where the run directories go: volume (a ReadWriteMany volume, which also holds the start barrier) or log (each pod's log)")
+	f.StringVar(&o.Claim, "claim", "", "an existing PersistentVolumeClaim (ReadWriteMany) for the run volume (default: the manifests make <name>-runs)")
+	f.StringVar(&o.Storage, "storage", "1Gi", "size of the run volume the manifests make")
+	f.StringVar(&o.StorageClass, "storage-class", "", "StorageClass of the run volume the manifests make (default: the cluster's; it must offer ReadWriteMany)")
+	f.DurationVar(&o.BarrierTimeout, "barrier-timeout", 10*time.Minute, "how long a shard waits for all the others to be ready before it fails the Job")
+	f.BoolVar(&o.restart, "restart", false, "print only the ConfigMap, with a new start time (--start-at or now + --start-in), to apply before applying the Job again")
 	f.StringVar(&o.startAt, "start-at", "", "when all shards start, RFC 3339 (default: now + --start-in)")
 	f.DurationVar(&o.startIn, "start-in", 2*time.Minute, "time from now for the pods to be scheduled and pull the image before the common start")
 	f.StringVar(&o.CPU, "cpu", "", "CPU request and limit of each pod (e.g. 2); a load client wants whole cores")
@@ -175,7 +198,15 @@ func (o *k8sOpts) run(env *clikit.Env, file string, now time.Time) error {
 	if err := o.files(sc); err != nil {
 		return clikit.WithCode(clikit.ExitUsage, err)
 	}
-	out, err := kube.Manifests(o.Options)
+	o.Duration = sc.Duration
+	if o.Results != kube.ResultsLog && o.Claim == "" {
+		o.Claim, o.NewClaim = o.Name+"-runs", true
+	}
+	manifests := kube.Manifests
+	if o.restart {
+		manifests = kube.RestartConfigMap
+	}
+	out, err := manifests(o.Options)
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -185,6 +216,10 @@ func (o *k8sOpts) run(env *clikit.Env, file string, now time.Time) error {
 	}
 	if err := os.WriteFile(o.out, out, 0o644); err != nil {
 		return err
+	}
+	if o.restart {
+		fmt.Fprintf(env.Stderr, "wrote %s: ConfigMap %s, its shards starting at %s\n", o.out, o.Name, o.StartAt.UTC().Format(time.RFC3339))
+		return nil
 	}
 	fmt.Fprintf(env.Stderr, "wrote %s: ConfigMap and Job %s, %d shards starting at %s\n", o.out, o.Name, o.Shards, o.StartAt.UTC().Format(time.RFC3339))
 	return nil

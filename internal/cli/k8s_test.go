@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,8 +40,17 @@ func TestK8sManifestsAndRefusals(t *testing.T) {
 		want []string // in stdout when code is 0, else in stderr
 	}{
 		{[]string{"k8s", inside, "--shards", "3", "--dsn-secret", "stage-db", "--start-at", "2099-01-01T00:00:00Z"}, 0,
-			[]string{"kind: Job", "completionMode: Indexed", "completions: 3", `--shard "$i/3"`, "--start-at 2099-01-01T00:00:00Z",
-				"path: sql/buy.sql", "UPDATE stock SET n = n - 1", "name: firedrill-stock"}},
+			[]string{"kind: Job", "completionMode: Indexed", "completions: 3", `--shard "$i/3"`, `start: "4070908800"`,
+				"path: sql/buy.sql", "UPDATE stock SET n = n - 1", "name: firedrill-stock",
+				"kind: PersistentVolumeClaim", "name: firedrill-stock-runs", "ReadWriteMany", "controller-uid", "grep -qwE 'Complete|Failed'"}},
+		// --restart: the ConfigMap alone, with the new start time.
+		{[]string{"k8s", inside, "--shards", "3", "--dsn-secret", "stage-db", "--start-at", "2098-06-01T00:00:00Z", "--restart"}, 0,
+			[]string{"kind: ConfigMap", `start: "4052419200"`, "apply it, then the Job again"}},
+		// The log path: no volume, the run directories in the logs.
+		{[]string{"k8s", inside, "--shards", "3", "--dsn-secret", "stage-db", "--results", "log"}, 0,
+			[]string{"kind: Job", "emptyDir", "-----BEGIN FIREDRILL RUN-----", "--restart"}},
+		{[]string{"k8s", inside, "--shards", "3", "--dsn-secret", "stage-db", "--results", "log", "--claim", "runs"}, clikit.ExitUsage,
+			[]string{"--claim names a run volume"}},
 		{[]string{"k8s", inside, "--dsn-secret", "stage-db"}, clikit.ExitUsage, []string{"--shards N is required"}},
 		{[]string{"k8s", inside, "--shards", "2"}, clikit.ExitUsage, []string{"throwaway server", "--dsn-secret"}},
 		{[]string{"k8s", good, "--shards", "2", "--dsn-secret", "stage-db"}, clikit.ExitUsage,
@@ -61,6 +71,12 @@ func TestK8sManifestsAndRefusals(t *testing.T) {
 		out := stderr.String()
 		if code == 0 {
 			out = stdout.String()
+		}
+		if slices.Contains(tt.args, "--restart") && (strings.Contains(out, "kind: Job") || strings.Contains(out, "kind: PersistentVolumeClaim")) {
+			t.Errorf("%v: --restart prints more than the ConfigMap:\n%s", tt.args[1:], out)
+		}
+		if slices.Contains(tt.args, "log") && strings.Contains(out, "PersistentVolumeClaim") {
+			t.Errorf("%v: --results log makes a volume:\n%s", tt.args[1:], out)
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(out, w) {

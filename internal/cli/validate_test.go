@@ -120,8 +120,9 @@ func TestValidateParsesInTheTargetsDialect(t *testing.T) {
 		{[]string{"validate", inline}, inline + ":6:41: unterminated quoted string"},
 		{[]string{"run", "--out", filepath.Join(dir, "runs"), "--dsn", redisURL, redisNone}, unterminatedAt},
 		// A PostgreSQL target reads the Redis script as SQL, which pgbench
-		// takes to its end.
-		{[]string{"validate", redisNone}, ""},
+		// takes to its end: firedrill:a reads a variable a, which nothing
+		// sets (a Redis reading would stop at the open quote).
+		{[]string{"validate", redisNone}, unterminated + ":1:1: variable :a is read but never set"},
 		// MySQL's backticks, backslash escapes and # comments.
 		{[]string{"validate", mysqlKind}, ""},
 		{[]string{"validate", "--dsn", mysqlURL, mysqlNone}, ""},
@@ -149,5 +150,75 @@ func TestValidateParsesInTheTargetsDialect(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
 		t.Errorf("a refused run made its output directory (%v)", err)
+	}
+}
+
+// fiveMistakes has five different mistakes, each found by another check
+// (the YAML's keys, the Redis dialect's commands, the scripts'
+// variables, the events, the thresholds by the target's kind), and, with
+// --dsn, a sixth (target.settings on a given server).
+const fiveMistakes = `name: five
+target:
+  kind: redis
+  settings: {maxmemory: 100mb}
+duration: 10s
+workloads:
+  - name: cache
+    clients: 2
+    clientz: 3
+    scripts:
+      - inline: |
+          \set id random(1, 100)
+          SETT firedrill:k::id 1
+          GET firedrill:k::idd
+events:
+  - name: sh
+    kind: shell
+    at: 2s
+    command: "true"
+thresholds:
+  db.deadlocks: "< 1"
+`
+
+// validate lists every mistake of a file in one run, in file order: not
+// the first check's alone, fix, run again.
+func TestValidateOnePass(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "five.yaml")
+	if err := os.WriteFile(path, []byte(fiveMistakes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	five := []string{
+		path + `:9:5: unknown key "clientz"; did you mean "clients"?`,
+		path + `:13:11: unknown command "SETT"; did you mean SET?`,
+		path + `:14:11: variable :idd is read but never set; did you mean :id?`,
+		path + `:16:5: shell sh: shell events need --allow-shell`,
+		path + `:21:3: thresholds: metric "db.deadlocks": the target (redis) has no database metrics`,
+	}
+	settings := path + `:4:13: target.settings apply only to the server firedrill starts, and --dsn gives the server`
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{args: []string{"validate", path}, want: five},
+		{args: []string{"validate", "--dsn", "redis://127.0.0.1:1/0", path}, want: append([]string{settings}, five...)},
+	} {
+		env, stdout, stderr := clikit.MemoryEnv("")
+		if code := Main(env, kinds.Registry(), tt.args); code != clikit.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", tt.args, code, clikit.ExitUsage)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if len(lines) != len(tt.want) {
+			t.Errorf("%v: %d problems, want %d:\n%s", tt.args, len(lines), len(tt.want), stderr)
+			continue
+		}
+		for i, want := range tt.want {
+			if !strings.HasPrefix(lines[i], want) {
+				t.Errorf("%v: problem %d\n got %s\nwant %s…", tt.args, i+1, lines[i], want)
+			}
+		}
+		if strings.Contains(stdout.String(), "ok") {
+			t.Errorf("%v: says ok: %s", tt.args, stdout)
+		}
 	}
 }

@@ -34,6 +34,33 @@ const (
 	// RunAsEnv is the variable the pod reads the --run-as from (a
 	// Secret's key): a confined account's URL holds its password.
 	RunAsEnv = "FIREDRILL_RUN_AS"
+	// JobUIDEnv is the variable the pod reads its Job's UID from (the
+	// controller-uid label, through the downward API): each application
+	// of the Job is a new Job with its own barrier and run directories.
+	JobUIDEnv = "FIREDRILL_JOB_UID"
+	// StartFile is the ConfigMap's start time (Unix seconds), as the pod
+	// finds it in ScenarioDir; StartKey is its key.
+	StartFile = ".firedrill-start"
+	StartKey  = "start"
+	// StartLead is how long after the last shard is ready (the barrier
+	// of the run volume) all shards start: the time each takes to see
+	// the others' ready marks, with room to spare.
+	StartLead = 10 * time.Second
+	// ExitBarrier is a pod's exit code when the shards could not all
+	// start: not every shard became ready within the barrier's timeout,
+	// or (without a run volume) the start time had passed.
+	ExitBarrier = 98
+)
+
+// The places of the run directories.
+const (
+	// ResultsVolume (the default) keeps each shard's run directory on a
+	// volume (a PersistentVolumeClaim the manifests make, or --claim),
+	// which also holds the barrier that starts all shards together.
+	ResultsVolume = "volume"
+	// ResultsLog prints each shard's run directory into its log instead,
+	// for clusters without ReadWriteMany volumes.
+	ResultsLog = "log"
 )
 
 // maxConfigMap is the API server's limit on a ConfigMap's data (1 MiB),
@@ -44,7 +71,7 @@ const maxConfigMap = 1<<20 - 16<<10
 type Options struct {
 	Name      string // the Job's and ConfigMap's name (a DNS-1123 label)
 	Namespace string // "" = the namespace kubectl uses
-	Image     string // an image with firedrill, sh, tar and base64 on PATH
+	Image     string // an image with firedrill, sh, date, tar and base64 on PATH (the Dockerfile's)
 	Shards    int
 	StartAt   time.Time
 	// Scenario is the scenario file's name inside the ConfigMap (a path
@@ -59,10 +86,22 @@ type Options struct {
 	// RunAsSecret and RunAsKey name the Secret key holding the --run-as;
 	// "" makes no --run-as of it.
 	RunAsSecret, RunAsKey string
-	// Claim is a PersistentVolumeClaim (ReadWriteMany) for the run
-	// directories; "" keeps them in the pod and prints each as a tarball
-	// in its log.
-	Claim string
+	// Results is where the run directories go: ResultsVolume (the
+	// default, "") or ResultsLog.
+	Results string
+	// Claim is the PersistentVolumeClaim (ReadWriteMany) of the run
+	// volume: an existing one, or with NewClaim the one the manifests
+	// make (Storage big, of StorageClass, "" for the cluster's default).
+	Claim                 string
+	NewClaim              bool
+	Storage, StorageClass string
+	// Duration is the scenario's length: with the start and the
+	// barrier's time it bounds the Job (activeDeadlineSeconds), so that
+	// a hung shard fails the Job rather than leave a wait hanging.
+	Duration time.Duration
+	// BarrierTimeout is how long a shard waits for the others to be
+	// ready; 0 is 10 minutes.
+	BarrierTimeout time.Duration
 	// RunArgs are more `firedrill run` flags, passed as given.
 	RunArgs []string
 	// CPU and Memory are each pod's requests and limits ("" = none).
@@ -96,8 +135,16 @@ func (o Options) Check() error {
 		return fmt.Errorf("--dsn-secret %q is not a Secret's name", o.DSNSecret)
 	case o.RunAsSecret != "" && !dns1123Subdomain(o.RunAsSecret):
 		return fmt.Errorf("--run-as-secret %q is not a Secret's name", o.RunAsSecret)
-	case o.Claim != "" && !dns1123Subdomain(o.Claim):
+	case o.Results != "" && o.Results != ResultsVolume && o.Results != ResultsLog:
+		return fmt.Errorf("--results %q: want %s or %s", o.Results, ResultsVolume, ResultsLog)
+	case o.volume() && (o.Claim == "" || !dns1123Subdomain(o.Claim)):
 		return fmt.Errorf("--claim %q is not a PersistentVolumeClaim's name", o.Claim)
+	case !o.volume() && o.Claim != "":
+		return fmt.Errorf("--claim names a run volume, and --results %s keeps the runs in the logs: give one", ResultsLog)
+	case o.NewClaim && !quantity.MatchString(o.Storage):
+		return fmt.Errorf("--storage %q is not a quantity (e.g. 1Gi)", o.Storage)
+	case o.StorageClass != "" && !dns1123Subdomain(o.StorageClass):
+		return fmt.Errorf("--storage-class %q is not a StorageClass's name", o.StorageClass)
 	case o.CPU != "" && !quantity.MatchString(o.CPU):
 		return fmt.Errorf("--cpu %q is not a quantity (e.g. 1, 500m)", o.CPU)
 	case o.Memory != "" && !quantity.MatchString(o.Memory):
@@ -117,6 +164,17 @@ func (o Options) Check() error {
 		return fmt.Errorf("the scenario and its files are %d bytes; a ConfigMap holds at most about 1 MiB: ship large files in the image instead", size)
 	}
 	return nil
+}
+
+// volume says whether the run directories go to the run volume.
+func (o Options) volume() bool { return o.Results != ResultsLog }
+
+// barrierTimeout is BarrierTimeout or its default.
+func (o Options) barrierTimeout() time.Duration {
+	if o.BarrierTimeout > 0 {
+		return o.BarrierTimeout
+	}
+	return 10 * time.Minute
 }
 
 func dns1123Subdomain(s string) bool {
@@ -142,6 +200,11 @@ func Manifests(o Options) ([]byte, error) {
 	b.WriteString(Instructions(o))
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
+	if o.volume() && o.NewClaim {
+		if err := enc.Encode(claim(o)); err != nil {
+			return nil, err
+		}
+	}
 	if err := enc.Encode(configMap(o)); err != nil {
 		return nil, err
 	}
@@ -154,29 +217,97 @@ func Manifests(o Options) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Instructions are the comment at the top of the manifests: apply, wait,
-// collect, merge.
+// RestartConfigMap returns the ConfigMap alone, with o's start time:
+// what `firedrill k8s --restart` prints to apply before the Job is
+// applied again, when no run volume's barrier can pick a new start.
+func RestartConfigMap(o Options) ([]byte, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# firedrill: the start time of %s's shards, now %s; apply it, then the Job again.\n", o.Name, o.StartAt.UTC().Format(time.RFC3339))
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(configMap(o)); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Instructions are the comment at the top of the manifests: apply, wait
+// (for success or failure), collect, merge, and how to run again.
 func Instructions(o Options) string {
 	ns := ""
 	if o.Namespace != "" {
 		ns = " -n " + o.Namespace
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# firedrill: %s as %d shards, all starting at %s.\n", o.Scenario, o.Shards, o.StartAt.UTC().Format(time.RFC3339))
+	if o.volume() {
+		fmt.Fprintf(&b, "# firedrill: %s as %d shards, starting together at %s or, applied later, %s after the last shard is ready.\n",
+			o.Scenario, o.Shards, o.StartAt.UTC().Format(time.RFC3339), StartLead)
+	} else {
+		fmt.Fprintf(&b, "# firedrill: %s as %d shards, all starting at %s (the ConfigMap's start time).\n", o.Scenario, o.Shards, o.StartAt.UTC().Format(time.RFC3339))
+	}
 	fmt.Fprintf(&b, "#   kubectl%s apply -f THIS_FILE\n", ns)
-	fmt.Fprintf(&b, "#   kubectl%s wait --for=condition=complete --timeout=24h job/%s\n", ns, o.Name)
-	if o.Claim != "" {
-		fmt.Fprintf(&b, "# Each shard writes its run directory under %s/shard-<i>/ on the volume %s;\n", RunsDir, o.Claim)
-		fmt.Fprintf(&b, "# copy them out and merge:\n#   firedrill merge shards/shard-*/* --out merged\n")
+	fmt.Fprintf(&b, "# Wait until the Job has completed or failed (a failed shard fails it at once; activeDeadlineSeconds bounds it):\n")
+	fmt.Fprintf(&b, "#   until kubectl%s get job/%s -o jsonpath='{.status.conditions[?(@.status==\"True\")].type}' | grep -qwE 'Complete|Failed'; do sleep 10; done\n", ns, o.Name)
+	fmt.Fprintf(&b, "#   kubectl%s get job/%s -o jsonpath='{.status.conditions[?(@.status==\"True\")].type}{\"\\n\"}'\n", ns, o.Name)
+	if o.volume() {
+		fmt.Fprintf(&b, "# Each shard writes its run directory under %s/job-<the Job's uid>/shard-<i>/ on the volume %s;\n", RunsDir, o.Claim)
+		fmt.Fprintf(&b, "# copy them out through a pod that mounts it, and merge:\n")
+		fmt.Fprintf(&b, "#   uid=$(kubectl%s get job/%s -o jsonpath='{.metadata.uid}')\n", ns, o.Name)
+		fmt.Fprintf(&b, "#   kubectl%s run %s-fetch --image=%s --restart=Never --overrides='%s'\n", ns, o.Name, o.Image, fetchOverrides(o))
+		fmt.Fprintf(&b, "#   kubectl%s wait --for=condition=Ready --timeout=5m pod/%s-fetch\n", ns, o.Name)
+		fmt.Fprintf(&b, "#   kubectl%s cp %s-fetch:%s/job-$uid shards && kubectl%s delete pod/%s-fetch\n", ns, o.Name, RunsDir, ns, o.Name)
+		fmt.Fprintf(&b, "#   firedrill merge shards/shard-*/* --out merged\n")
+		fmt.Fprintf(&b, "# To run again: kubectl%s delete job/%s, then apply this file again: the new Job's shards start together.\n", ns, o.Name)
 	} else {
 		fmt.Fprintf(&b, "# Each shard prints its run directory (tar.gz, base64) at the end of its log:\n")
 		fmt.Fprintf(&b, "#   mkdir -p shards; for i in $(seq 0 %d); do\n", o.Shards-1)
 		fmt.Fprintf(&b, "#     kubectl%s logs $(kubectl%s get pods -l job-name=%s,batch.kubernetes.io/job-completion-index=$i -o name | tail -n 1) \\\n", ns, ns, o.Name)
 		fmt.Fprintf(&b, "#       | sed -n '/^%s$/,/^%s$/{//!p}' | base64 -d | tar -xzf - -C shards\n", BeginMarker, EndMarker)
 		fmt.Fprintf(&b, "#   done\n#   firedrill merge shards/shard-*/* --out merged\n")
+		fmt.Fprintf(&b, "# To run again: kubectl%s delete job/%s; firedrill k8s ... --restart | kubectl%s apply -f - (a new start time); apply this file's Job again.\n", ns, o.Name, ns)
+		fmt.Fprintf(&b, "# A shard that finds the start time passed exits %d without load.\n", ExitBarrier)
 	}
 	fmt.Fprintf(&b, "#   kubectl%s delete job/%s configmap/%s\n", ns, o.Name, o.Name)
 	return b.String()
+}
+
+// fetchOverrides is the pod spec `kubectl run` gets to mount the run
+// volume, for kubectl cp to copy the run directories out of.
+func fetchOverrides(o Options) string {
+	return fmt.Sprintf(`{"spec":{"volumes":[{"name":"runs","persistentVolumeClaim":{"claimName":%q}}],`+
+		`"containers":[{"name":"fetch","image":%q,"command":["sleep","3600"],"volumeMounts":[{"name":"runs","mountPath":%q}]}]}}`,
+		o.Claim, o.Image, RunsDir)
+}
+
+type claimDoc struct {
+	APIVersion string    `yaml:"apiVersion"`
+	Kind       string    `yaml:"kind"`
+	Metadata   meta      `yaml:"metadata"`
+	Spec       claimSpec `yaml:"spec"`
+}
+
+type claimSpec struct {
+	AccessModes      []string `yaml:"accessModes"`
+	StorageClassName string   `yaml:"storageClassName,omitempty"`
+	Resources        struct {
+		Requests map[string]string `yaml:"requests"`
+	} `yaml:"resources"`
+}
+
+// claim is the run volume the manifests make: ReadWriteMany, since every
+// shard's pod writes its run directory and its ready mark there.
+func claim(o Options) claimDoc {
+	c := claimDoc{APIVersion: "v1", Kind: "PersistentVolumeClaim", Metadata: meta{Name: o.Claim, Namespace: o.Namespace, Labels: labels(o)}}
+	c.Spec.AccessModes = []string{"ReadWriteMany"}
+	c.Spec.StorageClassName = o.StorageClass
+	c.Spec.Resources.Requests = map[string]string{"storage": o.Storage}
+	return c
 }
 
 type meta struct {
@@ -216,14 +347,12 @@ func labels(o Options) map[string]string {
 }
 
 func configMap(o Options) configMapDoc {
-	cm := configMapDoc{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta{Name: o.Name, Namespace: o.Namespace, Labels: labels(o)}}
+	cm := configMapDoc{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta{Name: o.Name, Namespace: o.Namespace, Labels: labels(o)},
+		Data: map[string]string{StartKey: strconv.FormatInt(o.StartAt.Unix(), 10)}}
 	names, key := keys(o.Files)
 	for _, name := range names {
 		data := o.Files[name]
 		if isText(data) {
-			if cm.Data == nil {
-				cm.Data = make(map[string]string)
-			}
 			cm.Data[key[name]] = string(data)
 		} else {
 			if cm.BinaryData == nil {
@@ -257,11 +386,12 @@ type jobDoc struct {
 }
 
 type jobSpec struct {
-	CompletionMode string      `yaml:"completionMode"`
-	Completions    int         `yaml:"completions"`
-	Parallelism    int         `yaml:"parallelism"`
-	BackoffLimit   int         `yaml:"backoffLimit"`
-	Template       podTemplate `yaml:"template"`
+	CompletionMode        string      `yaml:"completionMode"`
+	Completions           int         `yaml:"completions"`
+	Parallelism           int         `yaml:"parallelism"`
+	BackoffLimit          int         `yaml:"backoffLimit"`
+	ActiveDeadlineSeconds int64       `yaml:"activeDeadlineSeconds,omitempty"`
+	Template              podTemplate `yaml:"template"`
 }
 
 type podTemplate struct {
@@ -272,10 +402,24 @@ type podTemplate struct {
 }
 
 type podSpec struct {
-	RestartPolicy string      `yaml:"restartPolicy"`
-	Containers    []container `yaml:"containers"`
-	Volumes       []volume    `yaml:"volumes"`
+	RestartPolicy   string             `yaml:"restartPolicy"`
+	SecurityContext podSecurityContext `yaml:"securityContext"`
+	Containers      []container        `yaml:"containers"`
+	Volumes         []volume           `yaml:"volumes"`
 }
+
+// podSecurityContext runs the pod as the image's user (the Dockerfile's
+// 10001), never root, and gives the run volume to its group so that it
+// may write there.
+type podSecurityContext struct {
+	RunAsNonRoot bool  `yaml:"runAsNonRoot"`
+	RunAsUser    int64 `yaml:"runAsUser"`
+	RunAsGroup   int64 `yaml:"runAsGroup"`
+	FSGroup      int64 `yaml:"fsGroup"`
+}
+
+// ImageUser is the user (and group) the Dockerfile's image runs as.
+const ImageUser = 10001
 
 type container struct {
 	Name         string        `yaml:"name"`
@@ -289,11 +433,18 @@ type container struct {
 type envVar struct {
 	Name      string `yaml:"name"`
 	ValueFrom struct {
-		SecretKeyRef struct {
-			Name string `yaml:"name"`
-			Key  string `yaml:"key"`
-		} `yaml:"secretKeyRef"`
+		SecretKeyRef *secretKeyRef `yaml:"secretKeyRef,omitempty"`
+		FieldRef     *fieldRef     `yaml:"fieldRef,omitempty"`
 	} `yaml:"valueFrom"`
+}
+
+type secretKeyRef struct {
+	Name string `yaml:"name"`
+	Key  string `yaml:"key"`
+}
+
+type fieldRef struct {
+	FieldPath string `yaml:"fieldPath"`
 }
 
 type volumeMount struct {
@@ -334,6 +485,13 @@ func job(o Options) jobDoc {
 	// not retried: its start time has passed, and a second try would
 	// drive its share twice.
 	j.Spec = jobSpec{CompletionMode: "Indexed", Completions: o.Shards, Parallelism: o.Shards, BackoffLimit: 0}
+	if o.Duration > 0 {
+		// Scheduled, waiting for the start (or the barrier), running,
+		// and a quarter of an hour for setup and writing the results:
+		// past that the Job fails, and so does a wait on it.
+		lead := max(time.Until(o.StartAt), 0)
+		j.Spec.ActiveDeadlineSeconds = int64((lead + o.barrierTimeout() + StartLead + o.Duration + 15*time.Minute) / time.Second)
+	}
 	j.Spec.Template.Metadata.Labels = labels(o)
 	c := container{
 		Name:    "firedrill",
@@ -350,8 +508,15 @@ func job(o Options) jobDoc {
 		}
 		var e envVar
 		e.Name = from.env
-		e.ValueFrom.SecretKeyRef.Name = from.secret
-		e.ValueFrom.SecretKeyRef.Key = from.key
+		e.ValueFrom.SecretKeyRef = &secretKeyRef{Name: from.secret, Key: from.key}
+		c.Env = append(c.Env, e)
+	}
+	if o.volume() {
+		// The Job's UID (its pods' controller-uid label) names this
+		// application's barrier and run directories on the volume.
+		var e envVar
+		e.Name = JobUIDEnv
+		e.ValueFrom.FieldRef = &fieldRef{FieldPath: "metadata.labels['controller-uid']"}
 		c.Env = append(c.Env, e)
 	}
 	if o.CPU != "" || o.Memory != "" {
@@ -365,36 +530,66 @@ func job(o Options) jobDoc {
 		c.Resources = r
 	}
 	names, key := keys(o.Files)
-	cmv := &configMapVolume{Name: o.Name}
+	cmv := &configMapVolume{Name: o.Name, Items: []keyPath{{Key: StartKey, Path: StartFile}}}
 	for _, name := range names {
 		cmv.Items = append(cmv.Items, keyPath{Key: key[name], Path: name})
 	}
 	runs := volume{Name: "runs", EmptyDir: &struct{}{}}
-	if o.Claim != "" {
+	if o.volume() {
 		runs = volume{Name: "runs", PersistentVolumeClaim: &persistentVolumeClaim{ClaimName: o.Claim}}
 	}
 	j.Spec.Template.Spec = podSpec{
-		RestartPolicy: "Never",
-		Containers:    []container{c},
-		Volumes:       []volume{{Name: "scenario", ConfigMap: cmv}, runs},
+		RestartPolicy:   "Never",
+		SecurityContext: podSecurityContext{RunAsNonRoot: true, RunAsUser: ImageUser, RunAsGroup: ImageUser, FSGroup: ImageUser},
+		Containers:      []container{c},
+		Volumes:         []volume{{Name: "scenario", ConfigMap: cmv}, runs},
 	}
 	return j
 }
 
 // PodScript is the shell script each pod runs, with the scenario's files
-// under scenarioDir and run directories under runsDir (the tests run it
-// on this machine with other directories). It runs shard
-// $JOB_COMPLETION_INDEX, sends firedrill's output to the log, and without
-// a volume ends the log with the run directory between the markers;
-// firedrill's exit code is the pod's.
+// (and the ConfigMap's start time, StartFile) under scenarioDir and run
+// directories under runsDir (the tests run it on this machine with other
+// directories). It runs shard $JOB_COMPLETION_INDEX and sends
+// firedrill's output to the log; firedrill's exit code is the pod's.
+//
+// The start time is computed when the pod starts, so that the same
+// manifest applied again later is not stale. On the run volume each
+// shard marks itself ready under the Job's UID and waits for all the
+// others' marks (at most the barrier's timeout, else it exits
+// ExitBarrier); all then start at the ConfigMap's start time or, if that
+// comes too soon (applied again later), StartLead after the last mark:
+// every shard reads the same marks, so every shard computes the same
+// moment. Without the volume the ConfigMap's start time is the only one
+// the shards share: a shard that finds it passed exits ExitBarrier
+// (`firedrill k8s --restart` writes a new one), and the run directory
+// ends the log between the markers.
 func PodScript(o Options, scenarioDir, runsDir string) string {
 	var b strings.Builder
 	b.WriteString("set -u\n")
 	b.WriteString("i=\"$JOB_COMPLETION_INDEX\"\n")
-	fmt.Fprintf(&b, "out=%s/shard-\"$i\"\n", shellQuote(runsDir))
-	b.WriteString("mkdir -p \"$out\"\n")
-	fmt.Fprintf(&b, "firedrill run %s --shard \"$i/%d\" --start-at %s --out \"$out\"",
-		shellQuote(path.Join(scenarioDir, o.Scenario)), o.Shards, o.StartAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "start=$(cat %s) || exit %d\n", shellQuote(path.Join(scenarioDir, StartFile)), ExitBarrier)
+	b.WriteString("now=$(date -u +%s)\n")
+	if o.volume() {
+		fmt.Fprintf(&b, "job=%s/job-\"${%s:-unknown}\"\n", shellQuote(runsDir), JobUIDEnv)
+		b.WriteString("out=\"$job/shard-$i\"\n")
+		b.WriteString("mkdir -p \"$out\" \"$job/ready\" || exit " + strconv.Itoa(ExitBarrier) + "\n")
+		b.WriteString("echo \"$now\" > \"$job/ready/.$i\" && mv \"$job/ready/.$i\" \"$job/ready/$i\" || exit " + strconv.Itoa(ExitBarrier) + "\n")
+		fmt.Fprintf(&b, "until [ \"$(ls \"$job/ready\" | wc -l)\" -ge %d ]; do\n", o.Shards)
+		fmt.Fprintf(&b, "  if [ $(( $(date -u +%%s) - now )) -ge %d ]; then\n", int64(o.barrierTimeout()/time.Second))
+		fmt.Fprintf(&b, "    echo \"firedrill: shard $i: $(ls \"$job/ready\" | wc -l) of %d shards ready after %s; not starting\" >&2\n", o.Shards, o.barrierTimeout())
+		fmt.Fprintf(&b, "    exit %d\n  fi\n  sleep 1\ndone\n", ExitBarrier)
+		b.WriteString("last=$(cat \"$job\"/ready/* | sort -n | tail -n 1)\n")
+		fmt.Fprintf(&b, "if [ \"$start\" -lt $((last + %d)) ]; then start=$((last + %d)); fi\n", int64(StartLead/time.Second), int64(StartLead/time.Second))
+	} else {
+		fmt.Fprintf(&b, "out=%s/shard-\"$i\"\n", shellQuote(runsDir))
+		b.WriteString("mkdir -p \"$out\"\n")
+		fmt.Fprintf(&b, "if [ \"$start\" -lt \"$now\" ]; then\n")
+		fmt.Fprintf(&b, "  echo \"firedrill: shard $i: the start time $(date -u -d \"@$start\" +%%Y-%%m-%%dT%%H:%%M:%%SZ) has passed (the Job was applied again?): apply the output of 'firedrill k8s ... --restart', then the Job\" >&2\n")
+		fmt.Fprintf(&b, "  exit %d\nfi\n", ExitBarrier)
+	}
+	fmt.Fprintf(&b, "firedrill run %s --shard \"$i/%d\" --start-at \"$(date -u -d \"@$start\" +%%Y-%%m-%%dT%%H:%%M:%%SZ)\" --out \"$out\"",
+		shellQuote(path.Join(scenarioDir, o.Scenario)), o.Shards)
 	if o.DSNSecret != "" {
 		// The DSN comes from the Secret through the environment, so it is
 		// in no manifest; firedrill masks its password in all it prints.
@@ -408,7 +603,7 @@ func PodScript(o Options, scenarioDir, runsDir string) string {
 	}
 	b.WriteString(" 1>&2\n")
 	b.WriteString("rc=$?\n")
-	if o.Claim == "" {
+	if !o.volume() {
 		fmt.Fprintf(&b, "printf '%%s\\n' %s\n", shellQuote(BeginMarker))
 		fmt.Fprintf(&b, "tar -C %s -czf - shard-\"$i\" | base64\n", shellQuote(runsDir))
 		fmt.Fprintf(&b, "printf '%%s\\n' %s\n", shellQuote(EndMarker))

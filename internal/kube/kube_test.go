@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,10 @@ func testOptions() Options {
 		RunArgs:   []string{"--allow-outside-schema"},
 		CPU:       "2",
 		Memory:    "1Gi",
+		Claim:     "firedrill-stock-runs",
+		NewClaim:  true,
+		Storage:   "1Gi",
+		Duration:  time.Minute,
 	}
 }
 
@@ -67,16 +72,31 @@ func TestManifestsDecodeStrictlyAsConfigMapAndIndexedJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := documents(t, out)
-	if len(docs) != 2 {
-		t.Fatalf("want 2 documents (ConfigMap, Job), got %d:\n%s", len(docs), out)
+	if len(docs) != 3 {
+		t.Fatalf("want 3 documents (PersistentVolumeClaim, ConfigMap, Job), got %d:\n%s", len(docs), out)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := sigsyaml.UnmarshalStrict(docs[0], &pvc); err != nil {
+		t.Fatalf("PersistentVolumeClaim does not decode strictly: %v\n%s", err, docs[0])
+	}
+	if pvc.Kind != "PersistentVolumeClaim" || pvc.Name != o.Claim || len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != corev1.ReadWriteMany ||
+		pvc.Spec.Resources.Requests.Storage().String() != "1Gi" {
+		t.Errorf("run volume: %+v", pvc)
 	}
 	var cm corev1.ConfigMap
-	if err := sigsyaml.UnmarshalStrict(docs[0], &cm); err != nil {
-		t.Fatalf("ConfigMap does not decode strictly: %v\n%s", err, docs[0])
+	if err := sigsyaml.UnmarshalStrict(docs[1], &cm); err != nil {
+		t.Fatalf("ConfigMap does not decode strictly: %v\n%s", err, docs[1])
 	}
 	var job batchv1.Job
-	if err := sigsyaml.UnmarshalStrict(docs[1], &job); err != nil {
-		t.Fatalf("Job does not decode strictly: %v\n%s", err, docs[1])
+	if err := sigsyaml.UnmarshalStrict(docs[2], &job); err != nil {
+		t.Fatalf("Job does not decode strictly: %v\n%s", err, docs[2])
+	}
+	// The start time travels in the ConfigMap, not in the pod's script.
+	if cm.Data[StartKey] != strconv.FormatInt(o.StartAt.Unix(), 10) {
+		t.Errorf("ConfigMap start %q, want 2026-11-25T07:00:00Z as Unix seconds", cm.Data[StartKey])
+	}
+	if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d < int64((10*time.Minute+time.Minute)/time.Second) {
+		t.Errorf("activeDeadlineSeconds %v: want the barrier and the run at least", d)
 	}
 	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || job.APIVersion != "batch/v1" || job.Kind != "Job" {
 		t.Fatalf("kinds: %s %s, %s %s", cm.APIVersion, cm.Kind, job.APIVersion, job.Kind)
@@ -99,22 +119,32 @@ func TestManifestsDecodeStrictlyAsConfigMapAndIndexedJob(t *testing.T) {
 	if pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 {
 		t.Fatalf("pod: restartPolicy %s, %d containers", pod.RestartPolicy, len(pod.Containers))
 	}
+	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != ImageUser ||
+		sc.FSGroup == nil || *sc.FSGroup != ImageUser {
+		t.Errorf("pod securityContext %+v: want the image's user %d, not root, owning the run volume", sc, ImageUser)
+	}
 	c := pod.Containers[0]
 	if c.Image != o.Image {
 		t.Errorf("image %q", c.Image)
 	}
 	script := strings.Join(c.Command, " ")
 	for _, want := range []string{
-		`--shard "$i/4"`, "--start-at 2026-11-25T07:00:00Z", `i="$JOB_COMPLETION_INDEX"`,
-		"/firedrill/scenario/stock.yaml", `--dsn "$FIREDRILL_DSN"`, "--allow-outside-schema", BeginMarker, EndMarker,
+		`--shard "$i/4"`, `i="$JOB_COMPLETION_INDEX"`, "/firedrill/scenario/" + StartFile,
+		"/firedrill/scenario/stock.yaml", `--dsn "$FIREDRILL_DSN"`, "--allow-outside-schema", `job=/firedrill/runs/job-"${FIREDRILL_JOB_UID`,
 	} {
 		if !strings.Contains(script, want) {
 			t.Errorf("the pod's command lacks %q:\n%s", want, script)
 		}
 	}
-	if len(c.Env) != 1 || c.Env[0].Name != DSNEnv || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil ||
+	if len(c.Env) != 2 || c.Env[0].Name != DSNEnv || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil ||
 		c.Env[0].ValueFrom.SecretKeyRef.Name != "stage-db" || c.Env[0].ValueFrom.SecretKeyRef.Key != "url" {
 		t.Errorf("env: %+v", c.Env)
+	} else if uid := c.Env[1]; uid.Name != JobUIDEnv || uid.ValueFrom == nil || uid.ValueFrom.FieldRef == nil ||
+		uid.ValueFrom.FieldRef.FieldPath != "metadata.labels['controller-uid']" {
+		t.Errorf("the Job's UID: %+v", uid)
+	}
+	if strings.Contains(script, BeginMarker) {
+		t.Error("with the run volume, the run directory should not be printed to the log")
 	}
 	if got := c.Resources.Limits.Cpu().String(); got != "2" {
 		t.Errorf("cpu limit %s", got)
@@ -133,10 +163,10 @@ func TestManifestsDecodeStrictlyAsConfigMapAndIndexedJob(t *testing.T) {
 	if cmVolume == nil || cmVolume.Name != o.Name {
 		t.Fatalf("no volume of the ConfigMap: %+v", pod.Volumes)
 	}
-	if len(cmVolume.Items) != len(o.Files) {
-		t.Fatalf("%d items for %d files", len(cmVolume.Items), len(o.Files))
+	if len(cmVolume.Items) != len(o.Files)+1 || cmVolume.Items[0].Key != StartKey || cmVolume.Items[0].Path != StartFile {
+		t.Fatalf("%d items for %d files and the start time: %+v", len(cmVolume.Items), len(o.Files), cmVolume.Items)
 	}
-	for _, item := range cmVolume.Items {
+	for _, item := range cmVolume.Items[1:] {
 		want, ok := o.Files[item.Path]
 		if !ok {
 			t.Errorf("item path %q is no file", item.Path)
@@ -161,16 +191,18 @@ func TestStrictDecodingRefusesAnUnknownField(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := documents(t, out)
-	bad := bytes.Replace(docs[1], []byte("completionMode:"), []byte("completionMod:"), 1)
+	bad := bytes.Replace(docs[2], []byte("completionMode:"), []byte("completionMod:"), 1)
 	var job batchv1.Job
 	if err := sigsyaml.UnmarshalStrict(bad, &job); err == nil {
 		t.Fatal("a misspelt field decoded without error")
 	}
 }
 
+// An existing claim is the run volume; with --results log there is
+// none, and the run directories end each pod's log.
 func TestVolumeClaimKeepsRunsOffTheLog(t *testing.T) {
 	o := testOptions()
-	o.Claim = "firedrill-runs"
+	o.Claim, o.NewClaim = "firedrill-runs", false // an existing claim: no PersistentVolumeClaim document
 	out, err := Manifests(o)
 	if err != nil {
 		t.Fatal(err)
@@ -249,8 +281,17 @@ exit 99
 		t.Fatal(err)
 	}
 	o := testOptions()
+	o.Results, o.Claim = ResultsLog, ""
 	runs := filepath.Join(dir, "runs")
-	script := PodScript(o, "/scen", runs)
+	scen := filepath.Join(dir, "scen")
+	if err := os.MkdirAll(scen, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(time.Hour).Unix()
+	if err := os.WriteFile(filepath.Join(scen, StartFile), []byte(strconv.FormatInt(start, 10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := PodScript(o, scen, runs)
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "JOB_COMPLETION_INDEX=2", DSNEnv+"=postgres://app:pw@db/x")
 	var log bytes.Buffer
@@ -274,7 +315,7 @@ exit 99
 		t.Fatalf("the run directory did not come back from the log: %v", err)
 	}
 	got := strings.Split(strings.TrimSpace(string(args)), "\n")
-	want := []string{"run", "/scen/stock.yaml", "--shard", "2/4", "--start-at", "2026-11-25T07:00:00Z", "--out", runs + "/shard-2",
+	want := []string{"run", scen + "/stock.yaml", "--shard", "2/4", "--start-at", time.Unix(start, 0).UTC().Format(time.RFC3339), "--out", runs + "/shard-2",
 		"--dsn", "postgres://app:pw@db/x", "--allow-outside-schema"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("firedrill got\n  %q\nwant\n  %q", got, want)

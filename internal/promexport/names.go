@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/firedrill/firedrill/sampler/host/hostmetric"
+	"github.com/firedrill/firedrill/service/svcmetric"
 )
 
 // Namespace prefixes every metric firedrill serves.
@@ -37,10 +38,14 @@ type Named interface {
 }
 
 // hostNames are the keys of the host and of firedrill itself, which every
-// run samples whatever its kind.
+// run samples whatever its kind, and of the services a scenario may put
+// in front of its database.
 func hostNames() Names {
 	var n Names
 	for _, k := range hostmetric.Keys {
+		n.Keys = append(n.Keys, Key(k))
+	}
+	for _, k := range svcmetric.Keys { // the services', which any run may have
 		n.Keys = append(n.Keys, Key(k))
 	}
 	return n

@@ -54,6 +54,11 @@ func TestSeriesNames(t *testing.T) {
 		{"host", "cpu.iowait", "firedrill_host_cpu_iowait_ratio", nil, 0.01},
 		// firedrill's own process is "self", not firedrill_firedrill.
 		{"firedrill", "cpu", "firedrill_self_cpu_cores", nil, 1},
+		// A service's series: its name, instance and target are labels.
+		{"service", "api.queue_oldest_age", "firedrill_service_queue_oldest_age_seconds", map[string]string{"service": "api"}, 1},
+		{"service", "api.goodput", "firedrill_service_goodput_per_second", map[string]string{"service": "api"}, 1},
+		{"service", "api.instance.3.busy_threads", "firedrill_service_instance_busy_threads", map[string]string{"service": "api", "server": "3"}, 1},
+		{"service", "api.breaker_state.shard-1", "firedrill_service_breaker_state", map[string]string{"service": "api", "target": "shard-1"}, 1},
 		// A key no table lists is still served, sanitised.
 		{"pg_stat_activity", "Some New.Key", "firedrill_pg_stat_activity_some_new_key", nil, 1},
 		{"a_new_source", "x", "firedrill_a_new_source_x", nil, 1},

@@ -559,9 +559,15 @@
         row.axes = axesOf(c);
         // Each legend entry as shown, with the unit of its series' axis.
         var labels = c.u.root.querySelectorAll(".u-legend .u-series .u-label");
+        // With the shape of what it draws: points with a value, the
+        // highest, and the longest unbroken climb (a stall's "running"
+        // line rises tick by tick).
         row.legend = spec.series.map(function (s, i) {
-          return { label: labels[i + 1] ? labels[i + 1].textContent : "", unit: unitText(spec.axes[s.axis || 0]), axis: s.axis || 0 };
+          var sh = shapeOf(c.u.data[i + 1]);
+          return { label: labels[i + 1] ? labels[i + 1].textContent : "", unit: unitText(spec.axes[s.axis || 0]), axis: s.axis || 0,
+            defined: sh.defined, peak: sh.peak, rise: sh.rise };
         });
+        row.gaps = gapsOf(c.u.data);
         row.log = c.u.scales.y.distr === 3;
       }
       result.charts.push(row);
@@ -575,6 +581,36 @@
     // first, with every series hidden, count what else is inked inside
     // each plot (the lanes must leave it empty).
     if (charts.length > 0) bandPixels(result, zoomCheck); else zoomCheck(result);
+  }
+  // shapeOf sums up one series: how many points have a value, the
+  // highest, and the longest run of points each above the one before.
+  function shapeOf(ys) {
+    var out = { defined: 0, peak: null, rise: 0 }, run = 0, prev = null;
+    for (var i = 0; i < ys.length; i++) {
+      var v = ys[i];
+      if (v == null || !isFinite(v)) { run = 0; prev = null; continue; }
+      out.defined++;
+      if (out.peak == null || v > out.peak) out.peak = v;
+      run = prev != null && v > prev ? run + 1 : 1;
+      if (run > out.rise) out.rise = run;
+      prev = v;
+    }
+    return out;
+  }
+  // gapsOf counts the times between a chart's first and last value where
+  // none of its series has one: a hole in the picture.
+  function gapsOf(data) {
+    var has = [], first = -1, last = -1, gaps = 0;
+    for (var i = 0; i < data[0].length; i++) {
+      has[i] = false;
+      for (var k = 1; k < data.length; k++) {
+        var v = data[k][i];
+        if (v != null && isFinite(v)) { has[i] = true; break; }
+      }
+      if (has[i]) { if (first < 0) first = i; last = i; }
+    }
+    for (var j = first; j >= 0 && j <= last; j++) if (!has[j]) gaps++;
+    return gaps;
   }
   function zoomCheck(result) {
     if (charts.length > 0) {

@@ -205,13 +205,17 @@ func (c *conn) unset(req *httpdialect.Request, vars *script.Vars, v script.VarRe
 // when there was no reply.
 func (c *conn) roundTrip(ctx context.Context, req *httpdialect.Request, vars *script.Vars) (status int, failure, err error) {
 	for attempt := 0; ; attempt++ {
+		// reused: the connection was open before this request, so the
+		// service may have closed it while it sat idle (also one never
+		// used: Go's servers close a connection whose first request is
+		// slower than their ReadHeaderTimeout).
+		reused := c.open
 		if !c.open {
 			if err := c.dial(ctx); err != nil {
 				c.broken = err
 				return 0, nil, err
 			}
 		}
-		reused := c.served > 0
 		if tc := c.io.TLS(); tc != nil {
 			_ = tc.SetDeadline(c.wait.deadline)
 		}

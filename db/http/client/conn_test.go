@@ -284,3 +284,24 @@ func TestRefused(t *testing.T) {
 		t.Errorf("refused: %v", err)
 	}
 }
+
+// A connection the service closed before its first request (Go's servers
+// close one whose request is slower than ReadHeaderTimeout) is dialled
+// again and the request sent on the new one, as Go's client and wrk do:
+// the request never reached the service, so nothing fails.
+func TestIdleCloseBeforeFirstRequest(t *testing.T) {
+	t.Parallel()
+	svc := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok"))
+	}))
+	svc.Config.ReadHeaderTimeout = 100 * time.Millisecond
+	svc.Start()
+	t.Cleanup(svc.Close)
+	tgt := newTarget(t, svc.URL, nil)
+	for _, goroutines := range []bool{false, true} {
+		res := run(t, tgt, "\\sleep 400 ms\nGET /x\n\\check status == 200\n", 2, 2, goroutines)
+		if res.Totals.Total.Count != 4 || len(res.Totals.Errors) != 0 {
+			t.Errorf("goroutines %v: %d ok of 4; errors %v", goroutines, res.Totals.Total.Count, res.Totals.Errors)
+		}
+	}
+}

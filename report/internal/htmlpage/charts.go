@@ -2,6 +2,8 @@ package htmlpage
 
 import (
 	"fmt"
+	"github.com/firedrill/firedrill/service/svcmetric"
+	"github.com/firedrill/firedrill/service/svcpresent"
 	"math"
 	"slices"
 	"strconv"
@@ -203,6 +205,7 @@ func buildCharts(run *timeline.Run, kinds present.Kinds) chartData {
 		src := newChartSources(run)
 		d.Charts = databaseCharts(&d, &src, run, kind)
 		d.Charts = append(d.Charts, hostCharts(&d, &src)...)
+		d.Charts = append(d.Charts, serviceCharts(&d, &src, false)...)
 		return d
 	}
 	for _, name := range names {
@@ -220,8 +223,29 @@ func buildCharts(run *timeline.Run, kinds present.Kinds) chartData {
 		c.Group = "host"
 		d.Charts = append(d.Charts, c)
 	}
+	d.Charts = append(d.Charts, serviceCharts(&d, &src, true)...)
 	return d
 }
+
+// serviceCharts are the charts of the run's services (scenario
+// services:), from the series of the source "service"; grouped, under
+// a heading each, in a run of several targets.
+func serviceCharts(d *chartData, src *chartSources, grouped bool) []chartSpec {
+	var out []chartSpec
+	for _, name := range svcpresent.Names(src.keys(svcmetric.Source, func(string) bool { return true })) {
+		for _, c := range svcpresent.Charts(name) {
+			spec := declaredChart(d, src, c)
+			if grouped {
+				spec.Group = serviceGroup + name
+			}
+			out = append(out, spec)
+		}
+	}
+	return out
+}
+
+// serviceGroup starts the group of a service's charts.
+const serviceGroup = "service:"
 
 // databaseCharts draws a kind's database section of run.
 func databaseCharts(d *chartData, src *chartSources, run *timeline.Run, kind present.Kind) []chartSpec {

@@ -341,6 +341,9 @@ func headings(charts []chartSpec, targets []timeline.NamedTarget) {
 		}
 		last = c.Group
 		c.Heading = "The host and firedrill"
+		if name, ok := strings.CutPrefix(c.Group, serviceGroup); ok {
+			c.Heading = "Service " + name
+		}
 		if nt, ok := (&timeline.Manifest{Targets: targets}).NamedTarget(c.Group); ok {
 			c.Heading = nt.Name + ": " + nt.Target.ProductName() + " " + nt.Target.ServerVersion
 		}

@@ -1,0 +1,1 @@
+UPDATE counter SET n = n + 1 WHERE id = 1;

@@ -43,6 +43,50 @@ type Measure struct {
 	// PoolWaitP99 is the 99th percentile of the wait for a pooled
 	// connection, µs; 0 without a pool.
 	PoolWaitP99 int64 `json:"pool_wait_p99_us"`
+	// HostCPUs are the host's CPUs; 0 when unsampled.
+	HostCPUs float64 `json:"host_cpus"`
+	// ServerCPU is the server's own CPU, in cores (mean over the window),
+	// from the series its kind registers; -1 when the kind samples none.
+	// ServerCPUCap is the most it can use: the kind's (1 for a server
+	// whose work runs on one thread), else the host's CPUs.
+	ServerCPU    float64 `json:"server_cpu"`
+	ServerCPUCap float64 `json:"server_cpu_cap"`
+	// from and to bound the measured window, run seconds.
+	from, to float64
+}
+
+// serverSaturated is the share of the cores it can use at which the
+// server's CPU is what binds.
+const serverSaturated = 0.85
+
+// ServerBound says the server's own CPU was at the cores it can use.
+func (m Measure) ServerBound() bool {
+	return m.ServerCPU >= 0 && m.ServerCPUCap > 0 && m.ServerCPU >= serverSaturated*m.ServerCPUCap
+}
+
+// ReadServerCPU reads the server's CPU over the measured window from the
+// series source:key (in cores) that the target's kind registers, and
+// the most cores it can use (maxCores, 0: the host's). Without the
+// series in the run, ServerCPU stays -1.
+func (m *Measure) ReadServerCPU(run *timeline.Run, source, key string, maxCores float64) {
+	pts := run.Series(source, key)
+	if len(pts) == 0 || m.to <= m.from {
+		return
+	}
+	n := 0
+	for _, p := range pts {
+		if p.T > m.from && p.T <= m.to+1e-6 {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	m.ServerCPU = mean(pts, m.from, m.to)
+	m.ServerCPUCap = maxCores
+	if maxCores <= 0 || m.HostCPUs > 0 && m.HostCPUs < maxCores {
+		m.ServerCPUCap = m.HostCPUs
+	}
 }
 
 // clientSaturated is the share of its cores at which firedrill itself is
@@ -103,7 +147,7 @@ func (m Measure) ClientBound(behind bool) bool {
 // MeasureRun reads a step's run: the workload's intervals from warmup
 // seconds after its first one, and the samples of the same window.
 func MeasureRun(run *timeline.Run, workload string, warmup float64) Measure {
-	m := Measure{Latency: timeline.NewHistogram(), HostBusy: -1}
+	m := Measure{Latency: timeline.NewHistogram(), HostBusy: -1, ServerCPU: -1}
 	ivs := run.WorkloadIntervals(workload)
 	if len(ivs) == 0 {
 		return m
@@ -138,6 +182,7 @@ func MeasureRun(run *timeline.Run, workload string, warmup float64) Measure {
 	if m.Seconds == 0 {
 		return m
 	}
+	m.from, m.to = from, to
 	m.Offered = offered / m.Seconds
 	m.Achieved = float64(m.Count) / m.Seconds
 	m.Issued = float64(m.Count+m.Failed) / m.Seconds
@@ -150,12 +195,14 @@ func MeasureRun(run *timeline.Run, workload string, warmup float64) Measure {
 	}
 	m.ClientCPU = mean(run.Series(hostmetric.Self, hostmetric.SelfCPU), from, to)
 	m.ClientCPUCap = mean(run.Series(hostmetric.Self, hostmetric.SelfCPUs), from, to)
-	if host := mean(run.Series(hostmetric.Host, hostmetric.CPUs), from, to); host > 0 && (m.ClientCPUCap == 0 || host < m.ClientCPUCap) {
+	m.HostCPUs = mean(run.Series(hostmetric.Host, hostmetric.CPUs), from, to)
+	if host := m.HostCPUs; host > 0 && (m.ClientCPUCap == 0 || host < m.ClientCPUCap) {
 		m.ClientCPUCap = host
 	}
 	m.ClientSchedP99 = median(run.Series(hostmetric.Self, hostmetric.SelfSchedP99), from, to)
-	if idle := run.Series(hostmetric.Host, hostmetric.CPUIdle); len(idle) > 0 {
-		if v := mean(idle, from, to); !math.IsNaN(v) && v > 0 {
+	// A host 0 % idle is 100 % busy: a window without a point is unsampled.
+	if idle := run.Series(hostmetric.Host, hostmetric.CPUIdle); slices.ContainsFunc(idle, func(p timeline.Point) bool { return p.T > from && p.T <= to+1e-6 }) {
+		if v := mean(idle, from, to); !math.IsNaN(v) {
 			m.HostBusy = 100 - v
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -74,8 +75,11 @@ type Step struct {
 	Why []string `json:"why,omitempty"`
 	Met []string `json:"met,omitempty"`
 	// ClientLimited says firedrill itself, not the system, set the pace.
-	ClientLimited bool   `json:"client_limited,omitempty"`
-	Err           string `json:"error,omitempty"` // the run ended badly
+	ClientLimited bool `json:"client_limited,omitempty"`
+	// HostLimited says the host's CPU, shared, bound the step with
+	// neither the server nor firedrill at its own limit.
+	HostLimited bool   `json:"host_limited,omitempty"`
+	Err         string `json:"error,omitempty"` // the run ended badly
 }
 
 // RunStep runs the scenario at one level and returns what it measured
@@ -143,8 +147,33 @@ func Judge(cfg Config, s *Step) {
 	generator := slices.IndexFunc(s.Findings, func(f diagnose.Finding) bool {
 		return f.Rule == generatorRule && diagnose.SeverityRank(f.Severity) <= diagnose.SeverityRank(diagnose.Warning)
 	})
-	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generator >= 0)
+	// The diagnosis's generator-limited finding reads the host: on a
+	// machine the server shares, a server at its CPU empties the host
+	// too. When the server's CPU is sampled and saturated while
+	// firedrill's own is not, the server sets the pace, not the client.
+	serverBound := m.ServerBound() && !m.ClientBound(behind)
+	// With the server's CPU sampled, the finding's verdict (read from the
+	// host's idle CPU) holds only when firedrill used at least as much
+	// of the host as the server did.
+	generatorHolds := generator >= 0 && !serverBound && (m.ServerCPU < 0 || m.ClientCPU >= m.ServerCPU)
+	s.ClientLimited = !s.Pass && (m.ClientBound(behind) || generatorHolds)
+	// The host binds only when the diagnosis named nothing else: a pool
+	// or a lock that binds on a busy host is still what binds.
+	named := slices.ContainsFunc(s.Binds, func(b Bind) bool { return b.Rule != generatorRule })
+	hostBound := !s.Pass && !s.ClientLimited && !serverBound && !named && m.ServerCPU >= 0 && m.HostBusy >= hostSaturatedPct && m.HostCPUs > 0
+	s.HostLimited = hostBound
 	switch {
+	case hostBound:
+		s.Binds = slices.DeleteFunc(s.Binds, func(b Bind) bool { return b.Rule == generatorRule })
+		s.Binds = append([]Bind{hostBind(m)}, s.Binds...)
+	case !s.Pass && serverBound:
+		s.Binds = slices.DeleteFunc(s.Binds, func(b Bind) bool { return b.Rule == generatorRule })
+		b := serverBind(m)
+		if len(s.Binds) > 0 && s.Binds[0].Severity == diagnose.Critical {
+			s.Binds = slices.Insert(s.Binds, 1, b)
+		} else {
+			s.Binds = append([]Bind{b}, s.Binds...)
+		}
 	case !s.ClientLimited:
 	case m.ClientBound(behind):
 		s.Binds = append([]Bind{clientBind(m)}, s.Binds...)
@@ -158,6 +187,51 @@ func Judge(cfg Config, s *Step) {
 // generatorRule is the diagnosis's finding that the load generator set
 // the pace, where a kind has it.
 const generatorRule = "generator-limited"
+
+// ServerRule is Bind.Rule when the server's own CPU is what binds.
+const ServerRule = "server-cpu"
+
+// serverBind is the Bind of a failing step at which the server's CPU
+// was at the cores it can use.
+func serverBind(m Measure) Bind {
+	h := fmt.Sprintf("the server's CPU at %.2f of the %s it can use, firedrill's at %.1f of %.0f: the server, not the client, is the limit",
+		m.ServerCPU, cores(m.ServerCPUCap), m.ClientCPU, m.ClientCPUCap)
+	return Bind{Rule: ServerRule, Severity: diagnose.Critical, Headline: h,
+		Remedy: "give the server more CPU (cores of its own, not shared with the load generator), or make each transaction cheaper for it (the report's top statements); a server whose commands run on one thread scales out by shards or replicas, not by cores"}
+}
+
+// HostRule is Bind.Rule when the host's CPU, which the server and
+// firedrill share, is what binds with neither at its own limit.
+const HostRule = "host-cpu"
+
+// hostSaturatedPct is the host's busy CPU (%) at which it binds.
+const hostSaturatedPct = 95
+
+// hostBind is the Bind of a failing step on a host with no CPU left,
+// where neither the server nor firedrill reached the cores it can use:
+// it names the larger of the two.
+func hostBind(m Measure) Bind {
+	others := max(0, m.HostBusy/100*m.HostCPUs-m.ServerCPU-m.ClientCPU)
+	larger := "the server's CPU: it used more of the host than firedrill"
+	switch {
+	case others > m.ServerCPU+m.ClientCPU:
+		larger = "the other processes on the machine: they used more of it than the server and firedrill together"
+	case m.ClientCPU > m.ServerCPU:
+		larger = "the client: firedrill used more of the host than the server"
+	}
+	h := fmt.Sprintf("the host's CPU %.0f %% busy of %.0f cores, shared: the server used %.2f, firedrill %.2f, other processes %.2f; what binds is %s",
+		m.HostBusy, m.HostCPUs, m.ServerCPU, m.ClientCPU, others, larger)
+	return Bind{Rule: HostRule, Severity: diagnose.Warning, Headline: h,
+		Remedy: "run firedrill and the server on separate cores or machines (and nothing else beside them) to measure the server alone; the capacity found here is the shared machine's"}
+}
+
+// cores says n cores in words.
+func cores(n float64) string {
+	if n == 1 {
+		return "1 core"
+	}
+	return strconv.FormatFloat(n, 'f', -1, 64) + " cores"
+}
 
 // clientBind is the Bind of a step that firedrill's own CPU limited.
 func clientBind(m Measure) Bind {
@@ -246,12 +320,16 @@ func Search(ctx context.Context, cfg Config, run RunStep, progress func(s *Step,
 		s.Level, s.N, s.Confirm = level, len(res.Steps)+1, confirm
 		Judge(cfg, &s)
 		res.Steps = append(res.Steps, &s)
-		if !s.Pass && s.ClientLimited && !rerun[level] && len(res.Steps) < cfg.MaxSteps {
-			// The generator, not the system, failed this step: it says
-			// nothing of the level yet. Once more; a second time is an
-			// answer (the client is the limit there).
+		if !s.Pass && (s.ClientLimited || s.HostLimited) && !rerun[level] && len(res.Steps) < cfg.MaxSteps {
+			// The generator, or a host whose CPU others took, not the
+			// system, failed this step: it says nothing of the level
+			// yet. Once more; a second time is an answer.
 			rerun[level] = true
-			s.Why = append(s.Why, "re-run: the client was the limit")
+			if s.ClientLimited {
+				s.Why = append(s.Why, "re-run: the client was the limit")
+			} else {
+				s.Why = append(s.Why, "re-run: the host's CPU was taken")
+			}
 			if progress != nil {
 				progress(&s, lo, hi)
 			}

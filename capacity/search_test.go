@@ -265,3 +265,101 @@ func TestSearchRerunsClientLimited(t *testing.T) {
 		t.Errorf("steps %v…, best %v: want 400 re-run after the client failed it, then the search on to ~1000", res.Steps[:2], res.Best)
 	}
 }
+
+// TestJudgeServerCPU: a failing step at which the server's CPU was at
+// the cores it can use while firedrill's was not is the server's, even
+// when the diagnosis blamed the generator by the host's idle CPU; with
+// the server's CPU unsampled or idle, the finding stands.
+func TestJudgeServerCPU(t *testing.T) {
+	t.Parallel()
+	h := timeline.NewHistogram()
+	h.Record(900_000)
+	findings := []diagnose.Finding{{Rule: "generator-limited", Severity: diagnose.Warning, Headline: "the host had 0 % CPU idle"}}
+	for _, c := range []struct {
+		server, serverCap, client float64
+		want                      string
+		clientLimited             bool
+	}{
+		{0.97, 1, 0.2, ServerRule, false},        // Redis's one thread saturated
+		{1.8, 2, 0.3, ServerRule, false},         // PostgreSQL on both cores
+		{0.3, 1, 0.5, "generator-limited", true}, // the server had room, firedrill used more
+		{-1, 0, 0.2, "generator-limited", true},  // unsampled
+		{0.95, 1, 1.9, ClientRule, true},         // both saturated: firedrill at its cores
+	} {
+		s := Step{Measure: Measure{Seconds: 10, Count: 1, Latency: h, ServerCPU: c.server, ServerCPUCap: c.serverCap, ClientCPU: c.client, ClientCPUCap: 2},
+			Findings: findings, Binds: TopBinds(findings, 3)}
+		Judge(Config{SLOs: []SLO{mustSLO(t, "p99<50ms")}}, &s)
+		if s.Pass || s.ClientLimited != c.clientLimited || len(s.Binds) == 0 || s.Binds[0].Rule != c.want {
+			t.Errorf("server %.2f of %v, client %.1f: client-limited %v, binds %+v; want %v first", c.server, c.serverCap, c.client, s.ClientLimited, s.Binds, c.want)
+		}
+		if c.want == ServerRule && !strings.Contains(Signals(s.Measure), "server CPU") {
+			t.Errorf("signals %q do not name the server's CPU", Signals(s.Measure))
+		}
+	}
+}
+
+// TestJudgeHostCPU: a failing step on a host with no CPU left, neither
+// the server nor firedrill at its own limit, names the host and the
+// larger user of it; the generator's finding does not make it the
+// client's when the server used more.
+func TestJudgeHostCPU(t *testing.T) {
+	t.Parallel()
+	h := timeline.NewHistogram()
+	h.Record(900_000)
+	findings := []diagnose.Finding{{Rule: "generator-limited", Severity: diagnose.Warning, Headline: "the host had 0 % CPU idle"}}
+	pool := diagnose.Finding{Rule: "connection-saturation", Severity: diagnose.Warning, Headline: "pool"}
+	for _, c := range []struct {
+		server, client float64
+		want           string
+	}{
+		{1.2, 0.3, "the server's CPU"},
+		{0.3, 1.2, "the client"},
+		{0.2, 0.1, "the other processes"},
+	} {
+		step := func(fs []diagnose.Finding) Step {
+			s := Step{Measure: Measure{Seconds: 10, Count: 1, Latency: h, ServerCPU: c.server, ServerCPUCap: 2, ClientCPU: c.client, ClientCPUCap: 2,
+				HostCPUs: 2, HostBusy: 100}, Findings: fs, Binds: TopBinds(fs, 3)}
+			Judge(Config{SLOs: []SLO{mustSLO(t, "p99<50ms")}}, &s)
+			return s
+		}
+		s := step(findings)
+		client := c.client > c.server
+		if s.ClientLimited != client {
+			t.Errorf("server %.1f client %.1f: client-limited %v, want %v", c.server, c.client, s.ClientLimited, client)
+		}
+		if client {
+			continue
+		}
+		if len(s.Binds) != 1 || s.Binds[0].Rule != HostRule || !strings.Contains(s.Binds[0].Headline, c.want) {
+			t.Errorf("server %.1f client %.1f: binds %+v; want host-cpu naming %s, alone", c.server, c.client, s.Binds, c.want)
+		}
+		// A pool the diagnosis names binds on a busy host, not the host.
+		pooled := step(append([]diagnose.Finding{pool}, findings...))
+		if pooled.HostLimited || pooled.Binds[0].Rule != pool.Rule {
+			t.Errorf("with the pool named: host-limited %v, binds %+v; want the pool first", pooled.HostLimited, pooled.Binds)
+		}
+	}
+}
+
+// TestSearchRerunsHostLimited: a step that failed on a host whose CPU
+// other processes took (neither the server nor firedrill at its limit)
+// is run once more before its level counts as failing.
+func TestSearchRerunsHostLimited(t *testing.T) {
+	t.Parallel()
+	q := &queue{capacity: 1000}
+	run := func(ctx context.Context, level float64, confirm int) (Step, error) {
+		s, err := q.step(ctx, level, confirm)
+		if q.runs == 1 { // the first step: behind on a host 100 % busy
+			s.Measure.Issued, s.Measure.HostBusy, s.Measure.HostCPUs = level/2, 100, 2
+			s.Measure.ServerCPU, s.Measure.ServerCPUCap, s.Measure.ClientCPU, s.Measure.ClientCPUCap = 0.6, 2, 0.2, 2
+		}
+		return s, err
+	}
+	res, err := Search(context.Background(), Config{Vary: VaryRate, Start: 400, Confirm: 1, SLOs: []SLO{mustSLO(t, "p99<10ms")}}, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Steps[0].HostLimited || res.Steps[0].Binds[0].Rule != HostRule || res.Steps[1].Level != 400 || !res.Steps[1].Pass || res.Best < 980 {
+		t.Errorf("steps %v…, best %v: want 400 re-run after the host failed it, then the search on to ~1000", res.Steps[:2], res.Best)
+	}
+}

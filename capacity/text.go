@@ -179,6 +179,9 @@ func Signals(m Measure) string {
 	if m.HostBusy >= 0 {
 		parts = append(parts, fmt.Sprintf("host CPU %.0f %% busy", m.HostBusy))
 	}
+	if m.ServerCPU >= 0 && m.ServerCPUCap > 0 {
+		parts = append(parts, fmt.Sprintf("server CPU %.2f of %s", m.ServerCPU, cores(m.ServerCPUCap)))
+	}
 	if m.ClientCPUCap > 0 {
 		parts = append(parts, fmt.Sprintf("firedrill %.1f of %.0f cores", m.ClientCPU, m.ClientCPUCap))
 	}

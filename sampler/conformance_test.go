@@ -177,7 +177,7 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(set.Close)
-	samplers := append(set.Samplers(), host.New(inst.DataDir())...)
+	samplers := append(set.Samplers(), append(host.New(inst.DataDir()), host.Server(inst.PID))...)
 	// Redis's samplers, on a throwaway Redis with the AOF on.
 	redisInst, err := redisinstance.Start(ctx, redisinstance.Options{Settings: map[string]string{"appendonly": "yes"}})
 	if err != nil {

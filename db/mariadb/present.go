@@ -3,6 +3,7 @@ package mariadb
 import (
 	mm "github.com/firedrill/firedrill/db/mariadb/mariadbmetric"
 	"github.com/firedrill/firedrill/report/present"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 
 var _ present.Presenter = Backend{}
@@ -17,6 +18,8 @@ func (Backend) Presentation() present.Kind {
 		Product: "MariaDB", // runs recorded before the backend filled Product in were embedded MariaDB's
 		Charts:  append([]present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}, mariadbCharts()...),
 		Load:    mariadbLoad(),
+		// The embedded server's processes (sampler/host's "server").
+		ServerCPU: &present.ServerCPU{Source: hostmetric.Server, Key: hostmetric.ServerCPU},
 		// Where the embedded server lives: its port and socket, and the
 		// paths under its throwaway directory.
 		InstanceSettings: []string{"port", "report_port", "socket", "datadir", "pid_file", "log_error",

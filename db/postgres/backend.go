@@ -241,8 +241,12 @@ func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend
 	if tg.inst != nil {
 		dataDir = tg.inst.DataDir()
 	}
+	hosts := host.New(dataDir)
+	if tg.inst != nil { // the embedded server's processes: its CPU apart from firedrill's
+		hosts = append(hosts, host.Server(tg.inst.PID))
+	}
 	return &backend.Sampling{
-		Sources:    sampler.Schedule(set.Samplers(), host.New(dataDir)),
+		Sources:    sampler.Schedule(set.Samplers(), hosts),
 		Notes:      set.Notes(),
 		Close:      func() error { set.Close(); return nil },
 		Unanswered: unanswered,

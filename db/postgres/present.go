@@ -3,6 +3,7 @@ package postgres
 import (
 	"github.com/firedrill/firedrill/db/postgres/pgmetric"
 	"github.com/firedrill/firedrill/report/present"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 )
 
 var _ present.Presenter = Backend{}
@@ -14,6 +15,8 @@ func (Backend) Presentation() present.Kind {
 	return present.Kind{
 		Product: product,
 		Charts:  charts(),
+		// The embedded server's processes (sampler/host's "server").
+		ServerCPU: &present.ServerCPU{Source: hostmetric.Server, Key: hostmetric.ServerCPU},
 		InstanceSettings: []string{"config_file", "data_directory", "hba_file", "ident_file",
 			"external_pid_file", "port", "unix_socket_directories"},
 		Load: &present.Load{

@@ -16,6 +16,9 @@ func (Backend) Presentation() present.Kind {
 		Product: product,
 		Charts:  append([]present.Chart{{Drawn: present.DrawnThroughput}, {Drawn: present.DrawnLatency}}, redisCharts()...),
 		Load:    redisLoad(),
+		// Commands run on the main thread: one core is all it has
+		// (io-threads only move the sockets' reads and writes).
+		ServerCPU: &present.ServerCPU{Source: rm.Info, Key: rm.CPUCores, MaxCores: 1},
 		Compare: &present.Compare{
 			StallMS: 100, // Redis answers in microseconds: 100 ms is the server stopping
 			Counters: []present.Counter{

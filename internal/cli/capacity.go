@@ -100,7 +100,10 @@ Law fitted to the steps (σ, κ, R², the peak when it lies within twice the
 measured concurrency: it is never extrapolated further), and what binds: the
 top findings of the diagnosis at the first failing and last passing steps,
 with their remedies, and the saturation signals (the host's CPU,
-firedrill's, the pool's wait).
+firedrill's, the server's where its kind samples it, the pool's wait). A
+failing step at which the server's CPU was at the cores it can use while
+firedrill's was not binds on the server's CPU; on a host with no CPU left
+and neither at its limit, on the host's, naming the larger user of it.
 
 Every step is a run directory (with its report.html) under one capacity
 directory in --out, which also gets capacity.html (throughput against load,
@@ -240,6 +243,7 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 	defer stop()
 	logw := clikit.PrefixWriter(env.Stderr, "firedrill:   ")
 	steps := 0
+	kinds := presentation(o.backends)
 	runStep := func(ctx context.Context, level float64, confirm int) (capacity.Step, error) {
 		steps++
 		sc, err := o.stepScenario(env, path, dsn, named, plan, level)
@@ -293,8 +297,11 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 				rep.Server = where + " " + t.Address + " (" + t.ProductName() + " " + t.ServerVersion + ")"
 			}
 		}
-		s := capacity.Step{Dir: res.Dir, Measure: capacity.MeasureRun(run, plan.workload.Name, warmup.Seconds()),
-			Findings: findings, Binds: capacity.TopBinds(findings, 3)}
+		m := capacity.MeasureRun(run, plan.workload.Name, warmup.Seconds())
+		if k, ok := kinds.Of(run.Manifest.Target); ok && k.ServerCPU != nil {
+			m.ReadServerCPU(run, k.ServerCPU.Source, k.ServerCPU.Key, k.ServerCPU.MaxCores)
+		}
+		s := capacity.Step{Dir: res.Dir, Measure: m, Findings: findings, Binds: capacity.TopBinds(findings, 3)}
 		if runErr != nil {
 			if errors.Is(runErr, runner.ErrInterrupted) {
 				return s, runErr

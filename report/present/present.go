@@ -40,6 +40,19 @@ type Kind struct {
 	// behaves: two embedded servers always differ in them, so compare
 	// leaves them out between embedded runs.
 	InstanceSettings []string
+	// ServerCPU is the series of the server's own CPU, in cores (CPU
+	// seconds per second), when the kind samples it; nil: it does not.
+	// capacity reads it to say whether the server's CPU or the client
+	// binds.
+	ServerCPU *ServerCPU
+}
+
+// ServerCPU names the series of a server's CPU in cores, and the most
+// cores the server can use (0: all the host's; 1 for a server whose
+// work runs on one thread).
+type ServerCPU struct {
+	Source, Key string
+	MaxCores    float64
 }
 
 // Waits names, in one sampled source, the family of keys that count

@@ -50,6 +50,7 @@ const (
 	UsedMemoryBytes       = "used_memory_bytes"       // memory Redis allocated
 	MaxMemoryBytes        = "maxmemory_bytes"         // the setting (0: no limit)
 	MemFragmentationRatio = "mem_fragmentation_ratio" // RSS / used memory
+	CPUCores              = "cpu_cores"               // the server's CPU over the interval (used_cpu_sys + used_cpu_user), in cores
 )
 
 // Value keys of Latency: per latency-monitor event (<event> is Redis's
@@ -166,6 +167,7 @@ var Keys = []Key{
 	{Info, UsedMemoryBytes, "bytes", "memory Redis allocated (used_memory)"},
 	{Info, MaxMemoryBytes, "bytes", "the maxmemory setting (0: no limit)"},
 	{Info, MemFragmentationRatio, "ratio", "resident memory over used memory (mem_fragmentation_ratio)"},
+	{Info, CPUCores, "cores", "the server's CPU over the interval, all its threads (used_cpu_sys + used_cpu_user): 1 is the main thread's whole core"},
 	{Latency, "<event>" + LatencyMaxSuffix, "ms", "the longest occurrence of a latency-monitor event recorded in the interval (LATENCY HISTORY), e.g. \"aof-write-pending-fsync.max_ms\""},
 	{Latency, "<event>" + LatencyCountSuffix, "count", "seconds of the interval in which the event occurred (the monitor keeps one record per second)"},
 	{Slowlog, SlowlogLength, "count", "entries in the slow log now (SLOWLOG LEN)"},

@@ -36,6 +36,7 @@ import (
 //	used_memory_bytes bytes
 //	maxmemory_bytes bytes
 //	mem_fragmentation_ratio ratio
+//	cpu_cores cores
 type info struct {
 	session  *session
 	counters sampler.Counters
@@ -101,6 +102,11 @@ func (s *info) Sample(ctx context.Context) (map[string]float64, any, error) {
 	if v, ok := infoNumber(fields, "total_commands_processed"); ok {
 		counters["total_commands_processed"] = v
 	}
+	sys, okSys := infoNumber(fields, "used_cpu_sys")
+	user, okUser := infoNumber(fields, "used_cpu_user")
+	if okSys && okUser {
+		counters["used_cpu"] = sys + user
+	}
 	iv := s.counters.Next(time.Now(), counters)
 	for field, key := range infoDeltas {
 		if d, ok := iv.Delta(field); ok {
@@ -109,6 +115,9 @@ func (s *info) Sample(ctx context.Context) (map[string]float64, any, error) {
 	}
 	if rate, ok := iv.Rate("total_commands_processed"); ok {
 		values[rm.OpsPerS] = rate
+	}
+	if cores, ok := iv.Rate("used_cpu"); ok && cores >= 0 {
+		values[rm.CPUCores] = cores
 	}
 	return values, nil, nil
 }

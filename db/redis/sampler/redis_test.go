@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,7 +109,7 @@ func TestSamplersSeeTheAOFStall(t *testing.T) {
 	if err := inst.SlowDisk().On(2300 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	var delayed, pendingMax, sets float64
+	var delayed, pendingMax, sets, cpuMax float64
 	var ownCalls []string
 	var occurrences []rm.LatencyEvent
 	for range 9 {
@@ -118,6 +119,7 @@ func TestSamplersSeeTheAOFStall(t *testing.T) {
 			occurrences = append(occurrences, o...)
 		}
 		delayed += values[rm.Info][rm.AOFDelayedFsync]
+		cpuMax = max(cpuMax, values[rm.Info][rm.CPUCores])
 		pendingMax = max(pendingMax, values[rm.Latency][rm.LatencyMax(rm.EventAOFWritePendingFsync)])
 		sets = max(sets, values[rm.CommandStats][rm.CmdCalls("set")])
 		for key := range values[rm.CommandStats] {
@@ -128,6 +130,11 @@ func TestSamplersSeeTheAOFStall(t *testing.T) {
 	}
 	if err := inst.SlowDisk().Off(); err != nil {
 		t.Fatal(err)
+	}
+	// A client in a loop of SET keeps Redis busy: its CPU shows, and no
+	// more than the machine has.
+	if cpuMax < 0.01 || cpuMax > float64(runtime.NumCPU()) {
+		t.Errorf("Redis's CPU peaked at %.3f cores under a SET loop, want some and at most %d", cpuMax, runtime.NumCPU())
 	}
 	stopLoad()
 	wg.Wait()

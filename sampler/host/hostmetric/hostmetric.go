@@ -9,10 +9,13 @@ package hostmetric
 const (
 	Host = "host"      // the machine: CPU, memory, the data directory's disk
 	Self = "firedrill" // the firedrill process: CPU, memory, GC, scheduling
+	// Server is the database server's processes on this machine, when
+	// a kind knows them (an embedded server): their CPU.
+	Server = "server"
 )
 
 // Sources lists them, for checks that a name is known.
-var Sources = []string{Host, Self}
+var Sources = []string{Host, Self, Server}
 
 // Value keys of Host read outside the sampler (Keys lists all).
 const (
@@ -39,6 +42,12 @@ const (
 	SelfSchedP99 = "sched_latency_p99_ms" // how long runnable goroutines waited for a thread (p99)
 )
 
+// Value keys of Server.
+const (
+	ServerCPU       = "cpu"       // cores busy, the server's processes together
+	ServerProcesses = "processes" // its processes now
+)
+
 // Key is one value key of a source, with its unit and what it means.
 type Key struct {
 	Source, Key, Unit, Doc string
@@ -48,6 +57,8 @@ type Key struct {
 // test holds it, sampler/README.md and the samplers' doc comments to the
 // same list.
 var Keys = []Key{
+	{Server, "cpu", "cores", "CPU time (user + system) of the server's processes per second of the interval, the time of exited children included: 1 = one core busy"},
+	{Server, "processes", "count", "the server's processes now (its main one and its descendants)"},
 	{Host, "cpus", "count", "CPUs the kernel shows"},
 	{Host, "cpu.user", "%", "user time (nice included) of all CPUs over the interval: 100 = every CPU busy"},
 	{Host, "cpu.system", "%", "kernel time, interrupts included"},

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,19 +69,10 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "internal (-child): write a CPU profile of firedrill's side to this file")
 	flag.Parse()
 	if *child {
-		if *cpuProfile != "" {
-			f, err := os.Create(*cpuProfile)
-			if err == nil {
-				err = pprof.StartCPUProfile(f)
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "vs-redis-benchmark -cpuprofile:", err)
-				os.Exit(1)
-			}
-			defer pprof.StopCPUProfile()
-		}
+		stopProfile := benchkit.CPUProfile("vs-redis-benchmark", *cpuProfile)
+		defer stopProfile()
 		if err := runChild(*addr, *caseName, *clients, *threads, *seconds); err != nil {
-			pprof.StopCPUProfile()
+			stopProfile()
 			fmt.Fprintln(os.Stderr, "vs-redis-benchmark -child:", err)
 			os.Exit(1)
 		}

@@ -30,7 +30,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -59,24 +58,15 @@ func main() {
 		}
 		return
 	case *child:
-		if *cpuProfile != "" {
-			f, err := os.Create(*cpuProfile)
-			if err == nil {
-				err = pprof.StartCPUProfile(f)
-			}
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "vs-wrk -cpuprofile:", err)
-				os.Exit(1)
-			}
-			defer pprof.StopCPUProfile()
-		}
+		stopProfile := benchkit.CPUProfile("vs-wrk", *cpuProfile)
+		defer stopProfile()
 		res, err := httpbench.Firedrill(httpbench.Load{URL: *url, Clients: *connections, Threads: *threads,
 			Duration: time.Duration(*seconds * float64(time.Second))})
 		if err == nil {
 			err = json.NewEncoder(os.Stdout).Encode(res)
 		}
 		if err != nil {
-			pprof.StopCPUProfile()
+			stopProfile()
 			fmt.Fprintln(os.Stderr, "vs-wrk -child:", err)
 			os.Exit(1)
 		}

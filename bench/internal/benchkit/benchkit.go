@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,4 +141,22 @@ func LoadAverage(n int) string {
 		return ""
 	}
 	return strings.Join(f[:n], " ")
+}
+
+// CPUProfile starts a CPU profile of the calling process into path (for a
+// bench's -cpuprofile), exiting with tool's name in the message when it
+// cannot; the returned function stops it. An empty path profiles nothing.
+func CPUProfile(tool, path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s -cpuprofile: %v\n", tool, err)
+		os.Exit(1)
+	}
+	return pprof.StopCPUProfile
 }

@@ -160,10 +160,10 @@ func (r generatorLimited) clientsFinding(run *timeline.Run, workload string, st 
 		"its %s %s %s busy all the time on calls of %s each, which carry at most %s/s of the %s/s asked; "+
 		"it did %s/s and its schedule lag grew from %s to %s over %s",
 		workload, HumanNum(clients), clientWord, were, HumanMS(1000*st.serviceS), rateText(carry), rateText(st.rate),
-		rateText(st.done), secondsText(st.firstLagS), secondsText(st.lastLagS), secondsText(st.to-st.from))
+		rateText(st.done), SecondsText(st.firstLagS), SecondsText(st.lastLagS), SecondsText(st.to-st.from))
 	f.Evidence = append(f.Evidence,
 		Evidence{Series: "workload:" + workload + ".lag_mean_us", T: st.to, Value: 1e6 * st.lastLagS,
-			Text: fmt.Sprintf("%s: mean schedule lag %s → %s over the window: transactions start later and later than due", workload, secondsText(st.firstLagS), secondsText(st.lastLagS))},
+			Text: fmt.Sprintf("%s: mean schedule lag %s → %s over the window: transactions start later and later than due", workload, SecondsText(st.firstLagS), SecondsText(st.lastLagS))},
 		Evidence{Series: "workload:" + workload + ".tps", T: st.to, Value: st.done,
 			Text: fmt.Sprintf("%s: %s tx/s done (failed included) against a rate of %s", workload, rateText(st.done), rateText(st.rate))},
 		Evidence{Series: "workload:" + workload + ".p50_ms", T: st.to, Value: 1000 * st.serviceS,

@@ -412,10 +412,10 @@ func (r generatorLimited) finding(run *timeline.Run, ticks []genTick, from, to f
 		}
 		target, done = target/float64(n), done/float64(n)
 		client = append(client, fmt.Sprintf("%s reached %s of its %s tx/s with schedule lag up to %s", w,
-			rateText(done), rateText(target), secondsText(lag.Max/1e6)))
+			rateText(done), rateText(target), SecondsText(lag.Max/1e6)))
 		f.Evidence = append(f.Evidence,
 			Evidence{Series: "workload:" + w + ".lag_mean_us", T: lag.MaxT, Value: lag.Max,
-				Text: fmt.Sprintf("%s: mean schedule lag %s → %s over the window", w, secondsText(lag.First/1e6), secondsText(lag.Last/1e6))},
+				Text: fmt.Sprintf("%s: mean schedule lag %s → %s over the window", w, SecondsText(lag.First/1e6), SecondsText(lag.Last/1e6))},
 			Evidence{Series: "workload:" + w + ".tps", T: to, Value: done,
 				Text: fmt.Sprintf("%s: %s tx/s done (failed included) against a rate of %s", w, rateText(done), rateText(target))})
 	}
@@ -450,7 +450,7 @@ func (r generatorLimited) finding(run *timeline.Run, ticks []genTick, from, to f
 		}
 	}
 	f.Headline = fmt.Sprintf("The load generator was the bottleneck for %s — these numbers describe the client, not the database: %s",
-		secondsText(to-from), strings.Join(parts, "; "))
+		SecondsText(to-from), strings.Join(parts, "; "))
 	f.Mechanism = "firedrill times transactions from when they were due, so time a transaction spends waiting inside the " +
 		"generator — for a free CPU, for the Go scheduler, behind an arrival schedule it cannot keep — counts as latency and " +
 		"caps throughput. When the database's sessions are meanwhile idle, waiting for the client's next statement, the " +
@@ -471,8 +471,8 @@ func (srv GeneratorServer) at(run *timeline.Run, t float64) ServerSessions {
 	return srv.At(run, t)
 }
 
-// secondsText writes a duration for people: "42 s", "3.5 min", "2.1 h".
-func secondsText(s float64) string {
+// SecondsText writes a duration for people: "42 s", "3.5 min", "2.1 h".
+func SecondsText(s float64) string {
 	switch {
 	case s < 0:
 		return "?"

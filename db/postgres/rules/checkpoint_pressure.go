@@ -172,14 +172,14 @@ func (r checkpointPressure) finding(run *timeline.Run, s checkpointStretch, trig
 	f := diagnose.Finding{Severity: diagnose.Warning, Start: math.Max(0, s.From-tick), End: s.To}
 	f.Headline = fmt.Sprintf("Checkpoints forced by WAL volume every %s (checkpoint_warning is %s, checkpoint_timeout %s): "+
 		"%.0f requested in %s at %s/s of WAL against max_wal_size %s",
-		formatSeconds(interval), formatSeconds(warnS), formatSeconds(timeoutS), s.Requested,
-		formatSeconds(s.span(tick)), diagnose.HumanBytes(rate), maxWAL)
+		diagnose.SecondsText(interval), diagnose.SecondsText(warnS), diagnose.SecondsText(timeoutS), s.Requested,
+		diagnose.SecondsText(s.span(tick)), diagnose.HumanBytes(rate), maxWAL)
 	timedShare := s.Timed / (s.Timed + s.Requested)
 	f.Evidence = append(f.Evidence,
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.WAL, pgmetric.CheckpointsReq), T: s.To, Value: s.Requested,
 			Text: fmt.Sprintf("%.0f checkpoints requested between %.0f s and %.0f s, one every %s; %.0f timed (%s of all: "+
 				"fewer than half timed is the too-many-checkpoints-requested alert)", s.Requested, s.From-tick, s.To,
-				formatSeconds(interval), s.Timed, formatPct(timedShare))},
+				diagnose.SecondsText(interval), s.Timed, formatPct(timedShare))},
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.WAL, pgmetric.WALBytesPerS), T: s.PeakT, Value: rate,
 			Text: fmt.Sprintf("%s of WAL written over the stretch, %s/s on average (peak %s/s around %.0f s, a median of %d samples): a checkpoint is "+
 				"requested after every %s (max_wal_size %s ÷ (1 + checkpoint_completion_target %.2g))",
@@ -207,7 +207,7 @@ func (r checkpointPressure) finding(run *timeline.Run, s checkpointStretch, trig
 		"takes effect without a restart; pg_wal needs that much disk at peak. If the WAL rate itself is the surprise, "+
 		"`wal_compression = on` shrinks the full-page images, and bulk loads write less WAL with COPY into a table created or "+
 		"truncated in the same transaction.",
-		pgSize(need), diagnose.HumanBytes(rate), formatSeconds(timeoutS), cct, pgSize(least), formatSeconds(warnS), pgSize(need))
+		pgSize(need), diagnose.HumanBytes(rate), diagnose.SecondsText(timeoutS), cct, pgSize(least), diagnose.SecondsText(warnS), pgSize(need))
 	f.References = []string{
 		"https://www.postgresql.org/docs/current/wal-configuration.html",
 		"https://www.postgresql.org/docs/current/runtime-config-wal.html#GUC-CHECKPOINT-WARNING",

@@ -311,7 +311,7 @@ func (x xminHolder) describe() string {
 		}
 	}
 	if x.XactAgeS >= 0 && x.Kind != "slot" {
-		parts = append(parts, "open "+formatSeconds(x.XactAgeS))
+		parts = append(parts, "open "+diagnose.SecondsText(x.XactAgeS))
 	}
 	if x.Query != "" {
 		parts = append(parts, fmt.Sprintf("last ran `%s`", sqlcheck.Shorten(x.Query, 60)))
@@ -359,21 +359,6 @@ func (x xminHolder) remedy() string {
 	}
 	return end + " Bound transactions with `idle_in_transaction_session_timeout` and `statement_timeout` " +
 		"(PostgreSQL 17: `transaction_timeout`)."
-}
-
-// formatSeconds writes a duration for people: "42 s", "3.5 min", "2.1 h".
-func formatSeconds(s float64) string {
-	switch {
-	case s < 0:
-		return "?"
-	case s < 10:
-		return fmt.Sprintf("%.1f s", s)
-	case s < 120:
-		return fmt.Sprintf("%.0f s", s)
-	case s < 7200:
-		return fmt.Sprintf("%.1f min", s/60)
-	}
-	return fmt.Sprintf("%.1f h", s/3600)
 }
 
 // formatCount writes a count with thousands separators: 158,296.

@@ -162,14 +162,14 @@ func (r idleBlocker) finding(run *timeline.Run, h *idleHead) diagnose.Finding {
 		}
 	}
 	f.Headline = fmt.Sprintf("A session idle in transaction heads the lock chain: %s ran `%s` and then sat idle holding its locks for %s, "+
-		"with up to %d sessions waiting behind it", who, diagnose.OneLine(ran, 80), formatSeconds(held), h.MaxBehind)
+		"with up to %d sessions waiting behind it", who, diagnose.OneLine(ran, 80), diagnose.SecondsText(held), h.MaxBehind)
 	f.Evidence = append(f.Evidence,
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Locks, pgmetric.LocksRootBlockers), T: h.First, Value: float64(h.PID),
 			Text: fmt.Sprintf("%s was %s at the head of the blocking chains in %d lock samples from %.0f s to %.0f s; its last statement: `%s`",
 				who, h.State, h.Samples, h.First, h.Last, lastStatement)},
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Locks, pgmetric.LocksMaxWaitS), T: h.Last, Value: h.MaxWaitS,
 			Text: fmt.Sprintf("sessions waited on it for up to %s (deadlock_timeout, after which log_lock_waits logs a wait, is %s)",
-				formatSeconds(h.MaxWaitS), formatSeconds(r.deadlockTimeoutS(run, h.First)))},
+				diagnose.SecondsText(h.MaxWaitS), diagnose.SecondsText(r.deadlockTimeoutS(run, h.First)))},
 		diagnose.Evidence{Series: pgmetric.Series(pgmetric.Locks, pgmetric.LocksBlocked), T: h.MaxBehindT, Value: float64(h.MaxBehind),
 			Text: fmt.Sprintf("%d sessions waiting behind it at %.0f s, directly or through each other", h.MaxBehind, h.MaxBehindT)})
 	if q := topKeys(h.WaitedQueries, 1); len(q) == 1 {
@@ -181,7 +181,7 @@ func (r idleBlocker) finding(run *timeline.Run, h *idleHead) diagnose.Finding {
 	}
 	if idle := diagnose.Over(run.Series(pgmetric.Activity, pgmetric.OldestIdleInXactS), start, h.Last+diagnose.Tick(run)); idle.N > 0 && idle.Max > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.OldestIdleInXactS), T: idle.MaxT, Value: idle.Max,
-			Text: fmt.Sprintf("the longest idle-in-transaction session had been idle %s", formatSeconds(idle.Max))})
+			Text: fmt.Sprintf("the longest idle-in-transaction session had been idle %s", diagnose.SecondsText(idle.Max))})
 	}
 	for _, w := range run.Manifest.Workloads {
 		c, ok := throughputChange(run, w.Name, 0, start, h.Last)

@@ -194,13 +194,13 @@ func (r multixactCreation) finding(run *timeline.Run, h horizonHold, g mxGrowth,
 			Text: fmt.Sprintf("mxid age %s when the hold was first seen", formatCount(g.StartAge))},
 		diagnose.Evidence{Series: ageSeries, T: g.PassedT, Value: g.PassedCount,
 			Text: fmt.Sprintf("%s MultiXacts made since then (%s after), past the %s the offset cache holds (%d pages of %s offsets; %s)",
-				formatCount(g.PassedCount), formatSeconds(g.PassedT-g.From), formatCount(span.MXIDs), span.Pages,
+				formatCount(g.PassedCount), diagnose.SecondsText(g.PassedT-g.From), formatCount(span.MXIDs), span.Pages,
 				formatCount(span.MXIDs/float64(span.Pages)), span.Source)},
 		diagnose.Evidence{Series: ageSeries, T: g.To, Value: g.EndAge,
 			Text: fmt.Sprintf("mxid age %s: %s MultiXacts in %s of hold, %s/s", formatCount(g.EndAge), formatCount(g.Count),
-				formatSeconds(g.To-g.From), formatRate(g.Rate()))},
+				diagnose.SecondsText(g.To-g.From), formatRate(g.Rate()))},
 		diagnose.Evidence{Series: h.Series, T: h.End, Value: h.EndAge,
-			Text: fmt.Sprintf("xmin horizon held for %s, age %s xids", formatSeconds(h.Duration()), formatCount(h.EndAge))})
+			Text: fmt.Sprintf("xmin horizon held for %s, age %s xids", diagnose.SecondsText(h.Duration()), formatCount(h.EndAge))})
 	if known {
 		f.Evidence = append(f.Evidence, holderEvidence(holder))
 	}

@@ -60,7 +60,7 @@ func (r multixactSLRUThrash) finding(run *timeline.Run, th slruThrash) diagnose.
 			holderText = "one " + x.describe() + " is holding back vacuum"
 			f.Evidence = append(f.Evidence, holderEvidence(x),
 				diagnose.Evidence{Series: h.Series, T: h.End, Value: h.EndAge,
-					Text: fmt.Sprintf("xmin horizon held for %s, age %s xids", formatSeconds(h.Duration()), formatCount(h.EndAge))})
+					Text: fmt.Sprintf("xmin horizon held for %s, age %s xids", diagnose.SecondsText(h.Duration()), formatCount(h.EndAge))})
 		}
 	}
 	patterns := lockSavepointWrites(savepointScripts(run))

@@ -190,14 +190,14 @@ func (r subtransactionOverflow) runtimeFinding(run *timeline.Run, sig subtransSi
 			parts = append(parts, fmt.Sprintf("While one %s held the xmin horizon (%s xids)", x.describe(), formatCount(h.EndAge)))
 			f.Evidence = append(f.Evidence, holderEvidence(x))
 		} else {
-			parts = append(parts, fmt.Sprintf("While the xmin horizon was held for %s (%s xids)", formatSeconds(h.Duration()), formatCount(h.EndAge)))
+			parts = append(parts, fmt.Sprintf("While the xmin horizon was held for %s (%s xids)", diagnose.SecondsText(h.Duration()), formatCount(h.EndAge)))
 		}
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: h.Series, T: h.End, Value: h.EndAge,
-			Text: fmt.Sprintf("xmin horizon held for %s: %s xids between the oldest snapshot's xmin and the newest", formatSeconds(h.Duration()), formatCount(h.EndAge))})
+			Text: fmt.Sprintf("xmin horizon held for %s: %s xids between the oldest snapshot's xmin and the newest", diagnose.SecondsText(h.Duration()), formatCount(h.EndAge))})
 	} else if st := diagnose.Over(run.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), sig.From, sig.To+diagnose.Tick(run)); st.N > 0 {
-		parts = append(parts, fmt.Sprintf("While a transaction was open for %s", formatSeconds(st.Max)))
+		parts = append(parts, fmt.Sprintf("While a transaction was open for %s", diagnose.SecondsText(st.Max)))
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), T: st.MaxT, Value: st.Max,
-			Text: fmt.Sprintf("oldest open transaction %s", formatSeconds(st.Max))})
+			Text: fmt.Sprintf("oldest open transaction %s", diagnose.SecondsText(st.Max))})
 	}
 	// One baseline of reads for the headline and the evidence: the cache
 	// thrash's, pooled before its onset, when it has one (the surge's own

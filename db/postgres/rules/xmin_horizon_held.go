@@ -81,7 +81,7 @@ func (r xminHorizonHeld) finding(run *timeline.Run, h horizonHold, typical float
 		}
 	}
 	headline := fmt.Sprintf("%s held back the xmin horizon for %s (age %s → %s xids)",
-		who, formatSeconds(h.Duration()), formatCount(h.StartAge), formatCount(h.EndAge))
+		who, diagnose.SecondsText(h.Duration()), formatCount(h.StartAge), formatCount(h.EndAge))
 	switch {
 	case h.EndedBeforeRunEnds:
 	case run.Manifest.Status == timeline.StatusRunning: // a live pass: the run goes on
@@ -104,13 +104,13 @@ func (r xminHorizonHeld) finding(run *timeline.Run, h horizonHold, typical float
 		diagnose.Evidence{Series: h.Series, T: h.Start, Value: h.StartAge,
 			Text: fmt.Sprintf("horizon age %s xids when it stopped moving (typical in this run: %s xids)", formatCount(h.StartAge), formatCount(typical))},
 		diagnose.Evidence{Series: h.Series, T: h.End, Value: h.EndAge,
-			Text: fmt.Sprintf("horizon age %s xids after growing without a drop for %s", formatCount(h.EndAge), formatSeconds(h.Duration()))})
+			Text: fmt.Sprintf("horizon age %s xids after growing without a drop for %s", formatCount(h.EndAge), diagnose.SecondsText(h.Duration()))})
 	if known {
 		f.Evidence = append(f.Evidence, holderEvidence(holder))
 	}
 	if st := diagnose.Over(run.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), h.Start, h.End+diagnose.Tick(run)); st.N > 0 && st.Max > 0 {
 		f.Evidence = append(f.Evidence, diagnose.Evidence{Series: pgmetric.Series(pgmetric.Activity, pgmetric.OldestXactAgeS), T: st.MaxT, Value: st.Max,
-			Text: fmt.Sprintf("oldest open transaction %s", formatSeconds(st.Max))})
+			Text: fmt.Sprintf("oldest open transaction %s", diagnose.SecondsText(st.Max))})
 	}
 	for i, t := range tables {
 		if i == 3 {

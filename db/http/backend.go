@@ -231,11 +231,11 @@ func (Backend) Secrets(sc *scenario.Scenario) []string {
 
 // target is one run's service.
 type target struct {
-	spec  backend.Spec
-	sc    *scenario.Scenario
-	url   string
-	inst  service // the throwaway or embedded service; nil for a given one
-	info  timeline.Target
+	spec backend.Spec
+	sc   *scenario.Scenario
+	url  string
+	inst service // the throwaway or embedded service; nil for a given one
+	info timeline.Target
 	// workloads are the counters of each workload's requests, which the
 	// sampler adds up and Evidence breaks down.
 	mu        sync.Mutex

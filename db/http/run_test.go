@@ -255,8 +255,9 @@ func TestValidateErrors(t *testing.T) {
 }
 
 // embeddedJournalScenario is a small examples/http-journal.yaml: the
-// database's setup (fewer rows), the embedded journal-api in front of
-// it, and a load whose users past 10,000 do not exist (404s).
+// database's setup (fewer rows: 10 journals a user, so the first page
+// asks for 5 to get a cursor), the embedded journal-api in front of it,
+// and a load whose users past 10,000 do not exist (404s).
 const embeddedJournalScenario = `name: embedded-journal
 duration: 9s
 sample_interval: 1s
@@ -287,7 +288,7 @@ workloads:
     scripts:
       - inline: |
           \set uid random(1, 11000)
-          GET /journals?user=:uid&limit=20
+          GET /journals?user=:uid&limit=5
           \gset cursor = $.next_cursor
           \if :uid <= 10000
           GET /journals?user=:uid&cursor=:cursor&limit=20
@@ -340,6 +341,9 @@ func TestEmbeddedJournalAPI(t *testing.T) {
 	}
 	if !slices.Contains(byTarget["api"], "http-status-class") || !slices.Contains(byTarget["db"], "missing-index") {
 		t.Errorf("findings by target %v: want api's http-status-class and db's missing-index", byTarget)
+		for _, f := range findings {
+			t.Logf("%s %s: %s", f.Target, f.Rule, f.Headline)
+		}
 	}
 	// Each workload's endpoints apart, though both request GET /journals.
 	bs := run.Breakdowns()

@@ -113,7 +113,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 	case <-ctx.Done():
 		return s.Stop()
 	case err := <-s.done:
-		s.done <- err
+		s.done <- nil // for Stop, which waits for the server's end
 		return errors.Join(err, s.Stop())
 	}
 }

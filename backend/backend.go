@@ -72,7 +72,8 @@ type Spec struct {
 	Connections int
 	// Peer describes another target of the run, opened before this one
 	// (scenario.Target.Database: the database an embedded service of the
-	// http kind is put in front of); nil in a run of one system.
+	// http kind is put in front of); a run of one system has none, and
+	// Preflight's Spec no Peer.
 	Peer func(name string) (Peer, error)
 }
 

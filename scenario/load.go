@@ -473,7 +473,7 @@ func (l *loader) targetInto(v *yaml.Node, t *Target, what string, extra []field)
 		l.hintf(k, "embedded: starts firedrill's own service, url: names yours: keep one of them", "target has both embedded and a url")
 	}
 	if k := present["database"].key; k != nil && !l.several() {
-		l.hintf(k, "name the database as one of targets:, before this one, as in targets: {db: {kind: postgres}, api: {kind: http, embedded: journal-api, database: db}}",
+		l.hintf(k, "write the database and this target as two of targets:, the database first",
 			"database: names another target, and this scenario has one")
 	}
 	if t.DSN != "" && settings != nil {

@@ -70,6 +70,20 @@ type Spec struct {
 	// Connections is the most sessions the workloads may open at once
 	// (an embedded server is sized for them).
 	Connections int
+	// Peer describes another target of the run, opened before this one
+	// (scenario.Target.Database: the database an embedded service of the
+	// http kind is put in front of); a run of one system has none, and
+	// Preflight's Spec no Peer.
+	Peer func(name string) (Peer, error)
+}
+
+// Peer is what a target's backend may know of another target of its run.
+type Peer struct {
+	Kind string
+	// ConnString is what the peer's events are given (event.Env's
+	// ConnString, a shell event's FIREDRILL_CONNSTRING): its backend's
+	// form, for the account user-written commands run as. A secret.
+	ConnString string
 }
 
 // Target is a run's database, opened by a backend.

@@ -261,3 +261,38 @@ func TestThresholdOfTarget(t *testing.T) {
 		t.Errorf("a database threshold without a measure: %+v", got[0])
 	}
 }
+
+// A target's breakdown of its workloads (an HTTP service's endpoints)
+// is printed under the workloads' table, each row named by its target
+// and workload; a row whose cells do not match the columns is left out.
+func TestSummaryBreakdown(t *testing.T) {
+	t.Parallel()
+	run, findings := twoTargets(t)
+	detail, err := json.Marshal(timeline.Breakdown{What: "endpoint", Columns: []string{"requests", "4xx", "p99"},
+		Rows: []timeline.BreakdownRow{
+			{Workload: "browse", Name: "GET /journals", Cells: []string{"120", "7", "12 ms"}},
+			{Workload: "health", Name: "GET /journals", Cells: []string{"30", "0", "2.10 ms"}},
+			{Workload: "bad", Name: "GET /x", Cells: []string{"1"}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Samples = append(run.Samples, timeline.Sample{Source: timeline.SourceBreakdown, Target: "cache", T: 30, Detail: detail})
+	var out strings.Builder
+	if err := WriteSummary(&out, run, findings); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"     workload       endpoint  requests  4xx      p99\n",
+		"cache/browse  GET /journals       120    7    12 ms\n",
+		"cache/health  GET /journals        30    0  2.10 ms\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "GET /x") {
+		t.Errorf("a row with the wrong number of cells was printed:\n%s", text)
+	}
+}

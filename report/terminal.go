@@ -197,6 +197,7 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 				ms(p.P50), ms(p.P90), ms(p.P99), ms(p.P999), ms(p.Max), pool)
 		}
 		tw.Flush()
+		writeBreakdowns(w, run)
 		for _, ws := range run.Summary.Workloads {
 			for _, e := range ws.Errors {
 				fmt.Fprintf(w, "  %s: %d × %s %s (first at %.1f s)\n", ws.Name, e.Count, e.Code, firstLine(e.Message), e.First)
@@ -247,6 +248,24 @@ func WriteSummary(w io.Writer, run *timeline.Run, findings []diagnose.Finding) e
 		writeFindings(w, findings)
 	}
 	return nil
+}
+
+// writeBreakdowns prints the targets' breakdowns of their workloads
+// (an HTTP service's endpoints), a table each, under the workloads'.
+func writeBreakdowns(w io.Writer, run *timeline.Run) {
+	for _, b := range run.Breakdowns() {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "workload\t%s\t%s\t\n", b.What, strings.Join(b.Columns, "\t"))
+		for _, row := range b.Rows {
+			name := row.Workload
+			if b.Target != "" {
+				name = b.Target + "/" + name
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", name, row.Name, strings.Join(row.Cells, "\t"))
+		}
+		tw.Flush()
+	}
 }
 
 // serverLine names a target's server for people: product, version and

@@ -220,7 +220,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	// Every one opened is closed on any outcome.
 	err = r.openTargets(ctx, func(tr *targetRun) backend.Spec {
 		return backend.Spec{Scenario: tr.sc, DSN: tr.dsn, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
-			AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly, Connections: connections(tr.sc)}
+			AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly, Connections: connections(tr.sc),
+			Peer: r.peer}
 	})
 	if err != nil {
 		return nil, interrupted(ctx, err)

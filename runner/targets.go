@@ -119,6 +119,25 @@ func (r *run) openTargets(ctx context.Context, spec func(tr *targetRun) backend.
 	return nil
 }
 
+// peer is backend.Spec.Peer: a target opened before the one opening
+// (the scenario has them in the order they open).
+func (r *run) peer(name string) (backend.Peer, error) {
+	for _, tr := range r.targets {
+		if tr.name != name || name == "" {
+			continue
+		}
+		if tr.tgt == nil {
+			return backend.Peer{}, fmt.Errorf("target %s is not open yet: targets open in the file's order", name)
+		}
+		p := backend.Peer{Kind: tr.be.Kind()}
+		if e, ok := tr.tgt.(backend.Eventful); ok {
+			p.ConnString = e.EventEnv(false, func(string) string { return "" }).ConnString
+		}
+		return p, nil
+	}
+	return backend.Peer{}, fmt.Errorf("the run has no target %q", name)
+}
+
 // closeTargets closes the targets opened, last first. frozen gives a
 // server that stopped answering one short try (backend.Target.Close).
 func (r *run) closeTargets(frozen bool) error {

@@ -450,12 +450,31 @@ func (l *loader) targetInto(v *yaml.Node, t *Target, what string, extra []field)
 			l.kindKey("target.timeout", v)
 			t.Timeout, _ = l.positiveDuration(v, "timeout")
 		}},
+		{"embedded", func(v *yaml.Node) {
+			l.kindKey("target.embedded", v)
+			if name, ok := l.str(v, "embedded"); ok {
+				t.EmbeddedName, t.EmbeddedPos = name, pos(v)
+			}
+		}},
+		{"database", func(v *yaml.Node) {
+			l.kindKey("target.database", v)
+			if name, ok := l.str(v, "database"); ok {
+				t.Database, t.DatabasePos = name, pos(v)
+			}
+		}},
 	}, extra...))
 	if present == nil {
 		return
 	}
 	if present["url"].key != nil && present["dsn"].key != nil {
 		l.hintf(present["url"].key, "url: is a service's dsn: keep one of them", "target has both url and dsn")
+	}
+	if k := present["embedded"].key; k != nil && (present["url"].key != nil || present["dsn"].key != nil) {
+		l.hintf(k, "embedded: starts firedrill's own service, url: names yours: keep one of them", "target has both embedded and a url")
+	}
+	if k := present["database"].key; k != nil && !l.several() {
+		l.hintf(k, "write the database and this target as two of targets:, the database first",
+			"database: names another target, and this scenario has one")
 	}
 	if t.DSN != "" && settings != nil {
 		l.hintf(present["settings"].key, "remove dsn to use the embedded server, or change the settings on your server",

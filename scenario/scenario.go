@@ -114,6 +114,15 @@ type Target struct {
 	Headers     map[string]string
 	Connections int
 	Timeout     time.Duration
+	// EmbeddedName names a service of firedrill's own that its kind
+	// starts when no DSN is given (kind http: target.embedded, as in
+	// embedded: journal-api), and Database the earlier target it is
+	// handed the connection string of (target.database). Both "" for
+	// the kind's default throwaway server.
+	EmbeddedName string
+	EmbeddedPos  Pos
+	Database     string
+	DatabasePos  Pos
 }
 
 // Embedded reports whether firedrill starts the server itself.

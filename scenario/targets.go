@@ -114,6 +114,7 @@ func (l *loader) targets(v *yaml.Node) {
 			})
 		}
 		l.curTarget = ""
+		l.databaseRef(nt)
 		if dsn, ok := l.opts.DSNs[name]; ok {
 			nt.Target.DSN = dsn
 		}
@@ -125,6 +126,30 @@ func (l *loader) targets(v *yaml.Node) {
 				Msg: fmt.Sprintf("the scenario has no target %q (targets: %s)", name, strings.Join(l.s.TargetNames(), ", "))})
 		}
 	}
+}
+
+// databaseRef checks a target's database: (the target whose connection
+// string its embedded service is handed): a target written before it,
+// which the run opens first.
+func (l *loader) databaseRef(nt NamedTarget) {
+	db := nt.Target.Database
+	if db == "" {
+		return
+	}
+	if db == nt.Name {
+		l.report(nt.Target.DatabasePos, "name the database's target", "database: %s is this target itself", db)
+		return
+	}
+	if _, ok := l.s.NamedTarget(db); ok {
+		return
+	}
+	names := l.s.TargetNames()
+	mean, _ := suggest(db, names)
+	hint := "targets open in the file's order: write the database's target first"
+	if len(names) > 0 {
+		hint += " (before it: " + strings.Join(names, ", ") + ")"
+	}
+	l.report(nt.Target.DatabasePos, hint, "database: no target %q before %s%s", db, nt.Name, mean)
 }
 
 // kindOfTargets settles each target's kind options once the file is read:

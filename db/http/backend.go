@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/firedrill/firedrill/backend"
@@ -76,7 +77,7 @@ func (Backend) Schemes() []string { return []string{"http", "https"} }
 
 // Keys are the scenario keys only a target of kind http takes.
 func (Backend) Keys() []string {
-	return []string{"target.url", "target.headers", "target.connections", "target.timeout"}
+	return []string{"target.url", "target.headers", "target.connections", "target.timeout", "target.embedded", "target.database"}
 }
 
 // Dialect is the HTTP script dialect: requests between the meta-commands.
@@ -101,6 +102,9 @@ func (Backend) Password(dsn string) string {
 // Preflight refuses, before anything runs, a service URL firedrill
 // cannot load (a scheme other than http or https, no host, a query).
 func (Backend) Preflight(spec backend.Spec) error {
+	if err := checkEmbedded(spec.Scenario); err != nil {
+		return err
+	}
 	dsn := backend.GivenDSN(spec)
 	if dsn == "" {
 		return nil
@@ -110,10 +114,11 @@ func (Backend) Preflight(spec backend.Spec) error {
 }
 
 // Open takes the given service (url: or --dsn), checking that it
-// answers a connection, or starts the throwaway one.
+// answers a connection, or starts the embedded one it names (embedded:,
+// in front of its database: target, embedded.go), or the throwaway one.
 func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, error) {
 	sc := spec.Scenario
-	tg := &target{spec: spec, sc: sc, stats: &httptarget.Stats{}}
+	tg := &target{spec: spec, sc: sc}
 	if dsn := backend.GivenDSN(spec); dsn != "" {
 		u, err := url.Parse(dsn)
 		if err != nil {
@@ -121,7 +126,7 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		}
 		tg.url = dsn
 		tg.info = timeline.Target{Kind: Kind, Product: product, Address: u.Host + u.EscapedPath(), ErrorCodes: errorCodes}
-		probe, err := tg.newTarget("firedrill-probe")
+		probe, err := tg.newTarget("firedrill-probe", &httptarget.Stats{})
 		if err != nil {
 			return nil, err
 		}
@@ -140,6 +145,16 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 			return tg, nil
 		}
 		return nil, err
+	}
+	if sc.Target.EmbeddedName != "" {
+		run, svc, err := startEmbedded(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		tg.inst, tg.url = run, run.URL()
+		tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: run.Addr(),
+			ServerVersion: svc.version, ErrorCodes: errorCodes}
+		return tg, nil
 	}
 	inst, err := httpinstance.Start(ctx)
 	if err != nil {
@@ -216,12 +231,32 @@ func (Backend) Secrets(sc *scenario.Scenario) []string {
 
 // target is one run's service.
 type target struct {
-	spec  backend.Spec
-	sc    *scenario.Scenario
-	url   string
-	inst  *httpinstance.Instance // the throwaway service; nil for a given one
-	info  timeline.Target
-	stats *httptarget.Stats // every workload's requests, which the sampler reads
+	spec backend.Spec
+	sc   *scenario.Scenario
+	url  string
+	inst service // the throwaway or embedded service; nil for a given one
+	info timeline.Target
+	// workloads are the counters of each workload's requests, which the
+	// sampler adds up and Evidence breaks down.
+	mu        sync.Mutex
+	workloads []workloadStats
+}
+
+// workloadStats are one workload's request counters.
+type workloadStats struct {
+	name  string
+	stats *httptarget.Stats
+}
+
+// stats lists the workloads' counters.
+func (tg *target) stats() []*httptarget.Stats {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	out := make([]*httptarget.Stats, len(tg.workloads))
+	for i, w := range tg.workloads {
+		out[i] = w.stats
+	}
+	return out
 }
 
 var (
@@ -229,12 +264,13 @@ var (
 	_ backend.Sampled    = (*target)(nil)
 	_ backend.Configured = (*target)(nil)
 	_ backend.Setupless  = (*target)(nil)
+	_ backend.Evidenced  = (*target)(nil)
 )
 
 // newTarget makes the engine's target for the service.
-func (tg *target) newTarget(appName string) (*httptarget.Target, error) {
+func (tg *target) newTarget(appName string, stats *httptarget.Stats) (*httptarget.Target, error) {
 	t := tg.sc.Target
-	cfg := httptarget.Config{URL: tg.url, Timeout: t.Timeout, AppName: appName, Stats: tg.stats}
+	cfg := httptarget.Config{URL: tg.url, Timeout: t.Timeout, AppName: appName, Stats: stats}
 	names := make([]string, 0, len(t.Headers))
 	for name := range t.Headers {
 		names = append(names, name)
@@ -258,11 +294,15 @@ func (tg *target) Setupless() bool { return true }
 // Workload makes the engine's target for one workload: keep-alive
 // connections, one per client or the target's connections: shared.
 func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, appName string) (backend.Workload, error) {
-	t, err := tg.newTarget(appName)
+	stats := &httptarget.Stats{}
+	t, err := tg.newTarget(appName, stats)
 	if err != nil {
 		return backend.Workload{}, fmt.Errorf("workload %s: %w", spec.Name, err)
 	}
 	t.Prepare(scripts)
+	tg.mu.Lock()
+	tg.workloads = append(tg.workloads, workloadStats{name: spec.Name, stats: stats})
+	tg.mu.Unlock()
 	mode := "http/1.1"
 	if strings.HasPrefix(tg.url, "https:") {
 		mode = "https/1.1"
@@ -272,7 +312,7 @@ func (tg *target) Workload(spec *scenario.Workload, scripts []*script.Script, ap
 
 // Samplers reads the requests' counters every tick, and the host.
 func (tg *target) Samplers(context.Context, time.Duration) (*backend.Sampling, error) {
-	req := httpsampler.New(tg.stats)
+	req := httpsampler.NewSet(tg.stats)
 	return &backend.Sampling{
 		// The requests' sampler reads firedrill's own counters: it is
 		// never a frozen service's.
@@ -294,6 +334,9 @@ func (tg *target) Settings(context.Context) (map[string]string, error) {
 		conns = strconv.Itoa(t.Connections)
 	}
 	out := map[string]string{"url": tg.redact(tg.url), "timeout": timeout.String(), "connections": conns, "redirects": "not followed"}
+	if tg.inst != nil && t.EmbeddedName != "" {
+		out["embedded"], out["database"] = t.EmbeddedName, t.Database
+	}
 	var names []string
 	for name := range t.Headers {
 		names = append(names, name)
@@ -315,7 +358,8 @@ func (tg *target) redact(s string) string {
 // SettingsSource is the timeline source of a settings snapshot.
 func (tg *target) SettingsSource() string { return settingsSource }
 
-// Close stops the throwaway service; a given one is left as it was.
+// Close stops the throwaway or embedded service; a given one is left as
+// it was.
 func (tg *target) Close(bool) error {
 	if tg.inst != nil {
 		return tg.inst.Stop()

@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	hm "github.com/firedrill/firedrill/db/http/httpmetric"
 	"github.com/firedrill/firedrill/diagnose"
@@ -232,6 +234,8 @@ func TestValidateErrors(t *testing.T) {
 		{"{kind: http}", `GET /x\n\check status = 200`, "s.yaml:10:25: \\check status: \"=\" is not a comparison"},
 		{"{kind: http}", `get /x`, "s.yaml:9:11: not an HTTP request line"},
 		{"{kind: http, url: \"http://127.0.0.1:9/api?token=zzz-secret\"}", `GET /x`, "url http://127.0.0.1:9/api: a base URL has no query"},
+		{"{kind: http, embedded: jornal-api}", `GET /x`, "s.yaml:3:32: embedded: firedrill has no service \"jornal-api\""},
+		{"{kind: http, embedded: journal-api}", `GET /x`, "s.yaml:3:32: embedded: journal-api needs its database"},
 	} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "s.yaml")
@@ -247,5 +251,116 @@ func TestValidateErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "zzz-secret") {
 			t.Errorf("%s / %q: %v, want %q", tc.target, tc.script, err, tc.want)
 		}
+	}
+}
+
+// embeddedJournalScenario is a small examples/http-journal.yaml: the
+// database's setup (fewer rows: 10 journals a user, so the first page
+// asks for 5 to get a cursor), the embedded journal-api in front of it,
+// and a load whose users past 10,000 do not exist (404s).
+const embeddedJournalScenario = `name: embedded-journal
+duration: 9s
+sample_interval: 1s
+targets:
+  db:
+    kind: postgres
+    setup:
+      schema: public
+      sql:
+        - |
+          CREATE TABLE users (id int PRIMARY KEY, name text NOT NULL);
+          INSERT INTO users SELECT g, 'user ' || g FROM generate_series(1, 10000) g;
+          CREATE TABLE journals (id bigserial PRIMARY KEY, user_id int NOT NULL, posted_at timestamptz NOT NULL,
+            deleted_at timestamptz, title text NOT NULL, body text NOT NULL);
+          INSERT INTO journals (user_id, posted_at, deleted_at, title, body)
+          SELECT 1 + (g::bigint * 7919) % 10000, timestamptz '2026-01-01' - g * interval '1 minute',
+                 CASE WHEN g % 20 = 0 THEN timestamptz '2026-01-02' END, 'journal ' || g, repeat('lorem ipsum ', 20)
+          FROM generate_series(1, 100000) g;
+          CREATE INDEX journals_user_id ON journals (user_id);
+          ANALYZE users, journals;
+  api: {kind: http, embedded: journal-api, database: db, timeout: 10s}
+workloads:
+  - name: browse
+    target: api
+    rate: 20
+    seed: 3
+    clients: 8
+    scripts:
+      - inline: |
+          \set uid random(1, 11000)
+          GET /journals?user=:uid&limit=5
+          \gset cursor = $.next_cursor
+          \if :uid <= 10000
+          GET /journals?user=:uid&cursor=:cursor&limit=20
+          \check status == 200
+          \endif
+  - name: health
+    target: api
+    rate: 5
+    clients: 1
+    scripts:
+      - inline: |
+          GET /journals?user=1&limit=20
+          \check status == 200
+`
+
+// A target of kind http with embedded: journal-api starts firedrill's
+// own service in front of the database target it names, handed that
+// target's connection string, with no shell: the run loads it, diagnoses
+// both targets (the service's 404s, the database's cursor page that no
+// index serves), breaks each workload's requests down by endpoint, and
+// stops the service with the run (its port no longer answers).
+func TestEmbeddedJournalAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	run := runScenario(t, embeddedJournalScenario, nil)
+	m := run.Manifest
+	if len(m.Targets) != 2 || m.Targets[1].Name != "api" {
+		t.Fatalf("targets %+v", m.Targets)
+	}
+	api := m.Targets[1].Target
+	if !api.Embedded || !strings.Contains(api.ServerVersion, "journal-api") || m.Targets[1].Settings["embedded"] != "journal-api" {
+		t.Errorf("api: %+v, settings %v: want the embedded journal-api", api, m.Targets[1].Settings)
+	}
+	var done int64
+	errs := map[string]int64{}
+	for _, iv := range run.Intervals {
+		done += iv.Count
+		for k, v := range iv.Errors {
+			errs[k] += v
+		}
+	}
+	if done < 50 || errs["http-404"] == 0 || len(errs) != 1 {
+		t.Errorf("%d transactions, errors %v: want the unknown users' 404s alone", done, errs)
+	}
+	findings := diagnose.DiagnoseTargets(run, kinds.Registry().Rules)
+	byTarget := map[string][]string{}
+	for _, f := range findings {
+		byTarget[f.Target] = append(byTarget[f.Target], f.Rule)
+	}
+	if !slices.Contains(byTarget["api"], "http-status-class") || !slices.Contains(byTarget["db"], "missing-index") {
+		t.Errorf("findings by target %v: want api's http-status-class and db's missing-index", byTarget)
+		for _, f := range findings {
+			t.Logf("%s %s: %s", f.Target, f.Rule, f.Headline)
+		}
+	}
+	// Each workload's endpoints apart, though both request GET /journals.
+	bs := run.Breakdowns()
+	if len(bs) != 1 || bs[0].Target != "api" {
+		t.Fatalf("breakdowns %+v", bs)
+	}
+	rows := map[string][]string{}
+	for _, r := range bs[0].Rows {
+		rows[r.Workload+" "+r.Name] = r.Cells
+	}
+	browse, health := rows["browse GET /journals"], rows["health GET /journals"]
+	if len(browse) == 0 || len(health) == 0 || browse[3] == "0" || health[3] != "0" || health[0] == browse[0] {
+		t.Errorf("breakdown rows %v: want browse's and health's GET /journals apart, the 404s browse's", rows)
+	}
+	// The service stopped with the run.
+	if c, err := net.DialTimeout("tcp", api.Address, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the embedded service at %s still answers after the run", api.Address)
 	}
 }

@@ -172,3 +172,12 @@ func MaxIn(prev, cur *Snapshot) float64 {
 	}
 	return 0
 }
+
+// Add adds o's counts to s (two workloads' requests to one endpoint,
+// read together); the maximum is the larger.
+func (s *Snapshot) Add(o *Snapshot) {
+	for i := range s.counts {
+		s.counts[i] += o.counts[i]
+	}
+	s.max = max(s.max, o.max)
+}

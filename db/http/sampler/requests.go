@@ -14,11 +14,13 @@ import (
 	"github.com/firedrill/firedrill/sampler"
 )
 
-// Requests samples a target's request counters every tick.
+// Requests samples a target's request counters every tick: its
+// workloads' (each has its own counters), added up by endpoint.
 type Requests struct {
-	stats *httptarget.Stats
-	prev  map[*httptarget.Endpoint]*reading
-	spare map[*httptarget.Endpoint]*reading // the reading before, reused
+	stats func() []*httptarget.Stats
+	prev  map[string]*reading // by endpoint; "" for all
+	spare map[string]*reading // the reading before, reused
+	tmp   httptarget.Snapshot
 	at    time.Time
 	now   func() time.Time
 }
@@ -28,7 +30,8 @@ var (
 	_ sampler.Momentary = (*Requests)(nil)
 )
 
-// reading is one endpoint's counters at the last read.
+// reading is one endpoint's counters at the last read, over the
+// workloads.
 type reading struct {
 	replies, errors int64
 	status          [6]int64
@@ -37,8 +40,14 @@ type reading struct {
 
 // New samples stats.
 func New(stats *httptarget.Stats) *Requests {
-	return &Requests{stats: stats, prev: make(map[*httptarget.Endpoint]*reading),
-		spare: make(map[*httptarget.Endpoint]*reading), now: time.Now}
+	return NewSet(func() []*httptarget.Stats { return []*httptarget.Stats{stats} })
+}
+
+// NewSet samples the counters list returns (the target's workloads'),
+// added up: two workloads' requests to one endpoint are that endpoint's.
+func NewSet(list func() []*httptarget.Stats) *Requests {
+	return &Requests{stats: list, prev: make(map[string]*reading),
+		spare: make(map[string]*reading), now: time.Now}
 }
 
 // Name is the timeline source.
@@ -57,30 +66,48 @@ func (r *Requests) Sample(context.Context) (map[string]float64, any, error) {
 	seconds := now.Sub(r.at).Seconds()
 	first := r.at.IsZero()
 	r.at = now
-	values := make(map[string]float64)
-	r.endpoint(&r.stats.All, "", values, seconds, first)
-	for _, ep := range r.stats.Endpoints() {
-		r.endpoint(ep, ep.Name+".", values, seconds, first)
+	cur := make(map[string]*reading, len(r.prev))
+	read := func(name string, ep *httptarget.Endpoint) {
+		c := cur[name]
+		if c == nil {
+			if c = r.spare[name]; c == nil {
+				c = &reading{}
+			} else {
+				*c = reading{}
+			}
+			cur[name] = c
+		}
+		c.replies += ep.Replies.Load()
+		c.errors += ep.Errors.Load()
+		for i := range c.status {
+			c.status[i] += ep.Status[i].Load()
+		}
+		ep.Latency.Snapshot(&r.tmp)
+		c.hist.Add(&r.tmp)
 	}
+	for _, st := range r.stats() {
+		read("", &st.All)
+		for _, ep := range st.Endpoints() {
+			read(ep.Name, ep)
+		}
+	}
+	values := make(map[string]float64)
+	for name, c := range cur {
+		prefix := ""
+		if name != "" {
+			prefix = name + "."
+		}
+		if !first && seconds > 0 {
+			r.values(c, r.prev[name], prefix, values, seconds)
+		}
+	}
+	// The readings before become the spares the next read fills.
+	r.prev, r.spare = cur, r.prev
 	return values, nil, nil
 }
 
-// endpoint adds one endpoint's values, its keys prefixed by prefix.
-func (r *Requests) endpoint(ep *httptarget.Endpoint, prefix string, values map[string]float64, seconds float64, first bool) {
-	cur := r.spare[ep]
-	if cur == nil {
-		cur = &reading{}
-	}
-	cur.replies, cur.errors = ep.Replies.Load(), ep.Errors.Load()
-	for i := range cur.status {
-		cur.status[i] = ep.Status[i].Load()
-	}
-	ep.Latency.Snapshot(&cur.hist)
-	prev := r.prev[ep]
-	r.prev[ep], r.spare[ep] = cur, prev
-	if first || seconds <= 0 {
-		return
-	}
+// values adds one endpoint's values, its keys prefixed by prefix.
+func (r *Requests) values(cur, prev *reading, prefix string, values map[string]float64, seconds float64) {
 	if prev == nil {
 		prev = &reading{} // an endpoint first seen now: counted from zero
 	}

@@ -1,4 +1,4 @@
-package main
+package journalapi
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // that the test holds the service to the schema the example makes.
 func exampleSetup(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../http-journal.yaml")
+	b, err := os.ReadFile("../../../../examples/http-journal.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestJournalAPIOnTheExampleSchema(t *testing.T) {
 	}
 	served := make(chan error, 1)
 	srvCtx, stop := context.WithCancel(ctx)
-	go func() { served <- serve(srvCtx, ln, inst.ConnString(), 2, 0, 0) }()
+	go func() { served <- Serve(srvCtx, ln, Config{DSN: inst.ConnString(), Pool: 2}) }()
 	base := "http://" + ln.Addr().String()
 	get := func(path string, want int) page {
 		t.Helper()

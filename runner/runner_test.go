@@ -114,6 +114,10 @@ func holdWindow(t *testing.T, run *timeline.Run) (start, end float64, pid int) {
 // grows with the holder named, and throughput drops; the control script
 // shows none of the collapse.
 func TestMultixactShapeOnTheTimeline(t *testing.T) {
+	// Parallel: in make test, the package's other tests run beside its two
+	// 70 s runs; make test-drills selects it alone, on a quiet machine,
+	// where its throughput is asserted.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two 70 s runs")
 	}

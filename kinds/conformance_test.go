@@ -17,6 +17,7 @@ import (
 // (and writing that scenario). The run must complete, say which kind ran
 // it, move transactions, and read every sampler it lists without error.
 func TestEveryBackendRunsAScenario(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server per backend")
 	}

@@ -15,6 +15,7 @@ import (
 // mark, and for another run, it is not there; after, it is, also before
 // the setup made firedrill's schema (the others look for it at once).
 func TestEveryBackendMarksSetupDone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server per backend")
 	}

@@ -35,6 +35,7 @@ func loadScenarioText(t *testing.T, text string) *scenario.Scenario {
 // not at its 30 s end: status failed, the error and the script line in
 // the manifest, and clients that back off instead of spinning.
 func TestAllFailingRunStops(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, sql, code string
 	}{
@@ -108,6 +109,7 @@ workloads:
 // deadlocks under REPEATABLE READ): the failure limit does not stop it,
 // the run completes and counts the failures.
 func TestRetriedConflictsDoNotStopTheRun(t *testing.T) {
+	t.Parallel()
 	sc := loadScenarioText(t, `name: conflicts
 duration: 9s
 workloads:
@@ -148,6 +150,7 @@ workloads:
 // marked on the timeline with its cause and length. Before and after it,
 // the run is healthy.
 func TestOutageIsCountedAndMarked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	inst, err := postgres.Start(ctx, postgres.Options{})
 	if err != nil {

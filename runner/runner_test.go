@@ -114,6 +114,10 @@ func holdWindow(t *testing.T, run *timeline.Run) (start, end float64, pid int) {
 // grows with the holder named, and throughput drops; the control script
 // shows none of the collapse.
 func TestMultixactShapeOnTheTimeline(t *testing.T) {
+	// Parallel: in make test, the package's other tests run beside its two
+	// 70 s runs; make test-drills selects it alone, on a quiet machine,
+	// where its throughput is asserted.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two 70 s runs")
 	}
@@ -169,6 +173,18 @@ func TestMultixactShapeOnTheTimeline(t *testing.T) {
 	}
 
 	brokenReads := over(broken.Series("pg_stat_slru", "MultiXactMember.blks_read_per_s"), he-15, he)
+	if brokenReads.n == 0 || brokenReads.mean < 100 {
+		t.Errorf("broken: MultiXactMember reads %.0f/s over %d samples at the end of the hold, want a cache missing (≥ 100/s)", brokenReads.mean, brokenReads.n)
+	}
+	// The control run asserts nothing about throughput, so it is make
+	// test's alone: make test-drills, which runs this test a second time,
+	// alone, for the throughput ratio above, leaves its 70 s out (CI runs
+	// both; the control is checked once, beside other packages, as it was
+	// designed to be).
+	if os.Getenv("FIREDRILL_DRILL_TESTS") == "1" {
+		t.Log("control run left to make test: it asserts no throughput")
+		return
+	}
 
 	control := runScenario(t, "testdata/control-short.yaml")
 	hs, he, _ = holdWindow(t, control)
@@ -184,9 +200,6 @@ func TestMultixactShapeOnTheTimeline(t *testing.T) {
 	// necessarily in throughput: its dead rows pile up behind the same
 	// horizon, and on a shared CI machine the two throughput ratios overlap
 	// (0.64 vs 0.78 once). What must differ is the member cache missing.
-	if brokenReads.n == 0 || brokenReads.mean < 100 {
-		t.Errorf("broken: MultiXactMember reads %.0f/s over %d samples at the end of the hold, want a cache missing (≥ 100/s)", brokenReads.mean, brokenReads.n)
-	}
 	if controlReads.mean > brokenReads.mean/20 {
 		t.Errorf("control: MultiXactMember reads %.0f/s, want under 5%% of broken's %.0f/s", controlReads.mean, brokenReads.mean)
 	}

@@ -15,6 +15,8 @@ import (
 // hold the rate nothing queues; in the surge the queue fills, requests
 // are refused and callers time out. Little's law holds on the series.
 func TestServiceSeriesOnTheTimeline(t *testing.T) {
+	// Not parallel: its steady rate needs the CPU that the multixact
+	// test's eight clients take (goodput 36/s of 80 beside it once).
 	sc, err := scenario.Load("testdata/service-short.yaml", kinds.Registry().ScenarioOptions())
 	if err != nil {
 		t.Fatal(err)

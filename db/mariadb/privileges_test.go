@@ -116,6 +116,7 @@ var calls = [][]string{
 // lexical check off: the server's privileges alone hold. The restore
 // records cannot be forged, and no account of the runs is left.
 func TestConfinedAccountHoldsWithoutTheLexicalCheck(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and runs scenarios")
 	}
@@ -543,6 +544,7 @@ workloads:
 // Two runs at once on one server (a run's shards, or two people) each
 // make their own account; neither takes the other's for a leftover.
 func TestConcurrentRunsKeepEachOthersAccount(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and runs scenarios")
 	}

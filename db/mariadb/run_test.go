@@ -20,6 +20,7 @@ import (
 // the user's database, its rows and the server's variables as they were,
 // also when the run is cancelled (Ctrl-C) in the middle.
 func TestARunOnAUsersServerLeavesItsData(t *testing.T) {
+	t.Parallel()
 	inst, err := mdbinstance.Start(t.Context(), mdbinstance.Options{})
 	if err != nil {
 		t.Fatal(err)

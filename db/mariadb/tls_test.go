@@ -22,6 +22,7 @@ import (
 // in both protocols, the samplers, an sql event — and a URL without TLS,
 // or with TLS but not the CA, fails at once saying what to add.
 func TestRunOnAServerRequiringTLS(t *testing.T) {
+	t.Parallel()
 	certDir, err := os.MkdirTemp("", "firedrill-mdbtls-")
 	if err != nil {
 		t.Fatal(err)

@@ -201,6 +201,7 @@ CREATE FUNCTION evil() RETURNS void LANGUAGE plpgsql AS $$ BEGIN DROP TABLE publ
 // privilege, and nothing of the user's changes. The run's role exists
 // during the run only.
 func TestConfinedRoleHoldsWithoutTheLexicalCheck(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
@@ -351,6 +352,7 @@ func TestConfinedRoleGoesAfterInterrupt(t *testing.T) {
 // A SIGKILLed run leaves its role; the next run drops it before it
 // starts, and so does 'firedrill restore'.
 func TestConfinedRoleOfAKilledRunIsDropped(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
 	}
@@ -418,6 +420,7 @@ func TestConfinedRoleOfAKilledRunIsDropped(t *testing.T) {
 // with the SQL to make an account by hand; that account, given with
 // RunAs, runs the scenario, confined all the same.
 func TestConfinedRunAsAHandMadeAccount(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}

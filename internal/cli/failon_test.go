@@ -64,6 +64,7 @@ func TestFailOnFlag(t *testing.T) {
 // of the event prints in words; and --fail-on warning turns the
 // finding into exit 99, naming the rule.
 func TestRunFailOnIdleBlocker(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}

@@ -128,6 +128,7 @@ func readJUnit(t *testing.T, path string) junitDoc {
 // one's message, and run.json keeps the command as typed with the
 // password in a --set masked.
 func TestRunForCI(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}

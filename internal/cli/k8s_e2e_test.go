@@ -26,6 +26,7 @@ import (
 // one real server; the header's collect commands restore every shard's
 // run directory from its log; and merge combines them.
 func TestK8sJobRunsShardsThatMerge(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
 	}

@@ -33,6 +33,7 @@ func readStatus(t *testing.T, dir string) timeline.Manifest {
 // A firedrill killed with SIGKILL leaves its run directory "running"; the
 // next run under the same --out marks it killed, and report reads it so.
 func TestKilledRunIsMarkedKilled(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and a child process")
 	}

@@ -20,6 +20,7 @@ import (
 // dropped by the next run and by 'firedrill restore'. So are the settings
 // the killed run changed.
 func TestMariaDBConfinedAccountLivesOnlyWithItsRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
 	}

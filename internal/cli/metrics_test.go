@@ -58,6 +58,7 @@ func TestRunMetricsAddrBusy(t *testing.T) {
 // firedrill run --metrics-addr serves /metrics while the run goes on,
 // the final values for --metrics-linger after it, and then stops.
 func TestRunServesMetricsAndLingers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}

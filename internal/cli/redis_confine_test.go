@@ -267,6 +267,7 @@ func redisEscapeScenario() string {
 // exists only during the run; the settings event, made as the admin, is
 // put back; a forged restore record is never acted on.
 func TestRedisEscapesAreRefusedByPrivilegesAlone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
@@ -339,6 +340,7 @@ func TestRedisEscapesAreRefusedByPrivilegesAlone(t *testing.T) {
 // event that the server refuses midway leaves nothing changed and ends
 // the run failed with the reason.
 func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
@@ -419,6 +421,7 @@ func TestRedisSettingsThatWouldHarmAreRefused(t *testing.T) {
 // gone; after SIGKILL it is left, and the next run or firedrill restore
 // removes it, while the users of live runs (another shard's) stay.
 func TestRedisRunUserLivesOnlyWithItsRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
 	}
@@ -529,6 +532,7 @@ func clientOf(t *testing.T, c *redisconn.Conn, user string) bool {
 // from that text works with --run-as, and is confined as the run's own
 // (a FLUSHALL the lexical check cannot see is refused by the server).
 func TestRedisGrantAndRunAs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}

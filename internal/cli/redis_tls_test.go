@@ -19,6 +19,7 @@ import (
 // — load, samplers, a command event — on a server that requires a client
 // certificate and a password, and the password is nowhere in the output.
 func TestRunOverRedisTLS(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}

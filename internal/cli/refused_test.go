@@ -18,6 +18,7 @@ import (
 // timeline, and the top finding is connection-saturation naming the
 // limit and how many clients got no connection.
 func TestRunWithMoreClientsThanMaxConnections(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}

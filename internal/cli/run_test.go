@@ -106,6 +106,7 @@ func waitUntil(timeout time.Duration, cond func() bool) bool {
 // and no session on a server it was given, the run directory says the run
 // was interrupted, and the exit code is 130.
 func TestRunInterruptedLeavesNothingOnTheTarget(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts servers and child processes")
 	}
@@ -184,6 +185,7 @@ events:
 // Interrupting a run on the embedded server removes the server: no
 // process, no directory.
 func TestRunInterruptedRemovesTheEmbeddedServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts servers and child processes")
 	}

@@ -160,6 +160,7 @@ events:
 // pgbench's and the scenario's, drops, changes and indexes only its own
 // schema's copies, and leaves every setting as found.
 func TestGivenServerIsLeftAsFound(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
@@ -195,6 +196,7 @@ func TestGivenServerIsLeftAsFound(t *testing.T) {
 // SQL that names the user's objects is refused before anything runs, with
 // its place; nothing is created, not even firedrill's schema.
 func TestGivenServerRefusesSQLOutsideTheSchema(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
@@ -238,6 +240,7 @@ events:
 // next run against the server restores them first, and 'firedrill
 // restore' does it on demand.
 func TestGivenServerSettingsSurviveSignals(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
 	}

@@ -18,6 +18,7 @@ import (
 // writes, for a run that worked and one refused; and the service got
 // them.
 func TestNoHTTPSecretInAnyOutput(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs firedrill against a service")
 	}

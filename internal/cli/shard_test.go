@@ -33,6 +33,7 @@ const (
 // A threshold on the whole run's throughput is judged on the merge, not
 // on each shard (which would fail it with its quarter of the load).
 func TestShardsMergeAgreeWithOneProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server and child processes")
 	}

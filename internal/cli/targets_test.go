@@ -151,6 +151,7 @@ func TestCacheAndDBExample(t *testing.T) {
 // fallback too), shard 0 alone sets up, samples and fires events, and the
 // merge keeps the targets.
 func TestSplitRunOfSeveralTargets(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts two servers and child processes")
 	}

@@ -207,6 +207,7 @@ func fakeScrape() map[string]*dto.MetricFamily {
 // happened: firedrill_findings is served at zero, errors and latency
 // events are "or" a zero), and an annotation shows the findings.
 func TestGrafanaDashboardCleanRunHasNoEmptyPanel(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts servers")
 	}

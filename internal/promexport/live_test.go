@@ -213,6 +213,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // sampled series are there with their labels, the run's labels are on
 // every series, and the last scrape says the run is over.
 func TestLiveRunScrapes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
@@ -322,6 +323,7 @@ var (
 // panel's, annotation's and variable's PromQL names firedrill metrics,
 // each served by a real run of its kind of database (scraped live).
 func TestGrafanaDashboardQueriesServedMetrics(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts servers")
 	}

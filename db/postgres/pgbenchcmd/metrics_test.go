@@ -90,6 +90,7 @@ var (
 // last interval ends before the run does: the rest is fed at the end),
 // and the printed output keeps pgbench's form.
 func TestPgbenchServesMetrics(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}

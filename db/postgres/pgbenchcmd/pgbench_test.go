@@ -26,6 +26,7 @@ import (
 // print pgbench's summary plus percentiles, write valid JSON, and remove
 // the server afterwards.
 func TestPgbenchEmbedded(t *testing.T) {
+	t.Parallel()
 	env, out, errb := clikit.MemoryEnv("")
 	jsonPath := filepath.Join(t.TempDir(), "out.json")
 	code := cli.Main(env, kinds.Registry(), []string{"pgbench", "-S", "-c", "2", "-t", "25", "-r", "-M", "prepared", "--json", jsonPath})
@@ -138,6 +139,7 @@ func summaryKeys(s string) []string {
 // the same options on one server: every summary line pgbench prints must
 // be printed by firedrill too, in the same order.
 func TestPgbenchSummaryMatchesPgbench(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	inst, err := postgres.Start(ctx, postgres.Options{})
 	if err != nil {

@@ -63,6 +63,7 @@ const seedDiffColumns = "kind, cid, n, default_seed, random_seed, r1, r2, r3, r4
 // threads' script choosers) and its algorithms must be reproduced
 // exactly.
 func TestPgbenchSameRandomValues(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("differential test against pgbench skipped in -short mode")
 	}

@@ -42,12 +42,12 @@ type Result struct {
 	// Scheduled is how many requests an open-model run's Poisson
 	// schedule placed in the duration (engine.ScheduledStarts): a fixed
 	// seed draws the same count every run, ±√N around rate × duration.
-	Scheduled int64 `json:"scheduled,omitempty"`
-	MeanMS   float64 `json:"mean_ms"`
-	P50MS    float64 `json:"p50_ms"`
-	P90MS    float64 `json:"p90_ms"`
-	P99MS    float64 `json:"p99_ms"`
-	MaxMS    float64 `json:"max_ms"`
+	Scheduled int64   `json:"scheduled,omitempty"`
+	MeanMS    float64 `json:"mean_ms"`
+	P50MS     float64 `json:"p50_ms"`
+	P90MS     float64 `json:"p90_ms"`
+	P99MS     float64 `json:"p99_ms"`
+	MaxMS     float64 `json:"max_ms"`
 }
 
 // benchScript is the request each transaction sends.

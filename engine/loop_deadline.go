@@ -12,7 +12,10 @@ import (
 type DeadlinePoller interface {
 	Poller
 	// WaitReadUntil is WaitRead that returns sockio.ErrTimeout once the
-	// deadline passed and fd is still not readable.
+	// deadline passed and fd is still not readable. Like WaitRead it may
+	// return nil with nothing to read (at the deadline): the caller's
+	// read finds nothing and waits again, and that wait returns the
+	// timeout.
 	WaitReadUntil(fd int, deadline time.Time) error
 }
 
@@ -47,8 +50,12 @@ func (c *client) WaitReadUntil(fd int, deadline time.Time) error {
 	if err != nil {
 		return err
 	}
-	if c.r.nowUS() < untilUS && !c.r.stopping.Load() {
-		return nil // the loop resumes a sleeper early only when stopping: this was the socket
+	if !c.r.stopping.Load() {
+		// The socket is readable, or the deadline came: then the read
+		// finds nothing and waits again, and the check above reports the
+		// timeout. Telling the two apart here would cost every request
+		// a clock read for the rare timeout.
+		return nil
 	}
 	if sockio.Poll(fd, false, 0) == nil {
 		return nil

@@ -92,3 +92,14 @@ func BenchmarkRequest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseHead is the head of the bench server's reply (Go's
+// net/http: three headers).
+func BenchmarkParseHead(b *testing.B) {
+	reply := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: Sat, 28 Nov 2026 12:00:00 GMT\r\nContent-Length: 13\r\n\r\nHello, World!")
+	for range b.N {
+		if h, err := ParseHead(reply); err != nil || h.ContentLength != 13 {
+			b.Fatal(h, err)
+		}
+	}
+}

@@ -135,10 +135,10 @@ func (c *conn) Exec(ctx context.Context, cmd *script.Command, vars *script.Vars)
 		return err
 	}
 	ep := c.t.stats.endpoint(req.ID)
-	start := time.Now()
-	c.wait.deadline = start.Add(c.t.cfg.Timeout)
+	start := time.Since(c.t.epoch)
+	c.wait.deadline = c.t.epoch.Add(start + c.t.cfg.Timeout)
 	status, failure, err := c.roundTrip(ctx, req, vars)
-	us := time.Since(start).Microseconds()
+	us := (time.Since(c.t.epoch) - start).Microseconds()
 	if err != nil {
 		c.t.stats.All.Errors.Add(1)
 		if ep != nil {
@@ -378,15 +378,6 @@ func (c *conn) readChunked(buf []byte) ([]byte, int, error) {
 		buf = append(buf, b[n:n+int(size)]...)
 		c.io.Consume(n + int(size) + 2)
 	}
-}
-
-func indexCRLF(b []byte) int {
-	for i := 0; i+1 < len(b); i++ {
-		if b[i] == '\r' && b[i+1] == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // checkStatus applies the request's status checks, or the default: a

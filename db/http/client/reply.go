@@ -32,71 +32,113 @@ var errProtocol = errors.New("reply is not HTTP/1.x")
 // ParseHead reads a reply's status line and headers at the start of b.
 // It returns errIncomplete when b ends before the empty line that ends
 // them, an error wrapping errProtocol when they are not HTTP/1.x. It
-// allocates nothing on success.
+// allocates nothing on success. It reads b once, line by line: every
+// reply of a run goes through it.
 func ParseHead(b []byte) (Head, error) {
 	h := Head{ContentLength: -1}
-	end := bytes.Index(b, []byte("\r\n\r\n"))
-	if end < 0 {
-		if len(b) >= maxHead {
-			return h, fmt.Errorf("%w: no end of the headers in %d bytes", errProtocol, len(b))
+	// bad is the first malformed line's error, returned once the head
+	// is whole (until then more bytes may be all that is missing).
+	var bad error
+	http10, keepAlive := false, false
+	for at, n := 0, 0; ; n++ {
+		j := indexCRLF(b[at:])
+		if j < 0 {
+			break
 		}
-		if len(b) >= 5 && !bytes.HasPrefix(b, []byte("HTTP/")) {
-			return h, fmt.Errorf("%w: it starts %q", errProtocol, clip(b))
+		line := b[at : at+j]
+		at += j + 2
+		if j == 0 && n > 0 { // the empty line ending the head
+			h.Len = at
+			if bad != nil {
+				return h, bad
+			}
+			if http10 && !keepAlive {
+				h.Close = true
+			}
+			if h.Chunked {
+				h.ContentLength = -1 // RFC 9112 6.3: chunked wins
+			}
+			return h, nil
 		}
-		return h, errIncomplete
+		switch {
+		case bad != nil:
+		case n == 0:
+			bad = h.statusLine(line)
+			http10 = bad == nil && line[7] == '0'
+		default:
+			bad = h.header(line, &keepAlive)
+		}
 	}
-	h.Len = end + 4
-	line, rest, _ := bytes.Cut(b[:end+2], []byte("\r\n"))
-	// HTTP/1.1 200 OK
+	if len(b) >= maxHead {
+		return h, fmt.Errorf("%w: no end of the headers in %d bytes", errProtocol, len(b))
+	}
+	if len(b) >= 5 && !bytes.HasPrefix(b, []byte("HTTP/")) {
+		return h, fmt.Errorf("%w: it starts %q", errProtocol, clip(b))
+	}
+	return h, errIncomplete
+}
+
+// statusLine reads "HTTP/1.1 200 OK" into h.Status.
+func (h *Head) statusLine(line []byte) error {
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[7] != '0' && line[7] != '1' || line[8] != ' ' || len(line) > 12 && line[12] != ' ' {
-		return h, fmt.Errorf("%w: status line %q", errProtocol, clip(line))
+		return fmt.Errorf("%w: status line %q", errProtocol, clip(line))
 	}
 	for _, c := range line[9:12] {
 		if c < '0' || c > '9' {
-			return h, fmt.Errorf("%w: status line %q", errProtocol, clip(line))
+			return fmt.Errorf("%w: status line %q", errProtocol, clip(line))
 		}
 		h.Status = h.Status*10 + int(c-'0')
 	}
 	if h.Status < 100 {
-		return h, fmt.Errorf("%w: status line %q", errProtocol, clip(line))
+		return fmt.Errorf("%w: status line %q", errProtocol, clip(line))
 	}
-	http10 := line[7] == '0'
-	keepAlive := false
-	for len(rest) > 0 {
-		var l []byte
-		l, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-		colon := bytes.IndexByte(l, ':')
-		if colon <= 0 {
-			return h, fmt.Errorf("%w: header line %q", errProtocol, clip(l))
+	return nil
+}
+
+// header reads one header line into h; keepAlive is set by
+// "Connection: keep-alive".
+func (h *Head) header(l []byte, keepAlive *bool) error {
+	colon := bytes.IndexByte(l, ':')
+	if colon <= 0 {
+		return fmt.Errorf("%w: header line %q", errProtocol, clip(l))
+	}
+	name, value := l[:colon], trimOWS(l[colon+1:])
+	switch {
+	case equalFold(name, "content-length"):
+		n, ok := parseLength(value)
+		if !ok || h.ContentLength >= 0 && n != h.ContentLength {
+			return fmt.Errorf("%w: Content-Length %q", errProtocol, clip(value))
 		}
-		name, value := l[:colon], bytes.Trim(l[colon+1:], " \t")
-		switch {
-		case equalFold(name, "content-length"):
-			n, ok := parseLength(value)
-			if !ok || h.ContentLength >= 0 && n != h.ContentLength {
-				return h, fmt.Errorf("%w: Content-Length %q", errProtocol, clip(value))
-			}
-			h.ContentLength = n
-		case equalFold(name, "transfer-encoding"):
-			if hasToken(value, "chunked") {
-				h.Chunked = true
-			}
-		case equalFold(name, "connection"):
-			if hasToken(value, "close") {
-				h.Close = true
-			}
-			if hasToken(value, "keep-alive") {
-				keepAlive = true
-			}
+		h.ContentLength = n
+	case equalFold(name, "transfer-encoding"):
+		if hasToken(value, "chunked") {
+			h.Chunked = true
+		}
+	case equalFold(name, "connection"):
+		if hasToken(value, "close") {
+			h.Close = true
+		}
+		if hasToken(value, "keep-alive") {
+			*keepAlive = true
 		}
 	}
-	if http10 && !keepAlive {
-		h.Close = true
+	return nil
+}
+
+// indexCRLF is the index of the first "\r\n" in b, -1 if none: the
+// first '\n' that follows a '\r', found with IndexByte's vector search.
+func indexCRLF(b []byte) int {
+	for i := 0; ; {
+		k := bytes.IndexByte(b[i:], '\n')
+		if k < 0 {
+			return -1
+		}
+		k += i
+		if k > 0 && b[k-1] == '\r' {
+			return k - 1
+		}
+		i = k + 1
 	}
-	if h.Chunked {
-		h.ContentLength = -1 // RFC 9112 6.3: chunked wins
-	}
-	return h, nil
 }
 
 // HeaderValue finds a header's value in a reply's head (ParseHead's
@@ -108,7 +150,7 @@ func HeaderValue(head []byte, name string) ([]byte, bool) {
 		l, rest, _ = bytes.Cut(rest, []byte("\r\n"))
 		colon := bytes.IndexByte(l, ':')
 		if colon > 0 && equalFold(l[:colon], name) {
-			return bytes.Trim(l[colon+1:], " \t"), true
+			return trimOWS(l[colon+1:]), true
 		}
 	}
 	return nil, false
@@ -167,11 +209,24 @@ func hasToken(v []byte, token string) bool {
 	for len(v) > 0 {
 		var t []byte
 		t, v, _ = bytes.Cut(v, []byte(","))
-		if equalFold(bytes.Trim(t, " \t"), token) {
+		if equalFold(trimOWS(t), token) {
 			return true
 		}
 	}
 	return false
+}
+
+// trimOWS drops the spaces and tabs around a header value (RFC 9110's
+// optional whitespace), as bytes.Trim(v, " \t") does without building a
+// set of the two on each call: it ran for every header of every reply.
+func trimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // equalFold compares ASCII case-insensitively, without allocating.

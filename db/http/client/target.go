@@ -64,6 +64,10 @@ type Target struct {
 	// the target's headers).
 	fixed []byte
 	stats *Stats
+	// epoch is when the target was made: requests are timed as monotonic
+	// offsets from it, one clock read at each end (time.Now reads the
+	// wall clock too).
+	epoch time.Time
 }
 
 var (
@@ -100,7 +104,7 @@ func NewTarget(cfg Config) (*Target, error) {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	t := &Target{cfg: cfg, addr: net.JoinHostPort(u.Hostname(), port), prefix: strings.TrimRight(u.EscapedPath(), "/"), stats: cfg.Stats}
+	t := &Target{cfg: cfg, addr: net.JoinHostPort(u.Hostname(), port), prefix: strings.TrimRight(u.EscapedPath(), "/"), stats: cfg.Stats, epoch: time.Now()}
 	if t.stats == nil {
 		t.stats = &Stats{}
 	}

@@ -181,6 +181,8 @@ func Signals(m Measure) string {
 	}
 	if m.ServerCPU >= 0 && m.ServerCPUCap > 0 {
 		parts = append(parts, fmt.Sprintf("server CPU %.2f of %s", m.ServerCPU, cores(m.ServerCPUCap)))
+	} else if m.ServerCPUUnknown != "" {
+		parts = append(parts, m.ServerCPUUnknown)
 	}
 	if m.ClientCPUCap > 0 {
 		parts = append(parts, fmt.Sprintf("firedrill %.1f of %.0f cores", m.ClientCPU, m.ClientCPUCap))

@@ -55,6 +55,9 @@ type Measure struct {
 	// kind's sampler of it noted why (a given server on another machine:
 	// "server CPU unknown (remote server)"); firedrill does not guess it.
 	ServerCPUUnknown string `json:"server_cpu_unknown,omitempty"`
+	// Services are the scenario's services in the window (ReadServices):
+	// their threads, queue, pool and CPU, and what of each binds.
+	Services []ServiceLoad `json:"services,omitempty"`
 	// from and to bound the measured window, run seconds.
 	from, to float64
 }

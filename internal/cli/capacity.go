@@ -318,6 +318,7 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 		if k, ok := kinds.Of(run.Manifest.Target); ok && k.ServerCPU != nil {
 			m.ReadServerCPU(run, k.ServerCPU.Source, k.ServerCPU.Key, k.ServerCPU.MaxCores)
 		}
+		m.ReadServices(run, sc.Services)
 		s := capacity.Step{Dir: res.Dir, Measure: m, Findings: findings, Binds: capacity.TopBinds(findings, 3)}
 		if runErr != nil {
 			if errors.Is(runErr, runner.ErrInterrupted) {

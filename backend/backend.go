@@ -70,6 +70,12 @@ type Spec struct {
 	// Connections is the most sessions the workloads may open at once
 	// (an embedded server is sized for them).
 	Connections int
+	// Keep, when set, keeps the throwaway server for the runs after this
+	// one (firedrill capacity --reuse-server): Open takes the server kept
+	// there (KeptServer), readied for this run, instead of starting one,
+	// and Close leaves it running (Kept.Leave). Nil: a server per run.
+	// A given server ignores it.
+	Keep *Kept
 	// Peer describes another target of the run, opened before this one
 	// (scenario.Target.Database: the database an embedded service of the
 	// http kind is put in front of); a run of one system has none, and
@@ -96,8 +102,9 @@ type Target interface {
 	// Workload makes the engine's target for one workload's clients.
 	// appName tags its sessions where the database has such a tag.
 	Workload(spec *scenario.Workload, scripts []*script.Script, appName string) (Workload, error)
-	// Close stops a throwaway server and removes it; on a given server it
-	// puts back what the run changed. frozen says the run found the server
+	// Close stops a throwaway server and removes it (unless Spec.Keep
+	// keeps it for the next run); on a given server it puts back what the
+	// run changed. frozen says the run found the server
 	// not answering: it gets one short try rather than a wait.
 	Close(frozen bool) error
 }

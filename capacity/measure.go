@@ -51,6 +51,13 @@ type Measure struct {
 	// whose work runs on one thread), else the host's CPUs.
 	ServerCPU    float64 `json:"server_cpu"`
 	ServerCPUCap float64 `json:"server_cpu_cap"`
+	// ServerCPUUnknown says why the server's CPU is not known, when its
+	// kind's sampler of it noted why (a given server on another machine:
+	// "server CPU unknown (remote server)"); firedrill does not guess it.
+	ServerCPUUnknown string `json:"server_cpu_unknown,omitempty"`
+	// Services are the scenario's services in the window (ReadServices):
+	// their threads, queue, pool and CPU, and what of each binds.
+	Services []ServiceLoad `json:"services,omitempty"`
 	// from and to bound the measured window, run seconds.
 	from, to float64
 }
@@ -67,10 +74,16 @@ func (m Measure) ServerBound() bool {
 // ReadServerCPU reads the server's CPU over the measured window from the
 // series source:key (in cores) that the target's kind registers, and
 // the most cores it can use (maxCores, 0: the host's). Without the
-// series in the run, ServerCPU stays -1.
+// series in the run, ServerCPU stays -1, and ServerCPUUnknown is what
+// the run noted for its source.
 func (m *Measure) ReadServerCPU(run *timeline.Run, source, key string, maxCores float64) {
 	pts := run.Series(source, key)
 	if len(pts) == 0 || m.to <= m.from {
+		for _, s := range run.Manifest.Samplers {
+			if s.Name == source && s.Notes != "" {
+				m.ServerCPUUnknown = s.Notes
+			}
+		}
 		return
 	}
 	n := 0

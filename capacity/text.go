@@ -155,9 +155,17 @@ func (r *Report) bindLines() []string {
 			lines = append(lines, "binds: no finding at the first failing step ("+Level(r.Result.Vary, fail.Level)+": "+strings.Join(fail.Why, "; ")+")")
 		}
 		lines = append(lines, "  signals at "+Level(r.Result.Vary, fail.Level)+": "+Signals(fail.Measure))
+		for _, l := range fail.Measure.Services {
+			lines = append(lines, "  "+l.Text()+" (at "+Level(r.Result.Vary, fail.Level)+")")
+		}
 	}
 	if pass != nil && len(pass.Binds) > 0 && (fail == nil || len(fail.Binds) == 0 || pass.Binds[0].Rule != fail.Binds[0].Rule) {
 		lines = append(lines, "  at "+Level(r.Result.Vary, pass.Level)+" (the last passing step) already: "+bindText(pass.Binds[0]))
+	}
+	if pass != nil {
+		for _, l := range pass.Measure.Services {
+			lines = append(lines, "  "+l.Text()+" (at "+Level(r.Result.Vary, pass.Level)+", the last passing step)")
+		}
 	}
 	return lines
 }
@@ -181,6 +189,8 @@ func Signals(m Measure) string {
 	}
 	if m.ServerCPU >= 0 && m.ServerCPUCap > 0 {
 		parts = append(parts, fmt.Sprintf("server CPU %.2f of %s", m.ServerCPU, cores(m.ServerCPUCap)))
+	} else if m.ServerCPUUnknown != "" {
+		parts = append(parts, m.ServerCPUUnknown)
 	}
 	if m.ClientCPUCap > 0 {
 		parts = append(parts, fmt.Sprintf("firedrill %.1f of %.0f cores", m.ClientCPU, m.ClientCPUCap))

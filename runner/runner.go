@@ -79,6 +79,12 @@ type Options struct {
 	// Shard is the part of a split run this process runs (shard.go);
 	// the zero value runs the whole scenario.
 	Shard Shard
+	// Keep, when set, keeps each embedded server for the next run with
+	// the same Keep (firedrill capacity --reuse-server): this run takes
+	// the server the run before left, and skips the setup that run did;
+	// the caller stops the servers with Keep.Stop. Nil: a fresh server
+	// per run, stopped at its end.
+	Keep *backend.Keeper
 	// StartAt is when the load starts (all shards of a split run at the
 	// same moment); zero starts it as soon as the run is ready.
 	StartAt time.Time
@@ -110,8 +116,8 @@ var errNoBackends = errors.New("runner: Options.Backends is nil: the caller must
 func (failingError) Is(target error) bool { return target == ErrFailing }
 
 // Run executes the scenario and returns when it is over. On any outcome
-// the embedded server is stopped and removed and no session is left open
-// on the target; the run directory holds what was measured, with the
+// the embedded server is stopped and removed (unless Options.Keep keeps
+// it for the next run) and no session is left open on the target; the run directory holds what was measured, with the
 // manifest's status saying how it ended.
 func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	sc := opts.Scenario
@@ -219,9 +225,12 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	// Each system: a throwaway server of its backend, or the given one.
 	// Every one opened is closed on any outcome.
 	err = r.openTargets(ctx, func(tr *targetRun) backend.Spec {
+		if tr.dsn == "" {
+			tr.keep = opts.Keep.For(tr.name)
+		}
 		return backend.Spec{Scenario: tr.sc, DSN: tr.dsn, Log: opts.Log, Redact: red.Redact, Secret: secretOf,
 			AllowOutsideSchema: opts.AllowOutsideSchema, RunAs: opts.RunAs, PrivilegesOnly: opts.PrivilegesOnly, Connections: connections(tr.sc),
-			Peer: r.peer}
+			Peer: r.peer, Keep: tr.keep}
 	})
 	if err != nil {
 		return nil, interrupted(ctx, err)

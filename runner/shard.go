@@ -193,6 +193,10 @@ func (r *run) setup(ctx context.Context) error {
 func (r *run) setupTarget(ctx context.Context, tr *targetRun) error {
 	tgt := tr.tgt
 	sh := r.opts.Shard
+	if tr.keep.Reused() {
+		r.logf("%ssetup: skipped: the server kept from the run before has it", tr.prefix())
+		return nil
+	}
 	if sh.Leads() {
 		if err := tgt.Setup(ctx); err != nil {
 			return err

@@ -22,6 +22,9 @@ type targetRun struct {
 	dsn  string             // the given server; "" for an embedded one
 	be   backend.Backend
 	tgt  backend.Target // nil until opened
+	// keep is the slot of Options.Keep its embedded server is kept in;
+	// nil when none is kept.
+	keep *backend.Kept
 	// eventKinds are the kinds of event the backend's targets have.
 	eventKinds []event.Kind
 	env        *event.Env // what its events may touch

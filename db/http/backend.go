@@ -156,7 +156,10 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 			ServerVersion: svc.version, ErrorCodes: errorCodes}
 		return tg, nil
 	}
-	inst, err := httpinstance.Start(ctx)
+	inst, err := backend.KeptServer(spec.Keep,
+		func() (*httpinstance.Instance, error) { return httpinstance.Start(ctx) },
+		func(*httpinstance.Instance) error { return nil }, // in this process: up while it is
+		(*httpinstance.Instance).Stop)
 	if err != nil {
 		return nil, err
 	}
@@ -358,10 +361,14 @@ func (tg *target) redact(s string) string {
 // SettingsSource is the timeline source of a settings snapshot.
 func (tg *target) SettingsSource() string { return settingsSource }
 
-// Close stops the throwaway or embedded service; a given one is left as
+// Close stops the throwaway or embedded service (a throwaway one kept
+// for the next run with --reuse-server stays up); a given one is left as
 // it was.
-func (tg *target) Close(bool) error {
+func (tg *target) Close(frozen bool) error {
 	if tg.inst != nil {
+		if tg.spec.Keep.Leave(frozen) {
+			return nil // kept running for the next run (--reuse-server)
+		}
 		return tg.inst.Stop()
 	}
 	return nil

@@ -125,8 +125,13 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 		}
 	}
 	maps.Copy(settings, sc.Target.Settings)
-	inst, err := mdbinstance.Start(ctx, mdbinstance.Options{Settings: settings, Progress: spec.Log,
-		SlowDisk: event.WantsSlowDisk(sc.Events)})
+	inst, err := backend.KeptServer(spec.Keep,
+		func() (*mdbinstance.Instance, error) {
+			return mdbinstance.Start(ctx, mdbinstance.Options{Settings: settings, Progress: spec.Log,
+				SlowDisk: event.WantsSlowDisk(sc.Events)})
+		},
+		func(inst *mdbinstance.Instance) error { return readyKept(ctx, inst, settings, tg.logf) },
+		(*mdbinstance.Instance).Stop)
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded MariaDB: %w", err)
 	}
@@ -143,6 +148,25 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	tg.info = timeline.Target{Kind: Kind, Embedded: true, Address: inst.TCPAddr(), Database: inst.Database(),
 		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes, Product: "MariaDB"}
 	return tg, nil
+}
+
+// readyKept readies the server the run before kept (--reuse-server) for
+// this run: up, and restarted when this run wants settings it lacks (more
+// connections than it allows).
+func readyKept(ctx context.Context, inst *mdbinstance.Instance, settings map[string]string, logf func(string, ...any)) error {
+	if inst.PID() == 0 {
+		return errors.New("the kept server is down")
+	}
+	want, err := mdbinstance.CanonicalSettings(settings)
+	if err != nil {
+		return err
+	}
+	if change := backend.RestartSettings(inst.Settings(), want, "max_connections"); len(change) > 0 {
+		logf("restarting the kept MariaDB for this run's settings")
+		return inst.Restart(ctx, change)
+	}
+	logf("reusing the MariaDB the run before kept (pid %d), its setup done", inst.PID())
+	return nil
 }
 
 // databaseOf is the database firedrill works in on a given server: the
@@ -350,6 +374,9 @@ func (tg *target) Close(frozen bool) error {
 		defer tg.adminDB.Close()
 	}
 	if tg.inst != nil {
+		if tg.spec.Keep.Leave(frozen) {
+			return nil // kept running for the next run (--reuse-server)
+		}
 		if err := tg.inst.Stop(); err != nil {
 			return fmt.Errorf("stopping the embedded server: %w", err)
 		}

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+
 	"github.com/firedrill/firedrill/db/postgres/rules"
 	"github.com/firedrill/firedrill/diagnose"
 	"strings"
@@ -30,6 +32,7 @@ import (
 	"github.com/firedrill/firedrill/event"
 	"github.com/firedrill/firedrill/sampler"
 	"github.com/firedrill/firedrill/sampler/host"
+	"github.com/firedrill/firedrill/sampler/host/hostmetric"
 	"github.com/firedrill/firedrill/scenario"
 	"github.com/firedrill/firedrill/script"
 	"github.com/firedrill/firedrill/timeline"
@@ -135,7 +138,12 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	for k, v := range sc.Target.Settings {
 		settings[k] = v
 	}
-	inst, err := pginstance.Start(ctx, pginstance.Options{Settings: settings, Progress: spec.Log})
+	inst, err := backend.KeptServer(spec.Keep,
+		func() (*pginstance.Instance, error) {
+			return pginstance.Start(ctx, pginstance.Options{Settings: settings, Progress: spec.Log})
+		},
+		func(inst *pginstance.Instance) error { return readyKept(ctx, inst, settings, tg.logf) },
+		(*pginstance.Instance).Stop)
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
 	}
@@ -143,6 +151,21 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.TCPAddr(),
 		Database: inst.Database(), ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
+}
+
+// readyKept readies the server the run before kept (--reuse-server) for
+// this run: up, and restarted when this run wants settings it lacks (more
+// connections than it allows).
+func readyKept(ctx context.Context, inst *pginstance.Instance, settings map[string]string, logf func(string, ...any)) error {
+	if inst.PID() == 0 {
+		return errors.New("the kept server is down")
+	}
+	if change := backend.RestartSettings(inst.Settings(), settings, "max_connections"); len(change) > 0 {
+		logf("restarting the kept PostgreSQL for this run's settings")
+		return inst.Restart(ctx, change)
+	}
+	logf("reusing the PostgreSQL the run before kept (pid %d), its setup done", inst.PID())
+	return nil
 }
 
 // target is one run's PostgreSQL.
@@ -242,15 +265,60 @@ func (tg *target) Samplers(ctx context.Context, timeout time.Duration) (*backend
 		dataDir = tg.inst.DataDir()
 	}
 	hosts := host.New(dataDir)
-	if tg.inst != nil { // the embedded server's processes: its CPU apart from firedrill's
+	notes := set.Notes()
+	// The server's processes: its CPU apart from firedrill's.
+	if tg.inst != nil {
 		hosts = append(hosts, host.Server(tg.inst.PID))
+	} else if postmaster, note := tg.givenPostmaster(ctx); postmaster > 0 {
+		hosts = append(hosts, host.Server(func() int { return postmaster }))
+	} else {
+		if notes == nil {
+			notes = map[string]string{}
+		}
+		notes[hostmetric.Server] = note
 	}
 	return &backend.Sampling{
 		Sources:    sampler.Schedule(set.Samplers(), hosts),
-		Notes:      set.Notes(),
+		Notes:      notes,
 		Close:      func() error { set.Close(); return nil },
 		Unanswered: unanswered,
 	}, nil
+}
+
+// givenPostmaster finds the postmaster of a given server on this host,
+// for the server sampler: a session's backend (pg_backend_pid()) is its
+// child. 0 and why not when the server is elsewhere or its process is
+// not visible here (another PID namespace).
+func (tg *target) givenPostmaster(ctx context.Context) (int, string) {
+	cfg, err := pgconn.ParseConfig(tg.connString)
+	if err != nil {
+		return 0, "server CPU unknown: " + err.Error()
+	}
+	if !host.Local(cfg.Host) {
+		return 0, host.RemoteNote
+	}
+	cfg.RuntimeParams["application_name"] = "firedrill-sampler"
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return 0, "server CPU unknown: " + err.Error()
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Exec(ctx, "SELECT pg_backend_pid() /* firedrill-sampler */").ReadAll()
+	if err != nil || len(rows) != 1 || len(rows[0].Rows) != 1 {
+		return 0, fmt.Sprintf("server CPU unknown: pg_backend_pid(): %v", err)
+	}
+	backendPID, err := strconv.Atoi(string(rows[0].Rows[0][0]))
+	if err != nil {
+		return 0, "server CPU unknown: pg_backend_pid(): " + err.Error()
+	}
+	postmaster, err := host.Parent(backendPID)
+	if err == nil {
+		err = errors.Join(host.Check(backendPID, "postgres", "postmaster"), host.Check(postmaster, "postgres", "postmaster"))
+	}
+	if err != nil {
+		return 0, "server CPU unknown: " + err.Error()
+	}
+	return postmaster, ""
 }
 
 // Settings reads pg_settings through the samplers' session, and notes the
@@ -297,6 +365,9 @@ func (tg *target) EventEnv(allowShell bool, appName func(string) string) *event.
 // schema changed. A run that found the server frozen gets one short try.
 func (tg *target) Close(frozen bool) error {
 	if tg.inst != nil {
+		if tg.spec.Keep.Leave(frozen) {
+			return nil // kept running for the next run (--reuse-server)
+		}
 		if err := tg.inst.Stop(); err != nil {
 			return fmt.Errorf("stopping the embedded server: %w", err)
 		}

@@ -203,8 +203,13 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	for k, v := range sc.Target.Settings {
 		settings[k] = v
 	}
-	inst, err := redisinstance.Start(ctx, redisinstance.Options{Settings: settings, Progress: spec.Log,
-		SlowDisk: event.WantsSlowDisk(sc.Events)})
+	inst, err := backend.KeptServer(spec.Keep,
+		func() (*redisinstance.Instance, error) {
+			return redisinstance.Start(ctx, redisinstance.Options{Settings: settings, Progress: spec.Log,
+				SlowDisk: event.WantsSlowDisk(sc.Events)})
+		},
+		func(inst *redisinstance.Instance) error { return readyKept(ctx, inst, settings, tg.logf) },
+		(*redisinstance.Instance).Stop)
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded Redis: %w", err)
 	}
@@ -214,6 +219,21 @@ func (Backend) Open(ctx context.Context, spec backend.Spec) (backend.Target, err
 	tg.info = timeline.Target{Kind: Kind, Product: product, Embedded: true, Address: inst.Addr(), Database: "0",
 		ServerVersion: inst.Version(), DataDir: inst.DataDir(), ErrorCodes: errorCodes}
 	return tg, nil
+}
+
+// readyKept readies the server the run before kept (--reuse-server) for
+// this run: up, and restarted when this run wants settings it lacks (more
+// clients than it admits).
+func readyKept(ctx context.Context, inst *redisinstance.Instance, settings map[string]string, logf func(string, ...any)) error {
+	if inst.PID() == 0 {
+		return errors.New("the kept server is down")
+	}
+	if change := backend.RestartSettings(inst.Settings(), settings, "maxclients"); len(change) > 0 {
+		logf("restarting the kept Redis for this run's settings")
+		return inst.Restart(ctx, change)
+	}
+	logf("reusing the Redis the run before kept (pid %d), its setup done", inst.PID())
+	return nil
 }
 
 // target is one run's Redis.
@@ -272,6 +292,9 @@ func (tg *target) dialWork(ctx context.Context, name string) (*redisconn.Conn, e
 // gets one short try.
 func (tg *target) Close(frozen bool) error {
 	if tg.inst != nil {
+		if tg.spec.Keep.Leave(frozen) {
+			return nil // kept running for the next run (--reuse-server)
+		}
 		if err := tg.inst.Stop(); err != nil {
 			return fmt.Errorf("stopping the embedded Redis: %w", err)
 		}

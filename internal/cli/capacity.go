@@ -47,6 +47,7 @@ type capacityOpts struct {
 	confirm   int
 	start     float64
 	maxSteps  int
+	reuse     bool
 }
 
 // Step lengths of a capacity search.
@@ -111,6 +112,11 @@ latency against load with the SLO lines, the USL curve, what bound each
 step) and capacity.json. On the embedded server every step starts a fresh
 server, so one step's bloat does not leak into the next; on a given server
 (--dsn, confined as 'run' confines it) the steps run one after another.
+With --reuse-server, one embedded server serves every step: the first
+step starts it and runs the scenario's setup, each later step runs on what
+the steps before it left (their data, its bloat, settings events' changes,
+warm caches), restarted only when a step needs more connections than it
+allows; it is stopped when the search ends, Ctrl-C included.
 Ctrl-C stops the step under way, cleans up as run does, and prints what was
 found so far (exit code 130). Exit code 99 when no level met the SLO.`,
 		Example: `  firedrill capacity scenario.yaml --workload browse --slo 'p99<50ms' --slo 'failed<0.1%'
@@ -130,6 +136,7 @@ found so far (exit code 130). Exit code 99 when no level met the SLO.`,
 	f.IntVar(&o.confirm, "confirm", capacity.DefaultConfirm, "runs that re-run the best passing level to confirm it")
 	f.Float64Var(&o.start, "start", 0, "the first level: a rate, or a number of clients (default: the scenario's)")
 	f.IntVar(&o.maxSteps, "max-steps", capacity.DefaultMaxSteps, "the most runs the search makes, confirming runs included")
+	f.BoolVar(&o.reuse, "reuse-server", false, "one embedded server for every step, set up once, instead of a fresh one per step (later steps run on what earlier ones left)")
 	f.StringArrayVar(&o.dsns.args, "dsn", nil, dsnUsage)
 	f.StringVar(&o.runAs, "run-as", "", runAsUsage)
 	f.BoolVar(&o.allowOutside, "allow-outside-schema", false, allowOutsideUsage)
@@ -223,6 +230,16 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 	where := "the given server"
 	if dsn == "" && len(named) == 0 && plan.base.Target.Embedded() && len(plan.base.Targets) == 0 {
 		where = "a fresh embedded server per step"
+		if o.reuse {
+			where = "one embedded server for all steps (--reuse-server)"
+		}
+	}
+	// --reuse-server: each step's run takes the embedded servers the step
+	// before kept; they are stopped when the search ends, however it ends.
+	var keep *backend.Keeper
+	if o.reuse {
+		keep = &backend.Keeper{}
+		defer keep.Stop()
 	}
 	if !o.quiet {
 		length := o.step.String()
@@ -260,7 +277,7 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 		ropts := runner.Options{
 			Scenario: sc, Backends: o.backends, RunDir: filepath.Join(capDir, fmt.Sprintf("step-%02d-%s", steps, levelSlug(o.vary, level))),
 			DSN: dsn, RunAs: o.runAs, AllowShell: o.allowShell, AllowOutsideSchema: o.allowOutside, Version: clikit.Version,
-			Command: env.CommandLine(), Secret: env.LearnSecret,
+			Command: env.CommandLine(), Secret: env.LearnSecret, Keep: keep,
 		}
 		if o.verbose {
 			ropts.Log = logw
@@ -301,6 +318,7 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 		if k, ok := kinds.Of(run.Manifest.Target); ok && k.ServerCPU != nil {
 			m.ReadServerCPU(run, k.ServerCPU.Source, k.ServerCPU.Key, k.ServerCPU.MaxCores)
 		}
+		m.ReadServices(run, sc.Services)
 		s := capacity.Step{Dir: res.Dir, Measure: m, Findings: findings, Binds: capacity.TopBinds(findings, 3)}
 		if runErr != nil {
 			if errors.Is(runErr, runner.ErrInterrupted) {
@@ -326,6 +344,9 @@ func (o *capacityOpts) run(env *clikit.Env, path string) error {
 			capacity.Rate(s.Measure.Achieved), fmtMS(s.Measure.P99), verdict, top, interval(o.vary, lo, hi))
 	}
 	result, searchErr := capacity.Search(ctx, cfg, runStep, progress)
+	if err := keep.Stop(); err != nil {
+		fmt.Fprintf(env.Stderr, "firedrill: stopping the kept server: %v\n", err)
+	}
 	if result == nil {
 		if searchErr == nil {
 			searchErr = errors.New("the search left no result")

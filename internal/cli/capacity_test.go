@@ -244,3 +244,68 @@ func TestCapacityStepScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityServiceThreadsBind: a service of 4 threads whose requests
+// each hold a thread 40 ms (a script's \sleep) serves at most 4/0.04 =
+// 100 requests/s; above it its accept queue fills and requests are
+// refused. The first failing step reads the service's series and says
+// its threads bind. Three steps (60, 120, 90 tx/s) on one kept server.
+func TestCapacityServiceThreadsBind(t *testing.T) {
+	t.Parallel()
+	tmp := privateTmp(t)
+	path := writeScenario(t, tmp, `name: service-threads
+target: {kind: redis}
+services:
+  - name: api
+    max_threads: 4
+    accept_count: 20
+workloads:
+  - name: calls
+    service: api
+    rate: 60
+    scripts:
+      - inline: |
+          \sleep 40ms
+          PING
+`)
+	env, out, errb := clikit.MemoryEnv("")
+	args := []string{"capacity", path, "--slo", "failed<1%", "--step", "4s", "--warmup", "1s", "--confirm", "0", "--max-steps", "3",
+		"--reuse-server", "--out", filepath.Join(tmp, "runs"), "--json", "-"}
+	code := Main(env, kinds.Registry(), args)
+	if code != 0 && code != clikit.ExitThresholds {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	}
+	var res struct {
+		Steps []struct {
+			Level   float64 `json:"level"`
+			Pass    bool    `json:"pass"`
+			Measure struct {
+				Services []capacity.ServiceLoad `json:"services"`
+			} `json:"measure"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("--json -: %v\n%s", err, out)
+	}
+	const ideal = 4 / 0.040
+	bound := false
+	for _, s := range res.Steps {
+		if len(s.Measure.Services) != 1 || s.Measure.Services[0].Name != "api" || s.Measure.Services[0].Threads != 4 {
+			t.Errorf("step at %v: services %+v, want api's 4 threads", s.Level, s.Measure.Services)
+			continue
+		}
+		l := s.Measure.Services[0]
+		if s.Level > ideal && !s.Pass {
+			bound = true
+			if l.Binds != capacity.ServiceThreads || l.Busy < 3 {
+				t.Errorf("step at %v, above the service's capacity %v: %+v, want its threads binding, nearly all busy", s.Level, ideal, l)
+			}
+		}
+	}
+	if !bound {
+		t.Errorf("no step above the capacity %v failed: %+v\n%s", ideal, res.Steps, errb)
+	}
+	if !strings.Contains(errb.String(), "service api: its threads bind") {
+		t.Errorf("the summary does not say the service's threads bind:\n%s", errb)
+	}
+}

@@ -72,6 +72,12 @@ func normalizeSettings(settings map[string]string) (map[string]string, error) {
 	return out, errors.Join(errs...)
 }
 
+// CanonicalSettings spells settings' names as the server lists them and
+// as Instance.Settings holds them, so that a caller can compare its own.
+func CanonicalSettings(settings map[string]string) (map[string]string, error) {
+	return normalizeSettings(settings)
+}
+
 // isOptionName accepts option names: letters, digits, '_', '-' and '.'
 // (plugin options), starting with a letter.
 func isOptionName(name string) bool {

@@ -253,6 +253,10 @@ func (i *Instance) BinDir() string { return i.binDir }
 // Version is the server version, e.g. "15.18", for version-gated SQL.
 func (i *Instance) Version() string { return i.version }
 
+// Settings are the settings the server was last started with (the
+// defaults, the caller's, and what restarts changed).
+func (i *Instance) Settings() map[string]string { return i.life.Settings() }
+
 // PID is the postmaster's process id, for host samplers; 0 while the server is down or has died.
 func (i *Instance) PID() int { return i.life.PID() }
 

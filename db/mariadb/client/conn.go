@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,6 +63,7 @@ type conn struct {
 	version string
 	connID  uint32
 	caps    uint32
+	ext     uint32 // MariaDB's extended capabilities in use (extCacheMetadata)
 	status  uint16 // of the last OK or EOF; statusInTrans after an error
 	broken  error  // why the session can no longer be used
 
@@ -78,7 +80,10 @@ type conn struct {
 	byText map[string]*stmt
 	gset   map[*script.SQL]*gsetTarget
 	cols   []column // the binary result's columns, reused
-	num    []byte   // formatting scratch
+	// exec is the statement being executed: its columns stand for a
+	// result whose definitions the server left out (extCacheMetadata).
+	exec *stmt
+	num  []byte // formatting scratch
 }
 
 var _ engine.Conn = (*conn)(nil)
@@ -88,6 +93,13 @@ type stmt struct {
 	id      uint32
 	params  int
 	columns int
+	// types are the parameter types sent with the last execute: the
+	// server keeps them, so an execute sends them only when they change.
+	types []byte
+	// cols and names are the result's columns as the server last
+	// described them, for the executes it does not describe them in.
+	cols  []column
+	names []string
 }
 
 // column is what decoding a binary row needs of a column.
@@ -172,7 +184,11 @@ func (c *conn) execPrepared(q *script.SQL, vars *script.Vars) error {
 		for range (st.params + 7) / 8 {
 			c.io.W = append(c.io.W, 0) // NULL bitmap: none
 		}
-		c.io.W = append(c.io.W, 1) // types follow
+		// The types, sent when they differ from the last execute's (the
+		// first one's always): the server keeps a statement's types.
+		flag := len(c.io.W)
+		c.io.W = append(c.io.W, 1)
+		typesAt := len(c.io.W)
 		start := 0
 		for _, end := range c.ends {
 			if isInteger(c.pbuf[start:end]) {
@@ -181,6 +197,12 @@ func (c *conn) execPrepared(q *script.SQL, vars *script.Vars) error {
 				c.io.W = append(c.io.W, typeVarString, 0)
 			}
 			start = end
+		}
+		if types := c.io.W[typesAt:]; st.types != nil && string(types) == string(st.types) {
+			c.io.W[flag] = 0
+			c.io.W = c.io.W[:typesAt]
+		} else {
+			st.types = append(st.types[:0], types...)
 		}
 		start = 0
 		for _, end := range c.ends {
@@ -197,9 +219,16 @@ func (c *conn) execPrepared(q *script.SQL, vars *script.Vars) error {
 	}
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
+		st.types = st.types[:0] // not known to have reached the server
 		return err
 	}
-	return c.readResults(q, vars, true)
+	c.exec = st
+	err = c.readResults(q, vars, true)
+	c.exec = nil
+	if err != nil {
+		st.types = st.types[:0] // a refused execute may not have kept them
+	}
+	return err
 }
 
 // isInteger says whether a parameter's text is a decimal int64 that reads
@@ -252,14 +281,27 @@ func (c *conn) prepare(q *script.SQL) (*stmt, error) {
 		columns: int(binary.LittleEndian.Uint16(p[5:])),
 		params:  int(binary.LittleEndian.Uint16(p[7:])),
 	}
-	for _, n := range [2]int{st.params, st.columns} {
+	for i, n := range [2]int{st.params, st.columns} {
 		if n == 0 {
 			continue
 		}
-		if c.caps&capDeprecateEOF == 0 {
-			n++
-		}
 		for range n {
+			p, err := c.readPacket()
+			if err != nil {
+				return nil, err
+			}
+			if i == 1 && c.ext&extCacheMetadata != 0 {
+				// The result's columns, for executes the server does
+				// not describe them in.
+				name, col, err := parseColumn(p)
+				if err != nil {
+					return nil, c.fail(err)
+				}
+				st.cols = append(st.cols, col)
+				st.names = append(st.names, string(name))
+			}
+		}
+		if c.caps&capDeprecateEOF == 0 {
 			if _, err := c.readPacket(); err != nil {
 				return nil, err
 			}
@@ -332,11 +374,18 @@ func (c *conn) readResults(q *script.SQL, vars *script.Vars, binaryRows bool) er
 			}
 			continue
 		default:
-			ncol, _, _, err := lenenc(p)
+			ncol, w, _, err := lenenc(p)
 			if err != nil || ncol == 0 || ncol > 4096 {
 				return c.fail(fmt.Errorf("protocol error: bad column count in result header"))
 			}
-			n, err := c.readResultSet(int(ncol), q, vars, binaryRows)
+			described := true
+			if c.ext&extCacheMetadata != 0 {
+				if len(p) <= w {
+					return c.fail(fmt.Errorf("protocol error: no metadata flag in result header"))
+				}
+				described = p[w] != 0
+			}
+			n, err := c.readResultSet(int(ncol), described, q, vars, binaryRows)
 			if c.broken != nil {
 				return err
 			}
@@ -359,8 +408,9 @@ func (c *conn) readResults(q *script.SQL, vars *script.Vars, binaryRows bool) er
 }
 
 // readResultSet reads one result set's columns and rows after its header
-// and returns the number of rows.
-func (c *conn) readResultSet(ncol int, q *script.SQL, vars *script.Vars, binaryRows bool) (int, error) {
+// and returns the number of rows. A result not described (extCacheMetadata)
+// has the columns the executed statement's last description gave.
+func (c *conn) readResultSet(ncol int, described bool, q *script.SQL, vars *script.Vars, binaryRows bool) (int, error) {
 	var g *script.Gset
 	if q != nil {
 		g = q.Gset
@@ -372,27 +422,58 @@ func (c *conn) readResultSet(ncol int, q *script.SQL, vars *script.Vars, binaryR
 		cached = c.gset[q]
 		match = cached != nil && len(cached.names) == ncol
 	}
+	// nameAt follows the result's column names against the cached ones.
+	// (name may be a view of the packet: it is copied when kept).
+	nameAt := func(i int, name string) {
+		if match && name != cached.names[i] {
+			match = false
+			names = append(names, cached.names[:i]...)
+		}
+		if !match {
+			names = append(names, strings.Clone(name))
+		}
+	}
+	// A statement's columns are kept only where the server may leave
+	// them out, so that other sessions parse no more than they use.
+	st := c.exec
+	if c.ext&extCacheMetadata == 0 {
+		st = nil
+	}
 	c.cols = c.cols[:0]
-	for i := range ncol {
-		p, err := c.readPacket()
-		if err != nil {
-			return 0, err
+	switch {
+	case !described:
+		if st == nil || len(st.cols) != ncol {
+			return 0, c.fail(fmt.Errorf("protocol error: a result of %d columns the server did not describe", ncol))
 		}
-		if g == nil {
-			continue // rows that are not stored need no column but their count
-		}
-		name, col, err := parseColumn(p)
-		if err != nil {
-			return 0, c.fail(err)
-		}
-		c.cols = append(c.cols, col)
+		c.cols = append(c.cols, st.cols...)
 		if g != nil {
-			if match && string(name) != cached.names[i] {
-				match = false
-				names = append(names, cached.names[:i]...)
+			for i, name := range st.names {
+				nameAt(i, name)
 			}
-			if !match {
-				names = append(names, string(name))
+		}
+	default:
+		if st != nil {
+			st.cols, st.names = st.cols[:0], st.names[:0]
+		}
+		for i := range ncol {
+			p, err := c.readPacket()
+			if err != nil {
+				return 0, err
+			}
+			if g == nil && st == nil {
+				continue // rows that are not stored need no column but their count
+			}
+			name, col, err := parseColumn(p)
+			if err != nil {
+				return 0, c.fail(err)
+			}
+			c.cols = append(c.cols, col)
+			if st != nil {
+				st.cols = append(st.cols, col)
+				st.names = append(st.names, string(name))
+			}
+			if g != nil {
+				nameAt(i, unsafeString(name))
 			}
 		}
 	}

@@ -31,6 +31,19 @@ const (
 	capDeprecateEOF     = 1 << 24
 )
 
+// MariaDB's extended capabilities, in the last four of the reserved bytes
+// of the greeting and of the client's answer (when CLIENT_MYSQL, the
+// long-password bit that MariaDB servers leave clear, is clear).
+const (
+	// extCacheMetadata lets the server leave out a prepared statement's
+	// column definitions from an execute's result when they have not
+	// changed (a column count then says whether they follow). A point
+	// select's result was 193 bytes with them, 150 without, and the
+	// server builds them for nothing on every execute; libmariadb, which
+	// sysbench runs on, asks for it.
+	extCacheMetadata = 1 << 4
+)
+
 // clientCaps is what the client asks for; the session gets what the
 // server also offers.
 const clientCaps = capLongPassword | capFoundRows | capLongFlag | capProtocol41 | capTransactions |
@@ -67,6 +80,9 @@ func (c *conn) handshake(deadline time.Time, nc net.Conn) error {
 	if len(b) >= 16 {
 		serverCaps |= uint32(binary.LittleEndian.Uint16(b[3:])) << 16
 		authLen = int(b[5])
+		if serverCaps&capLongPassword == 0 { // CLIENT_MYSQL clear: a MariaDB server
+			c.ext = binary.LittleEndian.Uint32(b[12:]) & extCacheMetadata
+		}
 		b = b[16:] // charset, status, upper caps, auth length, 10 reserved
 	} else {
 		b = nil
@@ -117,7 +133,7 @@ func (c *conn) handshake(deadline time.Time, nc net.Conn) error {
 	c.io.W = binary.LittleEndian.AppendUint32(c.io.W, c.caps)
 	c.io.W = binary.LittleEndian.AppendUint32(c.io.W, maxPayload)
 	c.io.W = append(c.io.W, charsetUTF8MB4)
-	c.io.W = append(c.io.W, make([]byte, 23)...)
+	c.io.W = c.appendFiller(c.io.W)
 	c.io.W = append(append(c.io.W, t.cfg.User...), 0)
 	if c.caps&capPluginAuthLenenc != 0 {
 		c.io.W = appendLenenc(c.io.W, uint64(len(auth)))
@@ -292,4 +308,11 @@ func authResponse(plugin, password string, scramble []byte) ([]byte, error) {
 		return append([]byte(password), 0), nil
 	}
 	return nil, fmt.Errorf("authentication plugin %s is not supported (use mysql_native_password)", plugin)
+}
+
+// appendFiller appends the handshake response's 23 reserved bytes, the
+// last four the MariaDB capabilities the session uses.
+func (c *conn) appendFiller(b []byte) []byte {
+	b = append(b, make([]byte, 19)...)
+	return binary.LittleEndian.AppendUint32(b, c.ext)
 }

@@ -33,7 +33,7 @@ func (c *conn) startTLS(nc net.Conn, deadline time.Time) error {
 	c.io.W = appendUint32(c.io.W, c.caps)
 	c.io.W = appendUint32(c.io.W, maxPayload)
 	c.io.W = append(c.io.W, charsetUTF8MB4)
-	c.io.W = append(c.io.W, make([]byte, 23)...)
+	c.io.W = c.appendFiller(c.io.W)
 	c.endPacket(at)
 	if err := c.flush(); err != nil {
 		return err

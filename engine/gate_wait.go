@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"math"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -119,7 +118,7 @@ func (l *eventLoop) resumeWoken() {
 // noDeadline is a parked client's sleep time when its Park has no
 // deadline: it counts as a sleeper, so that the loop resumes it when the
 // run stops.
-const noDeadline = math.MaxInt64 / 2
+const noDeadline = int64(1) << 50 // µs: 35 years, and ×1000 (ns) does not overflow
 
 // park waits for wake, the deadline (zero: none) or the run's stop;
 // false if the run stops.

@@ -319,8 +319,10 @@ type Config struct {
 	Fallback *Fallback
 	// Gate, if set, is the application tier the requests pass through
 	// (gate.go): the clients are its callers, and it runs each request's
-	// transaction when and as often as it decides. Clients then run on
-	// goroutines of their own.
+	// transaction when and as often as it decides. Its waits park the
+	// client (GateCall.Park), so the clients keep the event loops, and
+	// with them Pool's sessions, which follow their borrower from loop to
+	// loop (gate_wait.go).
 	Gate Gate
 }
 

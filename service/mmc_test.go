@@ -28,7 +28,9 @@ func (noDB) Connect(context.Context, int) (engine.Conn, error) { return noConn{}
 
 // ConnectLoop makes noDB an engine.LoopTarget: its sessions wait on
 // nothing, and a run through a service keeps the event loops.
-func (noDB) ConnectLoop(context.Context, int, engine.Poller) (engine.Conn, error) { return noConn{}, nil }
+func (noDB) ConnectLoop(context.Context, int, engine.Poller) (engine.Conn, error) {
+	return noConn{}, nil
+}
 
 var _ engine.LoopTarget = noDB{}
 

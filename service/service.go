@@ -204,10 +204,9 @@ func (s *Service) advanceArea(now time.Time) {
 func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	s := g.s
 	cfg := &s.cfg
-	now := time.Now()
 	s.c.arrivals.Add(1)
 	if s.throttle != nil {
-		if !s.throttle.admit(now) {
+		if !s.throttle.admit(time.Now()) {
 			s.c.throttled.Add(1)
 			call.Refuse(CodeThrottled, errors.New("throttled: no token in the bucket"))
 			return
@@ -226,7 +225,7 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	// the time read under the lock, so that the queue's order is that of
 	// the times.
 	in.mu.Lock()
-	now = time.Now()
+	now := time.Now()
 	req.entered = now
 	queued := false
 	switch {
@@ -437,7 +436,10 @@ func (g *gate) work(ctx context.Context, idx int, in *instance, req *request, ca
 // target, with a connection of the instance's pool.
 func (g *gate) attempt(ctx context.Context, idx int, req *request, call engine.GateCall) (ok, stop bool) {
 	s, p := g.s, g.p
-	now := time.Now()
+	var now time.Time // for the breaker's slow calls
+	if p.breaker != nil {
+		now = time.Now()
+	}
 	s.c.attempts.Add(1)
 	if p.breaker != nil && !p.breaker.allow(now) {
 		p.breakerRejected.Add(1)

@@ -28,8 +28,9 @@ test: ## run every test against real throwaway servers (race detector on), then 
 	$(GO) test -race -count=1 -timeout 45m $(GOTESTFLAGS) $(SLOWTESTS) ./...
 	$(MAKE) test-memory
 
-test-memory: ## peak memory of a 100,000-command script in run and pgbench -r (without the race detector, which multiplies memory)
+test-memory: ## peak memory of a 100,000-command script in run and pgbench -r, and a service's allocations per request (without the race detector, which multiplies memory)
 	$(GO) test -count=1 -run '^TestLongScriptMemoryIsBounded$$' -v ./internal/cli/
+	$(GO) test -count=1 -run '^TestServeOnLoopsAllocatesNothing$$' ./service/
 
 test-drills: ## run every drill's quick version and check its expected findings (about 15 minutes, MariaDB's openchat and stock-mariadb included)
 	FIREDRILL_DRILL_TESTS=1 $(GO) test -p 1 -count=1 -timeout 30m -run '^(TestDrillQuick|TestMultixactShapeOnTheTimeline)$$' -v $(GOTESTFLAGS) ./internal/cli/ ./runner/

@@ -34,6 +34,15 @@ type client struct {
 	ls     *loopState // on an event loop; nil with a goroutine of its own
 	fbConn Conn       // the session on Config.Fallback's target, once opened
 	gate   *gateCall  // its request in hand, with Config.Gate
+	// With a Gate: a wake-up for its Park is on its way (wakeToken), the
+	// channel it comes on without a loop, the timer of a Park's deadline
+	// (gate_wait.go).
+	wakeToken atomic.Bool
+	wakeCh    chan struct{}
+	parkTimer *time.Timer
+	// connGen identifies the pooled session borrowed (poolSlot.gen), 0
+	// with none: a loop re-registers a socket whose session changed.
+	connGen uint64
 
 	// interrupted is set once the supervisor cancels the client's command
 	// in flight: the error that follows is the run's doing, not the
@@ -111,6 +120,9 @@ func newClient(r *run, id int) *client {
 	c.vars.SetInt(syms.Ref(script.VarClientID), int64(id))
 	c.env = script.Env{Vars: c.vars}
 	r.seedClient(c) // pgbench's seeds: Rand, :random_seed, :default_seed
+	if cfg.Gate != nil {
+		c.wakeCh = make(chan struct{}, 1)
+	}
 	if cfg.Stderr != nil {
 		c.env.Debug = stderrWriter{r}
 	}
@@ -478,7 +490,7 @@ func (c *client) transaction(ctx context.Context, scheduled int64) bool {
 func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 	r := c.r
 	t0 := r.nowUS()
-	slot, err := r.pool.acquire(ctx, r.cfg.PoolTimeout, &c.timer)
+	slot, err := c.acquireSlot(ctx)
 	out.poolWait = r.nowUS() - t0
 	if err != nil {
 		if ctx.Err() != nil {
@@ -489,8 +501,9 @@ func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 			"%w after %v (pool of %d)", err, r.cfg.PoolTimeout, r.cfg.Pool)}, out.script, -1))
 		return true, true
 	}
+	slot.poller.cur = c
 	if slot.conn == nil {
-		conn, err := c.connect(ctx)
+		conn, err := c.connectSlot(ctx, slot)
 		if err != nil {
 			if ctx.Err() != nil {
 				r.pool.release(slot, false)
@@ -508,7 +521,7 @@ func (c *client) borrow(ctx context.Context, out *txOutcome) (ok, done bool) {
 		slot.connFails = 0
 		r.pool.setConn(slot, conn)
 	}
-	c.slot = slot
+	c.slot, c.connGen = slot, slot.gen
 	c.connMu.Lock()
 	c.conn = slot.conn
 	c.connMu.Unlock()
@@ -525,7 +538,7 @@ func (c *client) giveBack(broken bool) {
 	c.conn = nil
 	c.connMu.Unlock()
 	c.r.pool.release(c.slot, broken)
-	c.slot = nil
+	c.slot, c.connGen = nil, 0
 }
 
 func (c *client) canRetry(tries int, scheduled int64) bool {

@@ -319,8 +319,10 @@ type Config struct {
 	Fallback *Fallback
 	// Gate, if set, is the application tier the requests pass through
 	// (gate.go): the clients are its callers, and it runs each request's
-	// transaction when and as often as it decides. Clients then run on
-	// goroutines of their own.
+	// transaction when and as often as it decides. Its waits park the
+	// client (GateCall.Park), so the clients keep the event loops, and
+	// with them Pool's sessions, which follow their borrower from loop to
+	// loop (gate_wait.go).
 	Gate Gate
 }
 
@@ -480,7 +482,9 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 	for i := range clients {
 		clients[i] = newClient(r, i)
 	}
-	if _, ok := target.(LoopTarget); ok && r.pool == nil && !cfg.Goroutines && cfg.Gate == nil && cfg.Fallback.canLoop() {
+	// A pool's clients wait on each other, which only a Gate's do without
+	// blocking a loop (gate_wait.go): a plain pool keeps goroutines.
+	if _, ok := target.(LoopTarget); ok && (r.pool == nil || cfg.Gate != nil) && !cfg.Goroutines && cfg.Fallback.canLoop() {
 		if err := r.makeLoops(clients); err != nil {
 			return nil, err
 		}
@@ -632,6 +636,11 @@ func (r *run) makeLoops(clients []*client) error {
 	dealt := 0
 	for t := range n {
 		l, err := newEventLoop(r)
+		if err == nil && r.cfg.Gate != nil {
+			if err = l.newLoopWaker(); err != nil {
+				syscall.Close(l.ep)
+			}
+		}
 		if err != nil {
 			r.closeLoops()
 			return fmt.Errorf("event loop: %w", err)
@@ -658,9 +667,15 @@ func (r *run) closeLoops() {
 			c.ls = nil
 			c.shard = r.col.shardFor(c.id)
 		}
+		if l.wake != nil {
+			l.wake.close()
+		}
 		syscall.Close(l.ep)
 	}
 	r.loops = nil
+	if r.pool != nil {
+		r.pool.loop = nil
+	}
 }
 
 // retryLater reports whether a failed attempt to open a session leaves
@@ -679,7 +694,15 @@ func (r *run) connectAll(ctx context.Context, clients []*client) error {
 	var first error
 	var wg sync.WaitGroup
 	if r.pool != nil {
-		return r.pool.fill(ctx, r.retryLater)
+		if r.loops != nil {
+			r.pool.loop, _ = r.target.(LoopTarget)
+		}
+		err := r.pool.fill(ctx, r.retryLater)
+		if errors.Is(err, ErrNoLoop) { // sessions cannot run on a loop
+			r.closeLoops()
+			err = r.pool.fill(ctx, r.retryLater)
+		}
+		return err
 	}
 	active := int(r.active.Load())
 	if r.loops != nil {

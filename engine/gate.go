@@ -22,7 +22,10 @@ type Gate interface {
 }
 
 // GateCall is what a Gate can do with one request: run its transaction
-// on the database, or record a try that never got there.
+// on the database, record a try that never got there, and wait. A Gate
+// waits only in Park (and in Attempt): the client may be a coroutine of
+// an event loop, which any other blocking wait would stall with every
+// client on it.
 type GateCall interface {
 	// Attempt runs the transaction once and records it as every
 	// transaction is; ok says it succeeded, stop that the client must
@@ -32,6 +35,13 @@ type GateCall interface {
 	// database: a failed transaction with the code (ContinueOnError's
 	// error counts), and its latency zero.
 	Refuse(code string, err error)
+	// Park waits until Wake is called, deadline passes (zero: no
+	// deadline) or the run stops; false if it stops. A Wake before Park
+	// makes it return at once, and it may return for no reason: the Gate
+	// checks what it waited for each time.
+	Park(ctx context.Context, deadline time.Time) bool
+	// Wake ends the request's Park; any goroutine may call it.
+	Wake()
 }
 
 // gateCall is a client's GateCall for the request in hand (one per
@@ -88,3 +98,7 @@ func (g *gateCall) Refuse(code string, err error) {
 	c.record(&out, g.scheduled, now, now)
 	c.codes = out.codes
 }
+
+func (g *gateCall) Park(ctx context.Context, deadline time.Time) bool { return g.c.park(ctx, deadline) }
+
+func (g *gateCall) Wake() { g.c.wake() }

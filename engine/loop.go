@@ -75,6 +75,11 @@ type eventLoop struct {
 	ready   bool // the last poll found sockets ready
 	done    bool // the loop has returned: waits block on poll(2)
 	running *client
+	// wake, with a Gate, resumes parked clients from other goroutines
+	// (gate_wait.go); owner is the client whose registration each fd's
+	// is, for sessions that move between clients (register).
+	wake  *loopWaker
+	owner []*client
 }
 
 // loopState is a client's place on its event loop.
@@ -89,7 +94,9 @@ type loopState struct {
 	until  int64 // sleeping until (µs since start), -1 = not sleeping
 	regFD  int   // fd registered in epoll, -1 = none
 	regEv  uint32
+	regGen uint64 // the pooled session registered (client.connGen), 0 = the client's own
 	ended  bool
+	parked bool // in a Gate's Park (gate_wait.go)
 }
 
 const (
@@ -129,6 +136,9 @@ func (l *eventLoop) run(ctx context.Context) {
 			}
 			c.ls.regFD = -1
 		}
+		if l.wake != nil {
+			l.wake.close()
+		}
 		syscall.Close(l.ep)
 	}()
 	for _, c := range l.clients {
@@ -145,6 +155,10 @@ func (l *eventLoop) run(ctx context.Context) {
 		timeout := l.timeout()
 		n := l.wait(timeout)
 		for _, ev := range l.evs[:n] {
+			if ev.Fd == wakeIndex {
+				l.wake.ack()
+				continue
+			}
 			c := l.clients[ev.Fd]
 			ls := c.ls
 			if ls.waitFD >= 0 && ls.waitFD == ls.regFD {
@@ -156,10 +170,10 @@ func (l *eventLoop) run(ctx context.Context) {
 			// stop watching until it waits again, or level-triggered
 			// epoll would spin. Removed, not just masked: a hang-up is
 			// reported even for a descriptor watched for nothing.
-			if ls.regFD >= 0 {
-				l.ctl(syscall.EPOLL_CTL_DEL, ls.regFD, 0, ls.index)
-				ls.regFD = -1
-			}
+			l.unregister(c)
+		}
+		if l.wake != nil && l.wake.pending.Load() > 0 {
+			l.resumeWoken()
 		}
 		hard := r.hardStop.Load()
 		if l.sleepers == 0 && !hard {
@@ -219,6 +233,12 @@ func (l *eventLoop) wait(timeoutNS int64) int {
 	if timeoutNS == 0 {
 		return 0
 	}
+	if l.wake != nil {
+		if !l.wake.mayBlock() {
+			return 0
+		}
+		defer l.wake.blocking.Store(false)
+	}
 	n := l.block(evs, timeoutNS)
 	l.ready = n > 0
 	return n
@@ -272,10 +292,7 @@ func (l *eventLoop) resume(c *client) {
 	if _, ok := ls.next(); !ok {
 		ls.ended = true
 		l.live--
-		if ls.regFD >= 0 {
-			l.ctl(syscall.EPOLL_CTL_DEL, ls.regFD, 0, ls.index)
-			ls.regFD = -1
-		}
+		l.unregister(c)
 	}
 	l.running = nil
 }
@@ -305,15 +322,10 @@ func (c *client) waitFD(fd int, write bool) error {
 		ev = syscall.EPOLLOUT
 	}
 	switch {
-	case ls.regFD != fd:
-		if ls.regFD >= 0 {
-			ls.lp.ctl(syscall.EPOLL_CTL_DEL, ls.regFD, 0, ls.index)
-		}
-		if err := ls.lp.ctl(syscall.EPOLL_CTL_ADD, fd, ev, ls.index); err != nil {
-			ls.regFD = -1
+	case ls.regFD != fd || ls.regGen != c.connGen:
+		if err := ls.lp.register(c, fd, ev); err != nil {
 			return err
 		}
-		ls.regFD, ls.regEv = fd, ev
 	case ls.regEv != ev:
 		if err := ls.lp.ctl(syscall.EPOLL_CTL_MOD, fd, ev, ls.index); err != nil {
 			return err
@@ -335,7 +347,7 @@ func (c *client) Forget(fd int) {
 	ls := c.ls
 	if ls.regFD == fd {
 		if !ls.lp.done {
-			ls.lp.ctl(syscall.EPOLL_CTL_DEL, fd, 0, ls.index)
+			ls.lp.unregister(c)
 		}
 		ls.regFD = -1
 	}

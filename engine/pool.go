@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,9 +14,13 @@ import (
 // connectionTimeout bounds.
 type connPool struct {
 	target Target
-	slots  chan *poolSlot
-	all    []*poolSlot
-	mu     sync.Mutex // guards the conn fields of all, for close
+	// loop, set when the clients run on event loops (with a Gate), opens
+	// the sessions on them, each with a slotPoller.
+	loop  LoopTarget
+	gens  atomic.Uint64
+	slots chan *poolSlot
+	all   []*poolSlot
+	mu    sync.Mutex // guards the conn fields of all, for close
 }
 
 type poolSlot struct {
@@ -23,6 +28,10 @@ type poolSlot struct {
 	// connFails counts the failed attempts in a row to open its
 	// connection, for the backoff (under the borrower's ownership).
 	connFails int
+	// On event loops: where the session's waits go, and which session
+	// it is (a new number for each connection opened).
+	poller slotPoller
+	gen    uint64
 }
 
 func newConnPool(size int, target Target) *connPool {
@@ -40,7 +49,7 @@ func newConnPool(size int, target Target) *connPool {
 // retryLater says to leave is connected by its first borrower.
 func (p *connPool) fill(ctx context.Context, retryLater func(error) bool) error {
 	for i, s := range p.all {
-		c, err := p.target.Connect(ctx, -1-i)
+		c, err := p.connect(ctx, s, -1-i)
 		if err != nil && retryLater(err) {
 			continue
 		}
@@ -48,11 +57,17 @@ func (p *connPool) fill(ctx context.Context, retryLater func(error) bool) error 
 			p.close()
 			return err
 		}
-		p.mu.Lock()
-		s.conn = c
-		p.mu.Unlock()
+		p.setConn(s, c)
 	}
 	return nil
+}
+
+// connect opens a session for slot s.
+func (p *connPool) connect(ctx context.Context, s *poolSlot, id int) (Conn, error) {
+	if p.loop != nil {
+		return p.loop.ConnectLoop(ctx, id, &s.poller)
+	}
+	return p.target.Connect(ctx, id)
 }
 
 // errPoolTimeout is the failure of a borrower that waited too long.
@@ -92,13 +107,14 @@ func (p *connPool) release(s *poolSlot, broken bool) {
 		p.mu.Unlock()
 		_ = c.Close()
 	}
+	s.poller.cur = nil
 	p.slots <- s
 }
 
 // setConn records a connection a borrower opened for its slot.
 func (p *connPool) setConn(s *poolSlot, c Conn) {
 	p.mu.Lock()
-	s.conn = c
+	s.conn, s.gen = c, p.gens.Add(1)
 	p.mu.Unlock()
 }
 

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -9,7 +10,8 @@ import (
 // phase as a processor-sharing server: with n of them on c cores, each
 // progresses at min(1, c/n) of real time, so more running threads on the
 // same cores make every request's phase longer. It works in real time:
-// use blocks until the request got its CPU.
+// use parks the request until it got its CPU (its timer wakes the
+// requests whose work is done).
 type cpu struct {
 	cores float64
 
@@ -21,7 +23,8 @@ type cpu struct {
 
 type cpuJob struct {
 	remaining float64 // seconds of CPU still needed
-	done      chan struct{}
+	finished  bool
+	caller    parker
 }
 
 func newCPU(cores float64) *cpu { return &cpu{cores: cores} }
@@ -33,30 +36,35 @@ func (c *cpu) running() int {
 	return len(c.jobs)
 }
 
-// use holds the caller until it got need of CPU; false if done closed
-// first (the job is then withdrawn).
-func (c *cpu) use(need time.Duration, done <-chan struct{}) bool {
-	j := &cpuJob{remaining: need.Seconds(), done: make(chan struct{})}
+// use parks the caller until it got need of CPU; false if the run
+// stopped first (the job j, the caller's, is then withdrawn).
+func (c *cpu) use(ctx context.Context, need time.Duration, j *cpuJob, caller parker) bool {
+	*j = cpuJob{remaining: need.Seconds(), caller: caller}
 	c.mu.Lock()
 	c.advance(time.Now())
 	c.jobs = append(c.jobs, j)
 	c.schedule()
 	c.mu.Unlock()
-	select {
-	case <-j.done:
-		return true
-	case <-done:
+	for {
+		ok := caller.Park(ctx, time.Time{})
 		c.mu.Lock()
-		c.advance(time.Now())
-		for i, o := range c.jobs {
-			if o == j {
-				c.jobs = append(c.jobs[:i], c.jobs[i+1:]...)
-				break
-			}
+		if j.finished {
+			c.mu.Unlock()
+			return true
 		}
-		c.schedule()
+		if !ok {
+			c.advance(time.Now())
+			for i, o := range c.jobs {
+				if o == j {
+					c.jobs = append(c.jobs[:i], c.jobs[i+1:]...)
+					break
+				}
+			}
+			c.schedule()
+			c.mu.Unlock()
+			return false
+		}
 		c.mu.Unlock()
-		return false
 	}
 }
 
@@ -77,7 +85,8 @@ func (c *cpu) advance(now time.Time) {
 		for _, j := range c.jobs {
 			j.remaining -= step
 			if j.remaining <= 1e-7 {
-				close(j.done)
+				j.finished = true
+				j.caller.Wake()
 				continue
 			}
 			kept = append(kept, j)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,43 +10,95 @@ import (
 )
 
 // semaphore bounds concurrent holders: a bulkhead's calls, a pool's
-// connections. waiters counts those waiting.
+// connections. Those waiting for a slot queue in order of arrival, and a
+// slot released goes to the first of them (as HikariCP's hand-off queue
+// and a fair semaphore do); waiters counts them.
 type semaphore struct {
-	slots   chan struct{}
+	mu      sync.Mutex
+	size    int
+	held    int
+	queue   []*semWaiter
 	waiters atomic.Int64
 }
 
-func newSemaphore(n int) *semaphore { return &semaphore{slots: make(chan struct{}, n)} }
+// semWaiter is a caller waiting for a slot (one per request: it waits
+// for one slot at a time).
+type semWaiter struct {
+	caller  parker
+	granted bool
+}
 
-// acquire takes a slot, waiting at most wait (0: not at all); false if
-// none came in time or done closed.
-func (s *semaphore) acquire(wait time.Duration, done <-chan struct{}) bool {
-	select {
-	case s.slots <- struct{}{}:
+func newSemaphore(n int) *semaphore { return &semaphore{size: n} }
+
+// acquire takes a slot, waiting at most wait (0: not at all) in w; false
+// if none came in time or the run stopped.
+func (s *semaphore) acquire(ctx context.Context, wait time.Duration, w *semWaiter, caller parker) bool {
+	s.mu.Lock()
+	if s.held < s.size {
+		s.held++
+		s.mu.Unlock()
 		return true
-	default:
 	}
 	if wait <= 0 {
+		s.mu.Unlock()
 		return false
 	}
+	*w = semWaiter{caller: caller}
+	s.queue = append(s.queue, w)
 	s.waiters.Add(1)
-	defer s.waiters.Add(-1)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case s.slots <- struct{}{}:
-		return true
-	case <-t.C:
-		return false
-	case <-done:
-		return false
+	s.mu.Unlock()
+	deadline := time.Now().Add(wait)
+	for {
+		ok := caller.Park(ctx, deadline)
+		s.mu.Lock()
+		if w.granted {
+			s.mu.Unlock()
+			if !ok {
+				s.release()
+				return false
+			}
+			return true
+		}
+		if !ok || !time.Now().Before(deadline) {
+			for i, q := range s.queue {
+				if q == w {
+					s.queue = append(s.queue[:i], s.queue[i+1:]...)
+					break
+				}
+			}
+			s.waiters.Add(-1)
+			s.mu.Unlock()
+			return false
+		}
+		s.mu.Unlock()
 	}
 }
 
-func (s *semaphore) release() { <-s.slots }
+// release gives the slot to the first waiting, or back.
+func (s *semaphore) release() {
+	s.mu.Lock()
+	if len(s.queue) == 0 {
+		s.held--
+		s.mu.Unlock()
+		return
+	}
+	w := s.queue[0]
+	copy(s.queue, s.queue[1:])
+	s.queue[len(s.queue)-1] = nil
+	s.queue = s.queue[:len(s.queue)-1]
+	s.waiters.Add(-1)
+	w.granted = true
+	caller := w.caller
+	s.mu.Unlock()
+	caller.Wake()
+}
 
 // inUse is the number of slots taken.
-func (s *semaphore) inUse() int { return len(s.slots) }
+func (s *semaphore) inUse() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
 
 // throttle is a token bucket admitting Rate requests a second with a
 // bucket of Burst. A local one debits a token at each admission; a remote

@@ -25,6 +25,32 @@ type noDB struct{}
 type noConn struct{}
 
 func (noDB) Connect(context.Context, int) (engine.Conn, error) { return noConn{}, nil }
+
+// ConnectLoop makes noDB an engine.LoopTarget: its sessions wait on
+// nothing, and a run through a service keeps the event loops.
+func (noDB) ConnectLoop(context.Context, int, engine.Poller) (engine.Conn, error) {
+	return noConn{}, nil
+}
+
+var _ engine.LoopTarget = noDB{}
+
+// The paths a run through a service can take: its clients are
+// coroutines of the engine's event loops (a loop target's), or each has a
+// goroutine. The model must behave the same on both.
+var paths = []struct {
+	name       string
+	goroutines bool
+}{{"loops", false}, {"goroutines", true}}
+
+// onPaths runs test once per path, in parallel.
+func onPaths(t *testing.T, test func(t *testing.T, goroutines bool)) {
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, p.goroutines)
+		})
+	}
+}
 func (noConn) Exec(context.Context, *script.Command, *script.Vars) error {
 	return errors.New("this target runs meta-commands only")
 }
@@ -47,7 +73,7 @@ func (l *txLog) Log(tx *engine.TxRecord) {
 // runThrough runs a script through one service for d at rate requests/s
 // (Poisson arrivals, the engine's open model), sampling the service's
 // series every second; it returns the transactions and the samples.
-func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d time.Duration) ([]passage, []timeline.Sample, *Service) {
+func runThrough(t *testing.T, goroutines bool, cfg scenario.Service, src string, rate float64, d time.Duration) ([]passage, []timeline.Sample, *Service) {
 	t.Helper()
 	syms := script.NewSymbols()
 	sc, err := script.Parse("mmc", []byte(src), syms)
@@ -87,7 +113,7 @@ func runThrough(t *testing.T, cfg scenario.Service, src string, rate float64, d 
 	res, err := engine.Run(context.Background(), noDB{}, engine.Config{
 		Scripts: []*script.Script{sc}, Symbols: syms, Clients: svc.Callers() + 8, Duration: d, Rate: rate,
 		MaxTries: 1, Scale: 1, ContinueOnError: true, Log: log, Gate: svc.Gate("db"), RandomSeed: 42,
-		Ticks: ticks,
+		Ticks: ticks, Goroutines: goroutines,
 	})
 	close(stopSampling)
 	<-sampled
@@ -159,6 +185,10 @@ func TestMMc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for 40 s")
 	}
+	onPaths(t, testMMc)
+}
+
+func testMMc(t *testing.T, goroutines bool) {
 	const (
 		c      = 4
 		meanS  = 0.100 // s: long beside a loaded machine's late wake-ups
@@ -172,7 +202,7 @@ func TestMMc(t *testing.T) {
 		Pool: scenario.ServicePool{Size: c, ConnectionTimeout: time.Minute}}
 	// random_exponential(0, N-1, p) has mean ≈ N/p µs (truncated at N: e^-p).
 	src := "\\set d random_exponential(0, 9999999, 100)\n\\sleep :d us\n"
-	reqs, _, _ := runThrough(t, cfg, src, lambda, runFor)
+	reqs, _, _ := runThrough(t, goroutines, cfg, src, lambda, runFor)
 	slices.SortFunc(reqs, func(a, b passage) int { return a.entered.Compare(b.entered) })
 	// Leave out the first 2 s (an empty queue is not the steady state)
 	// and the last 1 s (requests cut by the run's end).

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -126,7 +127,7 @@ func TestCPUProcessorSharing(t *testing.T) {
 	done := make(chan time.Duration, n)
 	for range n {
 		go func() {
-			c.use(need, nil)
+			c.use(context.Background(), need, new(cpuJob), newChanParker())
 			done <- time.Since(start)
 		}()
 	}
@@ -152,7 +153,7 @@ func TestCPUProcessorSharing(t *testing.T) {
 	start = time.Now()
 	ch := make(chan struct{}, 2)
 	for range 2 {
-		go func() { c2.use(need, nil); ch <- struct{}{} }()
+		go func() { c2.use(context.Background(), need, new(cpuJob), newChanParker()); ch <- struct{}{} }()
 	}
 	<-ch
 	<-ch
@@ -179,5 +180,74 @@ func TestRetryBudget(t *testing.T) {
 	// 10 s later the window has moved on: no calls, no retries.
 	if b.spend(t0.Add(11 * time.Second)) {
 		t.Error("a retry allowed with no calls in the window")
+	}
+}
+
+// chanParker is a parker for a goroutine of its own, as the engine's
+// client without an event loop.
+type chanParker struct{ woken chan struct{} }
+
+func newChanParker() chanParker { return chanParker{make(chan struct{}, 1)} }
+
+func (p chanParker) Park(ctx context.Context, deadline time.Time) bool {
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-p.woken:
+	case <-timeout:
+	case <-ctx.Done():
+	}
+	return ctx.Err() == nil
+}
+
+func (p chanParker) Wake() {
+	select {
+	case p.woken <- struct{}{}:
+	default:
+	}
+}
+
+// A semaphore hands a released slot to the first waiting, and a wait
+// ends at its time.
+func TestSemaphoreHandsOffInOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSemaphore(1)
+	if !s.acquire(ctx, 0, new(semWaiter), newChanParker()) {
+		t.Fatal("a free slot was not taken")
+	}
+	if s.acquire(ctx, 0, new(semWaiter), newChanParker()) {
+		t.Fatal("a full semaphore gave a slot without waiting")
+	}
+	start := time.Now()
+	if s.acquire(ctx, 30*time.Millisecond, new(semWaiter), newChanParker()) {
+		t.Fatal("a full semaphore gave a slot after a wait")
+	}
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("the wait ended after %v, before its 30ms", d)
+	}
+	order := make(chan int, 3)
+	for i := range 3 {
+		go func() {
+			if s.acquire(ctx, time.Minute, new(semWaiter), newChanParker()) {
+				order <- i
+			}
+		}()
+		for s.waiters.Load() != int64(i+1) { // queued in the order 0, 1, 2
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for want := range 3 {
+		s.release()
+		if got := <-order; got != want {
+			t.Errorf("slot %d went to waiter %d", want, got)
+		}
+	}
+	if s.inUse() != 1 || s.waiters.Load() != 0 {
+		t.Errorf("in use %d, waiting %d; want 1, 0", s.inUse(), s.waiters.Load())
 	}
 }

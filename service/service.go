@@ -43,6 +43,8 @@ type Service struct {
 
 	c counters
 
+	reqs sync.Pool // of *request: serving one allocates nothing
+
 	// observe, if set (tests), is told of each request that got a
 	// thread: when it entered, got its thread, and gave it back.
 	observe func(entered, started, freed time.Time)
@@ -90,12 +92,21 @@ const (
 
 type request struct {
 	due     time.Time
-	entered time.Time     // when the caller handed it to the service
-	started time.Time     // when it got a thread
-	handed  bool          // a thread took it from the queue (under the instance's mu)
-	ready   chan struct{} // closed when handed
+	entered time.Time // when the caller handed it to the service
+	started time.Time // when it got a thread
+	handed  bool      // a thread took it from the queue (under the instance's mu)
 	state   atomic.Int32
-	timeout chan struct{} // closed when the caller gives up
+	caller  engine.GateCall // woken when a thread takes it
+	job     cpuJob          // its CPU phase
+	wait    semWaiter       // its wait for a bulkhead's or pool's slot
+}
+
+// parker is how the model waits: the engine's GateCall (Park, Wake),
+// which on an event loop parks the client's coroutine rather than
+// blocking the loop's thread.
+type parker interface {
+	Park(ctx context.Context, deadline time.Time) bool
+	Wake()
 }
 
 // New returns the service cfg describes (defaults filled by the
@@ -193,10 +204,9 @@ func (s *Service) advanceArea(now time.Time) {
 func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	s := g.s
 	cfg := &s.cfg
-	now := time.Now()
 	s.c.arrivals.Add(1)
 	if s.throttle != nil {
-		if !s.throttle.admit(now) {
+		if !s.throttle.admit(time.Now()) {
 			s.c.throttled.Add(1)
 			call.Refuse(CodeThrottled, errors.New("throttled: no token in the bucket"))
 			return
@@ -205,12 +215,17 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	}
 	idx := int(s.next.Add(1)-1) % len(s.instances)
 	in := s.instances[idx]
-	req := &request{due: due, entered: now}
+	req, _ := s.reqs.Get().(*request)
+	if req == nil {
+		req = new(request)
+	}
+	req.due, req.started, req.handed, req.caller = due, time.Time{}, false, call
+	req.state.Store(waiting)
 	// Take a thread, or wait in the accept queue. The request enters at
 	// the time read under the lock, so that the queue's order is that of
 	// the times.
 	in.mu.Lock()
-	now = time.Now()
+	now := time.Now()
 	req.entered = now
 	queued := false
 	switch {
@@ -218,11 +233,11 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 		in.free--
 		req.started = now
 	case len(in.queue) < cfg.AcceptCount:
-		req.ready = make(chan struct{})
 		in.queue = append(in.queue, req)
 		queued = true
 	default:
 		in.mu.Unlock()
+		s.reqs.Put(req)
 		s.c.refused.Add(1)
 		call.Refuse(CodeRefused, fmt.Errorf("refused: the accept queue is full (%d)", cfg.AcceptCount))
 		return
@@ -230,9 +245,17 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	in.mu.Unlock()
 	s.enter(due, now)
 	if cfg.Timeout > 0 {
-		req.timeout = make(chan struct{})
+		// The caller gives up at its time even while the request is in
+		// the database. A request whose timer fired may still be in the
+		// timer's hands: it is not reused.
 		t := time.AfterFunc(due.Add(cfg.Timeout).Sub(now), func() { s.giveUp(req) })
-		defer t.Stop()
+		defer func() {
+			if t.Stop() {
+				s.reqs.Put(req)
+			}
+		}()
+	} else {
+		defer s.reqs.Put(req)
 	}
 	if queued && !g.await(ctx, in, req, call) {
 		return
@@ -248,8 +271,8 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 		if out == served {
 			s.c.good.Add(1)
 		}
-	case out != dropped:
-		s.c.wasted.Add(1) // finished for a caller who had gone
+	case out != dropped && out != stopped:
+		s.c.wasted.Add(1) // finished for a caller who had gone (not cut by the run's end)
 	}
 	if out == failed {
 		s.c.failed.Add(1)
@@ -257,12 +280,12 @@ func (g *gate) Serve(ctx context.Context, due time.Time, call engine.GateCall) {
 	s.leave(due, end)
 }
 
-// giveUp is the caller giving up on req: counted once, and the request
-// told (for cancel_on_timeout).
+// giveUp is the caller giving up on req: counted once (a request
+// parked in the queue under cancel_on_timeout wakes at the same time by
+// its own deadline).
 func (s *Service) giveUp(req *request) {
 	if req.state.CompareAndSwap(waiting, gaveUp) {
 		s.c.timeouts.Add(1)
-		close(req.timeout)
 	}
 }
 
@@ -282,15 +305,20 @@ func (s *Service) expired(req *request, now time.Time) bool {
 // instead (the run ended, or its caller gave up under cancel_on_timeout).
 func (g *gate) await(ctx context.Context, in *instance, req *request, call engine.GateCall) bool {
 	s := g.s
-	var gone <-chan struct{}
-	if s.cfg.CancelOnTimeout {
-		gone = req.timeout
+	var deadline time.Time
+	if s.cfg.CancelOnTimeout && s.cfg.Timeout > 0 {
+		deadline = req.due.Add(s.cfg.Timeout)
 	}
-	select {
-	case <-req.ready:
-		return true
-	case <-ctx.Done():
-	case <-gone:
+	for call.Park(ctx, deadline) {
+		in.mu.Lock()
+		handed := req.handed
+		in.mu.Unlock()
+		if handed {
+			return true
+		}
+		if s.cfg.CancelOnTimeout && s.expired(req, time.Now()) {
+			break
+		}
 	}
 	in.mu.Lock()
 	if req.handed { // a thread took it meanwhile: serve it
@@ -310,7 +338,7 @@ func (g *gate) await(ctx context.Context, in *instance, req *request, call engin
 	}
 	in.mu.Unlock()
 	s.leave(req.due, time.Now())
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && req.state.Load() == gaveUp { // not the run's end
 		s.c.cancelled.Add(1)
 		call.Refuse(CodeTimeout, errors.New("dropped from the queue: the caller gave up"))
 	}
@@ -338,7 +366,7 @@ func (g *gate) release(in *instance) time.Time {
 		}
 		next.handed = true
 		next.started = now
-		close(next.ready)
+		next.caller.Wake()
 		return now
 	}
 	in.free++
@@ -359,15 +387,14 @@ const (
 func (g *gate) work(ctx context.Context, idx int, in *instance, req *request, call engine.GateCall) outcome {
 	s := g.s
 	cfg := &s.cfg
-	done := ctx.Done()
-	if cfg.CancelOnTimeout && req.timeout != nil {
+	if cfg.CancelOnTimeout && cfg.Timeout > 0 {
 		if s.expired(req, time.Now()) {
 			s.c.cancelled.Add(1)
 			call.Refuse(CodeTimeout, errors.New("dropped: the caller gave up"))
 			return dropped
 		}
 	}
-	if in.cpu != nil && !in.cpu.use(cfg.CPUPerRequest, done) {
+	if in.cpu != nil && !in.cpu.use(ctx, cfg.CPUPerRequest, &req.job, call) {
 		return stopped
 	}
 	if s.budget != nil {
@@ -379,7 +406,7 @@ func (g *gate) work(ctx context.Context, idx int, in *instance, req *request, ca
 			call.Refuse(CodeTimeout, errors.New("dropped: the caller gave up"))
 			return dropped
 		}
-		ok, stop := g.attempt(ctx, idx, call)
+		ok, stop := g.attempt(ctx, idx, req, call)
 		if stop {
 			return stopped
 		}
@@ -399,7 +426,7 @@ func (g *gate) work(ctx context.Context, idx int, in *instance, req *request, ca
 		for range attempt - 1 {
 			wait *= r.Multiplier
 		}
-		if !sleep(ctx, time.Duration(wait)) {
+		if !sleep(ctx, call, time.Duration(wait)) {
 			return stopped
 		}
 	}
@@ -407,9 +434,12 @@ func (g *gate) work(ctx context.Context, idx int, in *instance, req *request, ca
 
 // attempt makes one call: through the breaker and bulkhead of the
 // target, with a connection of the instance's pool.
-func (g *gate) attempt(ctx context.Context, idx int, call engine.GateCall) (ok, stop bool) {
+func (g *gate) attempt(ctx context.Context, idx int, req *request, call engine.GateCall) (ok, stop bool) {
 	s, p := g.s, g.p
-	now := time.Now()
+	var now time.Time // for the breaker's slow calls
+	if p.breaker != nil {
+		now = time.Now()
+	}
 	s.c.attempts.Add(1)
 	if p.breaker != nil && !p.breaker.allow(now) {
 		p.breakerRejected.Add(1)
@@ -418,7 +448,7 @@ func (g *gate) attempt(ctx context.Context, idx int, call engine.GateCall) (ok, 
 	}
 	if p.bulkheads != nil {
 		bh := p.bulkheads[idx]
-		if !bh.acquire(s.cfg.Bulkhead.MaxWait, ctx.Done()) {
+		if !bh.acquire(ctx, s.cfg.Bulkhead.MaxWait, &req.wait, call) {
 			if ctx.Err() != nil {
 				return false, true
 			}
@@ -432,7 +462,7 @@ func (g *gate) attempt(ctx context.Context, idx int, call engine.GateCall) (ok, 
 		defer bh.release()
 	}
 	pool := p.pools[idx]
-	if !pool.acquire(s.cfg.Pool.ConnectionTimeout, ctx.Done()) {
+	if !pool.acquire(ctx, s.cfg.Pool.ConnectionTimeout, &req.wait, call) {
 		if ctx.Err() != nil {
 			return false, true
 		}
@@ -452,16 +482,13 @@ func (g *gate) attempt(ctx context.Context, idx int, call engine.GateCall) (ok, 
 	return ok, stop
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
+// sleep parks the caller for d; false if the run stopped.
+func sleep(ctx context.Context, caller parker, d time.Duration) bool {
+	until := time.Now().Add(d)
+	for time.Now().Before(until) {
+		if !caller.Park(ctx, until) {
+			return false
+		}
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return ctx.Err() == nil
 }

@@ -14,6 +14,10 @@ import (
 // ones instead of serving them.
 func TestTimeoutsFIFOStarvesLIFOServes(t *testing.T) {
 	t.Parallel()
+	onPaths(t, testTimeoutsFIFOStarvesLIFOServes)
+}
+
+func testTimeoutsFIFOStarvesLIFOServes(t *testing.T, goroutines bool) {
 	// 2 threads of 50 ms hold 40/s; 60/s arrive.
 	base := scenario.Service{Name: "s", Instances: 1, MaxThreads: 2, AcceptCount: 1000, Timeout: time.Second,
 		Pool: scenario.ServicePool{Size: 2, ConnectionTimeout: time.Minute}}
@@ -23,7 +27,7 @@ func TestTimeoutsFIFOStarvesLIFOServes(t *testing.T) {
 		cfg := base
 		cfg.Name = name
 		mutate(&cfg)
-		passages, _, svc := runThrough(t, cfg, src, 60, 8*time.Second)
+		passages, _, svc := runThrough(t, goroutines, cfg, src, 60, 8*time.Second)
 		for _, p := range passages {
 			if p.started.Sub(p.entered) > cfg.Timeout {
 				late[name]++

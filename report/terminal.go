@@ -146,17 +146,7 @@ func topWait(w present.Waits, s timeline.Sample) (string, float64) {
 	return fmt.Sprintf("%s (%.0f)", best, bestV), s.Values[w.Total]
 }
 
-func ms(us int64) string {
-	v := float64(us) / 1000
-	switch {
-	case v >= 1000:
-		return fmt.Sprintf("%.2f s", v/1000)
-	case v >= 10:
-		return fmt.Sprintf("%.0f ms", v)
-	default:
-		return fmt.Sprintf("%.2f ms", v)
-	}
-}
+func ms(us int64) string { return present.MillisText(float64(us)) }
 
 // WriteSummary prints a run's summary for a terminal: how it ended, each
 // workload's totals and latency, errors, events, and the findings, most

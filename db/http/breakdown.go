@@ -3,10 +3,10 @@ package http
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	httptarget "github.com/firedrill/firedrill/db/http/client"
+	"github.com/firedrill/firedrill/report/present"
 	"github.com/firedrill/firedrill/timeline"
 )
 
@@ -54,7 +54,7 @@ func breakdown(workloads []workloadStats) timeline.Breakdown {
 			cells = append(cells, strconv.FormatInt(errs, 10))
 			ep.Latency.Snapshot(&snap)
 			if httptarget.Quantiles(&zero, &snap, []float64{0.5, 0.99}, q[:]) > 0 {
-				cells = append(cells, msText(q[0]), msText(q[1]), msText(httptarget.MaxIn(&zero, &snap)))
+				cells = append(cells, present.MillisText(q[0]), present.MillisText(q[1]), present.MillisText(httptarget.MaxIn(&zero, &snap)))
 			} else {
 				cells = append(cells, "-", "-", "-")
 			}
@@ -62,17 +62,4 @@ func breakdown(workloads []workloadStats) timeline.Breakdown {
 		}
 	}
 	return b
-}
-
-// msText writes a latency in µs for people, as the summary's table does.
-func msText(us float64) string {
-	v := us / 1000
-	switch {
-	case v >= 1000:
-		return fmt.Sprintf("%.2f s", v/1000)
-	case v >= 10:
-		return fmt.Sprintf("%.0f ms", v)
-	default:
-		return fmt.Sprintf("%.2f ms", v)
-	}
 }

@@ -10,6 +10,7 @@
 package present
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -150,4 +151,18 @@ func KindsOf[B interface{ Kind() string }](defaultKind string, backends []B) Kin
 		}
 	}
 	return Kinds{byKind: byKind, defaultKind: defaultKind}
+}
+
+// MillisText writes a latency given in µs for people, as the run's
+// summary tables do: "0.42 ms", "37 ms", "1.25 s".
+func MillisText(us float64) string {
+	v := us / 1000
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.2f s", v/1000)
+	case v >= 10:
+		return fmt.Sprintf("%.0f ms", v)
+	default:
+		return fmt.Sprintf("%.2f ms", v)
+	}
 }

@@ -21,7 +21,12 @@
 // is given firedrill's User-Agent with -H): the server's CPU per request,
 // most of what the ratio measures on few cores, grows with its headers.
 //
-//	go run ./bench/vs-wrk [-pairs 3] [-seconds 10] [-connections 50] [-threads 1,2] [-delay 0]
+// -firedrill BIN runs firedrill's side from another build of this
+// program (BIN -child ...), to compare two builds against the same wrk:
+// build one from each tree (go build -o /tmp/vs-wrk-old ./bench/vs-wrk)
+// and alternate runs with each.
+//
+//	go run ./bench/vs-wrk [-pairs 3] [-seconds 10] [-connections 50] [-threads 1,2] [-delay 0] [-firedrill BIN]
 package main
 
 import (
@@ -51,6 +56,7 @@ func main() {
 	connections := flag.Int("connections", 50, "keep-alive connections (wrk -c; firedrill's clients)")
 	threadList := flag.String("threads", "1,2", "comma-separated thread counts: firedrill -j and wrk -t")
 	delay := flag.Duration("delay", 0, "time the server waits before each reply")
+	sideBin := flag.String("firedrill", "", "a build of this program whose -child runs firedrill's side (default: this one)")
 	flag.Parse()
 	switch {
 	case *serve:
@@ -79,13 +85,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "vs-wrk:", err)
 		os.Exit(2)
 	}
-	if err := run(*pairs, *seconds, *connections, js, *delay); err != nil {
+	if err := run(*pairs, *seconds, *connections, js, *delay, *sideBin); err != nil {
 		fmt.Fprintln(os.Stderr, "vs-wrk:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pairs int, seconds float64, connections int, threads []int, delay time.Duration) error {
+func run(pairs int, seconds float64, connections int, threads []int, delay time.Duration, sideBin string) error {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
 		return fmt.Errorf("wrk not found (Debian's wrk; make setup installs it): %w", err)
@@ -94,13 +100,17 @@ func run(pairs int, seconds float64, connections int, threads []int, delay time.
 	if err != nil {
 		return err
 	}
+	if sideBin == "" {
+		sideBin = self
+	}
 	srv, err := httpbench.StartServer(self, []string{"-serve", "-delay", delay.String()}, delay)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	fmt.Printf("server: Go net/http built for the bench (%s), %q, injected delay %s; %d keep-alive connections, %.0f s per run, %d pairs; machine: %d CPUs, load average %s\n\n",
+	fmt.Printf("server: Go net/http built for the bench (%s), %q, injected delay %s; %d keep-alive connections, %.0f s per run, %d pairs; machine: %d CPUs, load average %s\n",
 		srv.URL(), "Hello, World!", delay, connections, seconds, pairs, benchkit.NumCPU(), loadAverage())
+	fmt.Printf("firedrill's side: %s -child\n\n", sideBin)
 	secs := strconv.FormatFloat(seconds, 'f', -1, 64)
 	for _, j := range threads {
 		if connections < j {
@@ -112,7 +122,7 @@ func run(pairs int, seconds float64, connections int, threads []int, delay time.
 		fdArgs := []string{"-child", "-url", srv.URL(), "-connections", strconv.Itoa(connections), "-j", strconv.Itoa(j), "-seconds", secs}
 		err := versusWrk.RunPairs(os.Stdout, pairs, ">= 1",
 			func() (benchkit.Measure, error) { return measureWrk(wrk, wrkArgs) },
-			func() (benchkit.Measure, error) { return measureChild(self, fdArgs) })
+			func() (benchkit.Measure, error) { return measureChild(sideBin, fdArgs) })
 		if err != nil {
 			return err
 		}

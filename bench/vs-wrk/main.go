@@ -121,8 +121,8 @@ func run(pairs int, seconds float64, connections int, threads []int, delay time.
 			"-H", "User-Agent: " + httpbench.UserAgent, srv.URL() + "/"}
 		fdArgs := []string{"-child", "-url", srv.URL(), "-connections", strconv.Itoa(connections), "-j", strconv.Itoa(j), "-seconds", secs}
 		err := versusWrk.RunPairs(os.Stdout, pairs, ">= 1",
-			func() (benchkit.Measure, error) { return measureWrk(wrk, wrkArgs) },
-			func() (benchkit.Measure, error) { return measureChild(sideBin, fdArgs) })
+			func() (benchkit.Measure, error) { return measureWrk(srv, wrk, wrkArgs) },
+			func() (benchkit.Measure, error) { return measureChild(srv, sideBin, fdArgs) })
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,11 @@ var (
 )
 
 // measureWrk runs wrk and reads its rate and request count.
-func measureWrk(bin string, args []string) (benchkit.Measure, error) {
+func measureWrk(srv *httpbench.Server, bin string, args []string) (benchkit.Measure, error) {
+	before, err := srv.CPU()
+	if err != nil {
+		return benchkit.Measure{}, err
+	}
 	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -159,11 +163,16 @@ func measureWrk(bin string, args []string) (benchkit.Measure, error) {
 	rps, _ := strconv.ParseFloat(rate[1], 64)
 	n, _ := strconv.ParseFloat(requests[1], 64)
 	cpu, _, _ := benchkit.Usage(cmd)
-	return benchkit.Measure{Rate: rps, CPUPerUnit: cpu / n}, nil
+	server, err := serverCPU(srv, before, n)
+	return benchkit.Measure{Rate: rps, CPUPerUnit: cpu / n, WaitsPerUnit: float64(benchkit.Waits(cmd)) / n, ServerCPUPerUnit: server}, err
 }
 
 // measureChild runs firedrill's side, this program with -child.
-func measureChild(bin string, args []string) (benchkit.Measure, error) {
+func measureChild(srv *httpbench.Server, bin string, args []string) (benchkit.Measure, error) {
+	before, err := srv.CPU()
+	if err != nil {
+		return benchkit.Measure{}, err
+	}
 	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -178,7 +187,21 @@ func measureChild(bin string, args []string) (benchkit.Measure, error) {
 		return benchkit.Measure{}, fmt.Errorf("firedrill child: %d requests failed", r.Failed)
 	}
 	cpu, _, _ := benchkit.Usage(cmd)
-	return benchkit.Measure{Rate: float64(r.Requests) / r.Seconds, CPUPerUnit: cpu / float64(r.Requests)}, nil
+	n := float64(r.Requests)
+	server, err := serverCPU(srv, before, n)
+	return benchkit.Measure{Rate: n / r.Seconds, CPUPerUnit: cpu / n, WaitsPerUnit: float64(benchkit.Waits(cmd)) / n, ServerCPUPerUnit: server}, err
+}
+
+// serverCPU is the server's CPU per request (µs) over a run that sent
+// requests, from its CPU time before and after: on few cores the server
+// is the bottleneck, and what a client's way of sending costs the server
+// is most of the ratio.
+func serverCPU(srv *httpbench.Server, before time.Duration, requests float64) (float64, error) {
+	after, err := srv.CPU()
+	if err != nil {
+		return 0, err
+	}
+	return float64((after - before).Microseconds()) / requests, nil
 }
 
 // loadAverage is the machine's 1-minute load average, to say how busy it

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -74,6 +75,29 @@ func StartServer(bin string, serveArgs []string, delay time.Duration) (*Server, 
 		return nil, fmt.Errorf("bench server: no address (%q): %v", line, err)
 	}
 	return &Server{Addr: addr, Delay: delay, cmd: cmd}, nil
+}
+
+// CPU is the server's CPU time so far (user+system, all its threads),
+// from /proc/PID/stat (clock ticks: 10 ms steps).
+func (s *Server) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("bench server CPU: %w", err)
+	}
+	// The fields after the command name, which may hold spaces: state is
+	// the first, utime the 12th and stime the 13th.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("bench server CPU: /proc/%d/stat: unexpected %q", s.cmd.Process.Pid, b)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bench server CPU: /proc/%d/stat: unexpected %q", s.cmd.Process.Pid, b)
+	}
+	const tick = 10 * time.Millisecond // USER_HZ, 100 on Linux
+	return time.Duration(utime+stime) * tick, nil
 }
 
 // Stop kills the server and waits for it.

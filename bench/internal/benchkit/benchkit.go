@@ -78,11 +78,12 @@ func (c Comparison) RunPairs(w io.Writer, pairs int, target string, tool, firedr
 				c.Unit, c.Tool, tm.ServerCPUPerUnit, fm.ServerCPUPerUnit)
 		}
 	}
-	fmt.Fprintf(w, "  median ratio firedrill/%s: %.3f (target %s); median client CPU per %s: %s "+c.CPUVerb+" µs, firedrill "+c.CPUVerb+" µs; blocking waits: %s %.3f, firedrill %.3f\n\n",
+	fmt.Fprintf(w, "  median ratio firedrill/%s: %.3f (target %s); median client CPU per %s: %s "+c.CPUVerb+" µs, firedrill "+c.CPUVerb+" µs; blocking waits: %s %.3f, firedrill %.3f\n",
 		c.Tool, Median(ratios), target, c.UnitName, c.Tool, Median(toolCPU), Median(fdCPU), c.Tool, Median(toolWaits), Median(fdWaits))
 	if len(toolServer) > 0 {
-		fmt.Fprintf(w, "  median server CPU per %s: with %s "+c.CPUVerb+" µs, with firedrill "+c.CPUVerb+" µs\n\n", c.UnitName, c.Tool, Median(toolServer), Median(fdServer))
+		fmt.Fprintf(w, "  median server CPU per %s: with %s "+c.CPUVerb+" µs, with firedrill "+c.CPUVerb+" µs\n", c.UnitName, c.Tool, Median(toolServer), Median(fdServer))
 	}
+	fmt.Fprintln(w)
 	return nil
 }
 

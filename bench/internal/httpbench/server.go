@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +99,33 @@ func (s *Server) CPU() (time.Duration, error) {
 	}
 	const tick = 10 * time.Millisecond // USER_HZ, 100 on Linux
 	return time.Duration(utime+stime) * tick, nil
+}
+
+// Waits is how often the server's threads have blocked so far (the sum
+// of their voluntary context switches, from /proc/PID/task/*/status).
+func (s *Server) Waits() (int64, error) {
+	dirs, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", s.cmd.Process.Pid))
+	if err != nil || len(dirs) == 0 {
+		return 0, fmt.Errorf("bench server waits: no threads in /proc/%d/task (%v)", s.cmd.Process.Pid, err)
+	}
+	var sum int64
+	for _, path := range dirs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that just ended
+		}
+		_, rest, ok := strings.Cut(string(b), "\nvoluntary_ctxt_switches:")
+		if !ok {
+			return 0, fmt.Errorf("bench server waits: %s has no voluntary_ctxt_switches", path)
+		}
+		line, _, _ := strings.Cut(rest, "\n")
+		n, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bench server waits: %s: %w", path, err)
+		}
+		sum += n
+	}
+	return sum, nil
 }
 
 // Stop kills the server and waits for it.

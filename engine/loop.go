@@ -87,10 +87,6 @@ type eventLoop struct {
 	// is, for sessions that move between clients (register).
 	wake  *loopWaker
 	owner []*client
-	// turnEnd are the clients waiting for the end of the turn
-	// (WaitTurnEnd), resumed before the loop polls again; turnSpare is
-	// the other of the two slices endTurn alternates.
-	turnEnd, turnSpare []*client
 }
 
 // loopState is a client's place on its event loop.
@@ -163,10 +159,6 @@ func (l *eventLoop) run(ctx context.Context) {
 	}
 	r := l.r
 	for l.live > 0 {
-		l.endTurn()
-		if l.live == 0 {
-			break
-		}
 		timeout := l.timeout()
 		n := l.wait(timeout)
 		for _, ev := range l.evs[:n] {
@@ -222,20 +214,6 @@ func (l *eventLoop) sleep(ls *loopState, untilUS int64) {
 	ls.until = untilUS
 	l.sleepers++
 	l.nextDue = min(l.nextDue, untilUS)
-}
-
-// endTurn resumes the clients that waited for the turn's end
-// (sockio.TurnWaiter), and any that wait again while it does.
-func (l *eventLoop) endTurn() {
-	for len(l.turnEnd) > 0 {
-		batch := l.turnEnd
-		l.turnEnd = l.turnSpare[:0]
-		for _, c := range batch {
-			l.resume(c)
-		}
-		clear(batch)
-		l.turnSpare = batch[:0]
-	}
 }
 
 // timeout is how long the loop may wait: until the earliest sleeper
@@ -372,28 +350,6 @@ func (c *client) waitFD(fd int, write bool) error {
 		ls.regEv = ev
 	}
 	ls.waitFD, ls.write = fd, write
-	if !ls.yield(struct{}{}) {
-		return errHardStop
-	}
-	if c.r.hardStop.Load() {
-		return errHardStop
-	}
-	return nil
-}
-
-var _ sockio.TurnWaiter = (*client)(nil)
-
-// WaitTurnEnd implements sockio.TurnWaiter: the client yields to the loop,
-// which resumes it once it has handled the turn's ready sockets.
-func (c *client) WaitTurnEnd() error {
-	ls := c.ls
-	if ls == nil || ls.lp.done || ls.yield == nil || ls.lp.running != c {
-		return nil
-	}
-	if c.r.hardStop.Load() {
-		return errHardStop
-	}
-	ls.lp.turnEnd = append(ls.lp.turnEnd, c)
 	if !ls.yield(struct{}{}) {
 		return errHardStop
 	}

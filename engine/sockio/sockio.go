@@ -39,16 +39,6 @@ type Poller interface {
 	Forget(fd int)
 }
 
-// TurnWaiter is a Poller that serves its sessions in turns, as an event
-// loop does (handle every socket that is ready, then poll again), and can
-// hold a session until the turn's end: see FlushAtTurnEnd.
-type TurnWaiter interface {
-	// WaitTurnEnd returns once the rest of the current turn's ready
-	// sockets have been handled, with WaitRead's error when the wait is
-	// given up; at once when the session is not on a loop's turn.
-	WaitTurnEnd() error
-}
-
 // ErrClosed is Fill's error when the server ended the session.
 var ErrClosed = errors.New("server closed the connection unexpectedly")
 
@@ -264,25 +254,6 @@ func (c *Conn) Flush(awaitReply bool) error {
 		c.W = c.W[:0]
 	}
 	return nil
-}
-
-// FlushAtTurnEnd is Flush held, when the session's Poller is a
-// TurnWaiter, until the end of its loop's turn: the loop reads every
-// reply that is ready before any of its sessions sends again, so the
-// requests leave in a burst, as wrk's do (it writes in the next epoll
-// round). A server polling its sockets then finds many ready at each
-// wakeup instead of being woken once per request, and on a machine whose
-// cores the server shares with the client that is the server's CPU per
-// request, and the throughput. A session whose next request must follow
-// its reply at once (a protocol that counts latency from the send, or a
-// pipeline) uses Flush.
-func (c *Conn) FlushAtTurnEnd(awaitReply bool) error {
-	if tw, ok := c.p.(TurnWaiter); ok && c.tls == nil {
-		if err := tw.WaitTurnEnd(); err != nil {
-			return err
-		}
-	}
-	return c.Flush(awaitReply)
 }
 
 // Close forgets the descriptor in the Poller and closes it (and the TLS

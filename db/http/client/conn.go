@@ -51,7 +51,6 @@ var _ engine.Conn = (*conn)(nil)
 type deadlineWait struct {
 	base     sockio.Poller
 	until    engine.DeadlinePoller // base's, when it has deadlines
-	turns    sockio.TurnWaiter     // base's, when it serves in turns
 	deadline time.Time
 }
 
@@ -70,17 +69,7 @@ func (w *deadlineWait) WaitRead(fd int) error {
 }
 
 func (w *deadlineWait) WaitWrite(fd int) error { return w.base.WaitWrite(fd) }
-
-// WaitTurnEnd implements sockio.TurnWaiter, so that a request on an
-// event loop leaves with the turn's others (FlushAtTurnEnd).
-func (w *deadlineWait) WaitTurnEnd() error {
-	if w.turns != nil {
-		return w.turns.WaitTurnEnd()
-	}
-	return nil
-}
-
-func (w *deadlineWait) Forget(fd int) { w.base.Forget(fd) }
+func (w *deadlineWait) Forget(fd int)          { w.base.Forget(fd) }
 
 // dial opens the connection (off the event loop when on one).
 func (c *conn) dial(ctx context.Context) error {
@@ -100,7 +89,6 @@ func (c *conn) dial(ctx context.Context) error {
 	}
 	c.wait.base = c.base
 	c.wait.until, _ = c.base.(engine.DeadlinePoller)
-	c.wait.turns, _ = c.base.(sockio.TurnWaiter)
 	c.mu.Lock()
 	c.io = sockio.NewConn(s.fd, &c.wait)
 	if s.tls != nil {
@@ -232,9 +220,7 @@ func (c *conn) roundTrip(ctx context.Context, req *httpdialect.Request, vars *sc
 			_ = tc.SetDeadline(c.wait.deadline)
 		}
 		c.io.W = append(c.io.W[:0], c.req...)
-		// At the loop's turn end, as wrk sends: the service then reads
-		// the loop's requests in bursts (FlushAtTurnEnd says why).
-		err := c.io.FlushAtTurnEnd(true)
+		err := c.io.Flush(true)
 		if err == nil {
 			status, failure, err = c.readReply(req, vars)
 			if err == nil {

@@ -134,8 +134,7 @@ func (c *client) park(ctx context.Context, deadline time.Time) bool {
 				return ctx.Err() == nil
 			}
 		}
-		ls.until = until
-		ls.lp.sleepers++
+		ls.lp.sleep(ls, until)
 		ls.parked = true
 		ok := ls.yield(struct{}{})
 		ls.parked = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
 	"runtime"
 	"syscall"
 	"time"
@@ -69,7 +70,13 @@ type eventLoop struct {
 	// 1,000 clients waiting on their sockets, a scan of them all after
 	// every poll was the loop's own largest cost.
 	sleepers int
-	pwait2   bool // epoll_pwait2 (ns timeouts) works
+	// nextDue is when the earliest sleeper is due (µs since the start)
+	// or earlier, never later: set by sleep, recomputed by the sweep of
+	// sleepers, which runs only once it has come. Every HTTP request in
+	// flight sleeps until its timeout, so a sweep and a timeout() scan of
+	// all clients per turn were the loop's cost with no sleeper due.
+	nextDue int64
+	pwait2  bool // epoll_pwait2 (ns timeouts) works
 	// raw makes the blocking poll a raw system call (see syscall).
 	raw     bool
 	ready   bool // the last poll found sockets ready
@@ -109,7 +116,7 @@ func newEventLoop(r *run) (*eventLoop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &eventLoop{r: r, ep: ep, evs: make([]syscall.EpollEvent, 128), pwait2: true}, nil
+	return &eventLoop{r: r, ep: ep, evs: make([]syscall.EpollEvent, 128), pwait2: true, nextDue: math.MaxInt64}, nil
 }
 
 func (l *eventLoop) add(c *client) {
@@ -181,6 +188,10 @@ func (l *eventLoop) run(ctx context.Context) {
 		}
 		now := r.nowUS()
 		stopping := r.stopping.Load() || ctx.Err() != nil
+		if now < l.nextDue && !stopping && !hard {
+			continue
+		}
+		l.nextDue = math.MaxInt64
 		for _, c := range l.clients {
 			ls := c.ls
 			switch {
@@ -190,24 +201,30 @@ func (l *eventLoop) run(ctx context.Context) {
 			case ls.waitFD >= 0 && hard:
 				l.resume(c)
 			}
+			if ls.until >= 0 {
+				l.nextDue = min(l.nextDue, ls.until)
+			}
 		}
 	}
 }
 
-// timeout is how long the loop may wait: until the earliest sleeper, at
-// most loopTick (so that stopping is noticed), in nanoseconds.
+// sleep counts ls's client as sleeping until untilUS (µs since the
+// start), for the loop's sweep of sleepers; the client then yields.
+func (l *eventLoop) sleep(ls *loopState, untilUS int64) {
+	ls.until = untilUS
+	l.sleepers++
+	l.nextDue = min(l.nextDue, untilUS)
+}
+
+// timeout is how long the loop may wait: until the earliest sleeper
+// (nextDue), at most loopTick (so that stopping is noticed), in nanoseconds.
 func (l *eventLoop) timeout() int64 {
 	t := int64(loopTick)
 	if l.sleepers == 0 {
 		return t
 	}
-	now := l.r.nowUS()
-	for _, c := range l.clients {
-		if u := c.ls.until; u >= 0 {
-			if d := (u - now) * 1000; d < t {
-				t = max(d, 0)
-			}
-		}
+	if left := l.nextDue - l.r.nowUS(); left < t/1000 { // µs, compared before ×1000
+		t = max(left*1000, 0)
 	}
 	return t
 }
@@ -361,8 +378,7 @@ func (c *client) loopSleep(ctx context.Context, untilUS int64) bool {
 		time.Sleep(time.Duration(untilUS-c.r.nowUS()) * time.Microsecond)
 		return ctx.Err() == nil
 	}
-	ls.until = untilUS
-	ls.lp.sleepers++
+	ls.lp.sleep(ls, untilUS)
 	if !ls.yield(struct{}{}) {
 		return false
 	}

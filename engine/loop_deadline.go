@@ -40,8 +40,7 @@ func (c *client) WaitReadUntil(fd int, deadline time.Time) error {
 	}
 	// A sleeper as loopSleep's: counted, so that the loop looks for it;
 	// the loop's resume uncounts it and clears until.
-	ls.until = untilUS
-	ls.lp.sleepers++
+	ls.lp.sleep(ls, untilUS)
 	err := c.waitFD(fd, false)
 	if ls.until >= 0 { // not resumed by the loop (waitFD failed first)
 		ls.until = -1

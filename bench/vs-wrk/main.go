@@ -21,7 +21,15 @@
 // is given firedrill's User-Agent with -H): the server's CPU per request,
 // most of what the ratio measures on few cores, grows with its headers.
 //
-//	go run ./bench/vs-wrk [-pairs 3] [-seconds 10] [-connections 50] [-threads 1,2] [-delay 0]
+// -firedrill BIN runs firedrill's side from another build of this
+// program (BIN -child ...), to compare two builds against the same wrk:
+// build one from each tree (go build -o /tmp/vs-wrk-old ./bench/vs-wrk)
+// and alternate runs with each. -against BIN puts another build's
+// firedrill side in wrk's place, alternating the two builds on one
+// server: wrk's own swings (±10 % from run to run on 2 cores) are then
+// out of the A/B.
+//
+//	go run ./bench/vs-wrk [-pairs 3] [-seconds 10] [-connections 50] [-threads 1,2] [-delay 0] [-firedrill BIN] [-against BIN]
 package main
 
 import (
@@ -51,6 +59,8 @@ func main() {
 	connections := flag.Int("connections", 50, "keep-alive connections (wrk -c; firedrill's clients)")
 	threadList := flag.String("threads", "1,2", "comma-separated thread counts: firedrill -j and wrk -t")
 	delay := flag.Duration("delay", 0, "time the server waits before each reply")
+	sideBin := flag.String("firedrill", "", "a build of this program whose -child runs firedrill's side (default: this one)")
+	against := flag.String("against", "", "a build of this program whose firedrill side takes wrk's place: an A/B of two builds on one server")
 	flag.Parse()
 	switch {
 	case *serve:
@@ -79,13 +89,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "vs-wrk:", err)
 		os.Exit(2)
 	}
-	if err := run(*pairs, *seconds, *connections, js, *delay); err != nil {
+	if err := run(*pairs, *seconds, *connections, js, *delay, *sideBin, *against); err != nil {
 		fmt.Fprintln(os.Stderr, "vs-wrk:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pairs int, seconds float64, connections int, threads []int, delay time.Duration) error {
+func run(pairs int, seconds float64, connections int, threads []int, delay time.Duration, sideBin, against string) error {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
 		return fmt.Errorf("wrk not found (Debian's wrk; make setup installs it): %w", err)
@@ -94,13 +104,17 @@ func run(pairs int, seconds float64, connections int, threads []int, delay time.
 	if err != nil {
 		return err
 	}
+	if sideBin == "" {
+		sideBin = self
+	}
 	srv, err := httpbench.StartServer(self, []string{"-serve", "-delay", delay.String()}, delay)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	fmt.Printf("server: Go net/http built for the bench (%s), %q, injected delay %s; %d keep-alive connections, %.0f s per run, %d pairs; machine: %d CPUs, load average %s\n\n",
+	fmt.Printf("server: Go net/http built for the bench (%s), %q, injected delay %s; %d keep-alive connections, %.0f s per run, %d pairs; machine: %d CPUs, load average %s\n",
 		srv.URL(), "Hello, World!", delay, connections, seconds, pairs, benchkit.NumCPU(), loadAverage())
+	fmt.Printf("firedrill's side: %s -child\n\n", sideBin)
 	secs := strconv.FormatFloat(seconds, 'f', -1, 64)
 	for _, j := range threads {
 		if connections < j {
@@ -110,9 +124,14 @@ func run(pairs int, seconds float64, connections int, threads []int, delay time.
 		wrkArgs := []string{"-t", strconv.Itoa(j), "-c", strconv.Itoa(connections), "-d", secs + "s",
 			"-H", "User-Agent: " + httpbench.UserAgent, srv.URL() + "/"}
 		fdArgs := []string{"-child", "-url", srv.URL(), "-connections", strconv.Itoa(connections), "-j", strconv.Itoa(j), "-seconds", secs}
-		err := versusWrk.RunPairs(os.Stdout, pairs, ">= 1",
-			func() (benchkit.Measure, error) { return measureWrk(wrk, wrkArgs) },
-			func() (benchkit.Measure, error) { return measureChild(self, fdArgs) })
+		versus, other := versusWrk, func() (benchkit.Measure, error) { return measureWrk(srv, wrk, wrkArgs) }
+		if against != "" {
+			fmt.Printf("  (A/B: %s -child in wrk's place)\n", against)
+			versus.Tool = "other"
+			other = func() (benchkit.Measure, error) { return measureChild(srv, against, fdArgs) }
+		}
+		err := versus.RunPairs(os.Stdout, pairs, ">= 1", other,
+			func() (benchkit.Measure, error) { return measureChild(srv, sideBin, fdArgs) })
 		if err != nil {
 			return err
 		}
@@ -132,7 +151,11 @@ var (
 )
 
 // measureWrk runs wrk and reads its rate and request count.
-func measureWrk(bin string, args []string) (benchkit.Measure, error) {
+func measureWrk(srv *httpbench.Server, bin string, args []string) (benchkit.Measure, error) {
+	before, err := readServer(srv)
+	if err != nil {
+		return benchkit.Measure{}, err
+	}
 	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -149,11 +172,16 @@ func measureWrk(bin string, args []string) (benchkit.Measure, error) {
 	rps, _ := strconv.ParseFloat(rate[1], 64)
 	n, _ := strconv.ParseFloat(requests[1], 64)
 	cpu, _, _ := benchkit.Usage(cmd)
-	return benchkit.Measure{Rate: rps, CPUPerUnit: cpu / n}, nil
+	m := benchkit.Measure{Rate: rps, CPUPerUnit: cpu / n, WaitsPerUnit: float64(benchkit.Waits(cmd)) / n}
+	return m, addServer(&m, srv, before, n)
 }
 
 // measureChild runs firedrill's side, this program with -child.
-func measureChild(bin string, args []string) (benchkit.Measure, error) {
+func measureChild(srv *httpbench.Server, bin string, args []string) (benchkit.Measure, error) {
+	before, err := readServer(srv)
+	if err != nil {
+		return benchkit.Measure{}, err
+	}
 	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -168,7 +196,39 @@ func measureChild(bin string, args []string) (benchkit.Measure, error) {
 		return benchkit.Measure{}, fmt.Errorf("firedrill child: %d requests failed", r.Failed)
 	}
 	cpu, _, _ := benchkit.Usage(cmd)
-	return benchkit.Measure{Rate: float64(r.Requests) / r.Seconds, CPUPerUnit: cpu / float64(r.Requests)}, nil
+	n := float64(r.Requests)
+	m := benchkit.Measure{Rate: n / r.Seconds, CPUPerUnit: cpu / n, WaitsPerUnit: float64(benchkit.Waits(cmd)) / n}
+	return m, addServer(&m, srv, before, n)
+}
+
+// serverUse is the server's use at a run's start: its CPU time and how
+// often its threads had blocked.
+type serverUse struct {
+	cpu   time.Duration
+	waits int64
+}
+
+func readServer(srv *httpbench.Server) (serverUse, error) {
+	cpu, err := srv.CPU()
+	if err != nil {
+		return serverUse{}, err
+	}
+	waits, err := srv.Waits()
+	return serverUse{cpu, waits}, err
+}
+
+// addServer adds the server's CPU (µs) and blocking waits per request
+// over a run to m, from its use before: on few cores the server is the
+// bottleneck, and what a client's way of sending costs the server is
+// most of the ratio.
+func addServer(m *benchkit.Measure, srv *httpbench.Server, before serverUse, requests float64) error {
+	after, err := readServer(srv)
+	if err != nil {
+		return err
+	}
+	m.ServerCPUPerUnit = float64((after.cpu - before.cpu).Microseconds()) / requests
+	m.ServerWaitsPerUnit = float64(after.waits-before.waits) / requests
+	return nil
 }
 
 // loadAverage is the machine's 1-minute load average, to say how busy it

@@ -35,6 +35,16 @@ type Measure struct {
 	Rate         float64
 	CPUPerUnit   float64
 	WaitsPerUnit float64
+	// ServerCPUPerUnit is the server's CPU time per unit (µs) during the
+	// run, where the bench can read it (a server process of its own; 0
+	// otherwise): on few cores the server is often the bottleneck, and
+	// how a client sends changes what the server spends.
+	ServerCPUPerUnit float64
+	// ServerWaitsPerUnit is how often per unit the server's threads
+	// blocked (voluntary context switches) during the run, with
+	// ServerCPUPerUnit: a server woken for each request costs more
+	// than one finding many ready at each wakeup.
+	ServerWaitsPerUnit float64
 }
 
 // RunPairs runs pairs of the tool and firedrill, prints each pair's rates,
@@ -46,7 +56,7 @@ type Measure struct {
 func (c Comparison) RunPairs(w io.Writer, pairs int, target string, tool, firedrill func() (Measure, error)) error {
 	pairLine := "  pair %d: %s " + c.RateVerb + " %s (" + c.CPUVerb + " µs CPU, %.3f waits/%s)   firedrill " +
 		c.RateVerb + " %s (" + c.CPUVerb + " µs CPU, %.3f waits/%s)   ratio %.3f\n"
-	var ratios, toolCPU, fdCPU, toolWaits, fdWaits []float64
+	var ratios, toolCPU, fdCPU, toolWaits, fdWaits, toolServer, fdServer, toolServerWaits, fdServerWaits []float64
 	for p := range pairs {
 		var tm, fm Measure
 		var err error
@@ -67,9 +77,20 @@ func (c Comparison) RunPairs(w io.Writer, pairs int, target string, tool, firedr
 		fdWaits = append(fdWaits, fm.WaitsPerUnit)
 		fmt.Fprintf(w, pairLine, p+1, c.Tool, tm.Rate, c.Rate, tm.CPUPerUnit, tm.WaitsPerUnit, c.Unit,
 			fm.Rate, c.Rate, fm.CPUPerUnit, fm.WaitsPerUnit, c.Unit, fm.Rate/tm.Rate)
+		if tm.ServerCPUPerUnit > 0 || fm.ServerCPUPerUnit > 0 {
+			toolServer, fdServer = append(toolServer, tm.ServerCPUPerUnit), append(fdServer, fm.ServerCPUPerUnit)
+			toolServerWaits, fdServerWaits = append(toolServerWaits, tm.ServerWaitsPerUnit), append(fdServerWaits, fm.ServerWaitsPerUnit)
+			fmt.Fprintf(w, "          server per %s: with %s "+c.CPUVerb+" µs CPU, %.3f waits; with firedrill "+c.CPUVerb+" µs CPU, %.3f waits\n",
+				c.Unit, c.Tool, tm.ServerCPUPerUnit, tm.ServerWaitsPerUnit, fm.ServerCPUPerUnit, fm.ServerWaitsPerUnit)
+		}
 	}
-	fmt.Fprintf(w, "  median ratio firedrill/%s: %.3f (target %s); median client CPU per %s: %s "+c.CPUVerb+" µs, firedrill "+c.CPUVerb+" µs; blocking waits: %s %.3f, firedrill %.3f\n\n",
+	fmt.Fprintf(w, "  median ratio firedrill/%s: %.3f (target %s); median client CPU per %s: %s "+c.CPUVerb+" µs, firedrill "+c.CPUVerb+" µs; blocking waits: %s %.3f, firedrill %.3f\n",
 		c.Tool, Median(ratios), target, c.UnitName, c.Tool, Median(toolCPU), Median(fdCPU), c.Tool, Median(toolWaits), Median(fdWaits))
+	if len(toolServer) > 0 {
+		fmt.Fprintf(w, "  median server per %s: with %s "+c.CPUVerb+" µs CPU, %.3f waits; with firedrill "+c.CPUVerb+" µs CPU, %.3f waits\n",
+			c.UnitName, c.Tool, Median(toolServer), Median(toolServerWaits), Median(fdServer), Median(fdServerWaits))
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 

@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -74,6 +76,56 @@ func StartServer(bin string, serveArgs []string, delay time.Duration) (*Server, 
 		return nil, fmt.Errorf("bench server: no address (%q): %v", line, err)
 	}
 	return &Server{Addr: addr, Delay: delay, cmd: cmd}, nil
+}
+
+// CPU is the server's CPU time so far (user+system, all its threads),
+// from /proc/PID/stat (clock ticks: 10 ms steps).
+func (s *Server) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("bench server CPU: %w", err)
+	}
+	// The fields after the command name, which may hold spaces: state is
+	// the first, utime the 12th and stime the 13th.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("bench server CPU: /proc/%d/stat: unexpected %q", s.cmd.Process.Pid, b)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bench server CPU: /proc/%d/stat: unexpected %q", s.cmd.Process.Pid, b)
+	}
+	const tick = 10 * time.Millisecond // USER_HZ, 100 on Linux
+	return time.Duration(utime+stime) * tick, nil
+}
+
+// Waits is how often the server's threads have blocked so far (the sum
+// of their voluntary context switches, from /proc/PID/task/*/status).
+func (s *Server) Waits() (int64, error) {
+	dirs, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", s.cmd.Process.Pid))
+	if err != nil || len(dirs) == 0 {
+		return 0, fmt.Errorf("bench server waits: no threads in /proc/%d/task (%v)", s.cmd.Process.Pid, err)
+	}
+	var sum int64
+	for _, path := range dirs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that just ended
+		}
+		_, rest, ok := strings.Cut(string(b), "\nvoluntary_ctxt_switches:")
+		if !ok {
+			return 0, fmt.Errorf("bench server waits: %s has no voluntary_ctxt_switches", path)
+		}
+		line, _, _ := strings.Cut(rest, "\n")
+		n, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bench server waits: %s: %w", path, err)
+		}
+		sum += n
+	}
+	return sum, nil
 }
 
 // Stop kills the server and waits for it.

@@ -87,6 +87,51 @@ type eventLoop struct {
 	// is, for sessions that move between clients (register).
 	wake  *loopWaker
 	owner []*client
+	// ring holds the turn's small requests and sends them together
+	// (uring.go); nil without io_uring. finish are the clients whose
+	// held request did not all go, resumed to finish it.
+	ring      *sendRing
+	finish    []*client
+	ringStats SendRingStats // the ring's counts, once it is closed
+}
+
+// Hold implements sockio.Holder: a request of the client running on its
+// loop waits in the loop's send ring until the turn ends.
+func (c *client) Hold(conn *sockio.Conn, b []byte) bool {
+	ls := c.ls
+	if ls == nil || ls.lp.ring == nil || ls.lp.done || ls.lp.running != c {
+		return false
+	}
+	return ls.lp.ring.hold(c, conn, b)
+}
+
+// SendHeld implements sockio.Holder.
+func (c *client) SendHeld() {
+	ls := c.ls
+	if ls == nil || ls.lp.ring == nil || ls.lp.running != c {
+		return
+	}
+	ls.lp.sendHeld()
+}
+
+// sendHeld sends the held requests and notes the clients whose request
+// did not all go, for resumeUnfinished.
+func (l *eventLoop) sendHeld() {
+	for _, h := range l.ring.send() {
+		l.finish = append(l.finish, h.c)
+	}
+}
+
+// resumeUnfinished resumes the clients waiting for a reply to a request
+// that did not all go: their Fill finishes it.
+func (l *eventLoop) resumeUnfinished() {
+	for len(l.finish) > 0 {
+		c := l.finish[len(l.finish)-1]
+		l.finish = l.finish[:len(l.finish)-1]
+		if !c.ls.ended && c.ls.waitFD >= 0 {
+			l.resume(c)
+		}
+	}
 }
 
 // loopState is a client's place on its event loop.
@@ -135,7 +180,16 @@ func (l *eventLoop) add(c *client) {
 func (l *eventLoop) run(ctx context.Context) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if sendRingOn {
+		l.ring = newSendRing()
+	}
 	defer func() {
+		if l.ring != nil {
+			l.sendHeld()
+			l.ringStats = SendRingStats{Calls: l.ring.enters, Requests: l.ring.sent, Short: l.ring.shortSends}
+			l.ring.close()
+			l.ring = nil
+		}
 		l.done = true
 		for _, c := range l.clients {
 			if c.ls.stop != nil {
@@ -159,6 +213,12 @@ func (l *eventLoop) run(ctx context.Context) {
 	}
 	r := l.r
 	for l.live > 0 {
+		if l.ring != nil {
+			for len(l.ring.held) > 0 || len(l.finish) > 0 {
+				l.sendHeld()
+				l.resumeUnfinished()
+			}
+		}
 		timeout := l.timeout()
 		n := l.wait(timeout)
 		for _, ev := range l.evs[:n] {

@@ -29,6 +29,10 @@ import (
 // turns it off (to compare, or where io_uring misbehaves).
 var sendRingOn = os.Getenv("FIREDRILL_SEND_RING") != "off"
 
+// ringHoldsAll makes loops hold every request, also in turns of one reply
+// and outside turns (a test of a request refused by a full socket).
+var ringHoldsAll = false
+
 const (
 	sysIOUringSetup = 425
 	sysIOUringEnter = 426

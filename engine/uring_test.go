@@ -28,11 +28,11 @@ type echoPairs struct {
 }
 
 type echoConn struct {
-	io     sockio.Conn
-	id     int
-	seq    int
-	fill   bool // fill the socket's buffer before the first request
-	line   []byte
+	io   sockio.Conn
+	id   int
+	seq  int
+	fill bool // fill the socket's buffer before the first request
+	line []byte
 }
 
 func (t *echoPairs) Connect(ctx context.Context, id int) (Conn, error) {
@@ -136,7 +136,8 @@ func TestSendRingSendsATurnsRequestsTogether(t *testing.T) {
 	t.Parallel()
 	res := runEchoPairs(t, &echoPairs{t: t}, 8, 1, 300*time.Millisecond)
 	ring := res.SendRing
-	if ring.Requests < res.Totals.Total.Count-16 || ring.Requests > res.Totals.Total.Count+16 {
+	// Turns of one reply write at once; the others go through the ring.
+	if ring.Requests == 0 || ring.Requests > res.Totals.Total.Count {
 		t.Fatalf("%d requests went through the ring for %d transactions", ring.Requests, res.Totals.Total.Count)
 	}
 	// How many a turn carries depends on how fast the peers answer
@@ -159,7 +160,9 @@ func TestSendRingFinishesARefusedRequest(t *testing.T) {
 	} else {
 		probe.close()
 	}
-	t.Parallel()
+	// Not parallel: every loop that starts reads ringHoldsAll.
+	ringHoldsAll = true
+	defer func() { ringHoldsAll = false }()
 	res := runEchoPairs(t, &echoPairs{t: t, fill: true}, 4, 1, 300*time.Millisecond)
 	if res.SendRing.Short < 4 {
 		t.Fatalf("%d requests refused by a full socket, want one per client (4)", res.SendRing.Short)

@@ -366,6 +366,16 @@ type Result struct {
 	// FallbackError is the first error of a fallback that failed (the
 	// counts are in the intervals' FallbackFailed).
 	FallbackError error
+	// SendRing is what the event loops' send rings did (uring.go): zero
+	// without loops or io_uring.
+	SendRing SendRingStats
+}
+
+// SendRingStats counts the event loops' batched sends.
+type SendRingStats struct {
+	Calls    int64 // io_uring_enter calls that sent requests
+	Requests int64 // requests sent through the rings
+	Short    int64 // of them, not taken whole by the socket (finished by write)
 }
 
 // ErrAborted reports that some clients were aborted by errors; the results
@@ -560,6 +570,11 @@ func Run(ctx context.Context, target Target, cfg Config) (*Result, error) {
 		Backoff:        time.Duration(r.backoffUS.Load()) * time.Microsecond,
 		ReconnectWait:  time.Duration(r.reconnectUS.Load()) * time.Microsecond,
 		RefusedClients: int(r.refusedClients.Load()),
+	}
+	for _, l := range r.loops {
+		res.SendRing.Calls += l.ringStats.Calls
+		res.SendRing.Requests += l.ringStats.Requests
+		res.SendRing.Short += l.ringStats.Short
 	}
 	r.errMu.Lock()
 	res.Outages = append([]Outage(nil), r.outages...)

@@ -39,6 +39,17 @@ type Poller interface {
 	Forget(fd int)
 }
 
+// Holder is a Poller that can hold a small request and send it with the
+// others of its loop's turn, in one system call at the turn's end (the
+// event loop's send ring). Hold copies b; it reports false when it does
+// not take it (the caller writes at once). SendHeld sends what is held
+// now: a session about to write directly or close calls it first, so
+// that its bytes go in order and never to a reused descriptor.
+type Holder interface {
+	Hold(c *Conn, b []byte) bool
+	SendHeld()
+}
+
 // ErrClosed is Fill's error when the server ended the session.
 var ErrClosed = errors.New("server closed the connection unexpectedly")
 
@@ -76,6 +87,26 @@ type Conn struct {
 	// there yet: Fill waits for the socket rather than spend a read on
 	// EAGAIN.
 	fresh bool
+	// held says the last request is held by the Poller (Holder) until
+	// its turn ends; unsent is what of it the socket did not take then,
+	// with sendErr, for Fill to finish.
+	held    bool
+	unsent  []byte
+	sendErr syscall.Errno
+}
+
+// maxHeld is the largest request a Holder is given: a few KiB always
+// fit an idle socket's buffer, so a held request goes in full.
+const maxHeld = 4 << 10
+
+// Unsent is the Holder's report that rest of the held request did not
+// go (errno EAGAIN: the socket's buffer was full; another: the session
+// broke); the session finishes or fails it in its next Fill.
+func (c *Conn) Unsent(rest []byte, res int32) {
+	c.unsent = append(c.unsent[:0], rest...)
+	if res < 0 {
+		c.sendErr = syscall.Errno(-res)
+	}
 }
 
 // NewConn is a session on the raw non-blocking socket fd (from DupFD),
@@ -180,6 +211,14 @@ func (c *Conn) Fill() error {
 		if err := c.p.WaitRead(c.fd); err != nil {
 			return err
 		}
+		if c.held {
+			c.held = false
+			if c.unsent != nil || c.sendErr != 0 {
+				if err := c.finishHeld(); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	for {
 		b := c.buf[c.rend:]
@@ -224,27 +263,42 @@ func (c *Conn) fillTLS() error {
 	return fmt.Errorf("read: %w", err)
 }
 
+// finishHeld writes what of the held request the socket did not take,
+// then waits for the reply as Fill would have.
+func (c *Conn) finishHeld() error {
+	b, errno := c.unsent, c.sendErr
+	c.unsent, c.sendErr = nil, 0
+	switch errno {
+	case 0, syscall.EAGAIN, syscall.EINTR:
+	default:
+		return fmt.Errorf("write: %w", errno)
+	}
+	if err := c.write(b); err != nil {
+		return err
+	}
+	return c.p.WaitRead(c.fd)
+}
+
 // Flush sends W and empties it. awaitReply says the server answers what
 // was sent, so that the next Fill waits for the socket before reading.
 func (c *Conn) Flush(awaitReply bool) error {
+	if c.held {
+		c.sendHeld()
+	}
+	if c.tls == nil && awaitReply && len(c.W) <= maxHeld {
+		if h, ok := c.p.(Holder); ok && h.Hold(c, c.W) {
+			c.held, c.fresh = true, true
+			c.W = c.W[:0]
+			return nil
+		}
+	}
 	if c.tls != nil {
 		if _, err := c.tls.Write(c.W); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
 	} else {
-		b := c.W
-		for len(b) > 0 {
-			n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch errno {
-			case 0:
-				b = b[n:]
-			case syscall.EAGAIN, syscall.EINTR:
-				if err := c.p.WaitWrite(c.fd); err != nil {
-					return err
-				}
-			default:
-				return fmt.Errorf("write: %w", errno)
-			}
+		if err := c.write(c.W); err != nil {
+			return err
 		}
 		c.fresh = awaitReply
 	}
@@ -256,10 +310,49 @@ func (c *Conn) Flush(awaitReply bool) error {
 	return nil
 }
 
+// write writes b, waiting for the socket when its buffer is full.
+func (c *Conn) write(b []byte) error {
+	for len(b) > 0 {
+		n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch errno {
+		case 0:
+			b = b[n:]
+		case syscall.EAGAIN, syscall.EINTR:
+			if err := c.p.WaitWrite(c.fd); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("write: %w", errno)
+		}
+	}
+	return nil
+}
+
+// sendHeld has the Holder send the held request now, before a direct
+// write or a close, and finishes what did not go (a write that follows
+// must not overtake it).
+func (c *Conn) sendHeld() {
+	if h, ok := c.p.(Holder); ok {
+		h.SendHeld()
+	}
+	c.held = false
+	if c.unsent != nil || c.sendErr == syscall.EAGAIN {
+		b := c.unsent
+		c.unsent, c.sendErr = nil, 0
+		_ = c.write(b) // an error shows on the next read
+	}
+}
+
 // Close forgets the descriptor in the Poller and closes it (and the TLS
 // session's socket, without close_notify). Callers that Shutdown from
 // another goroutine hold their own lock around both.
 func (c *Conn) Close() error {
+	if c.held {
+		if h, ok := c.p.(Holder); ok {
+			h.SendHeld() // before the descriptor can be reused
+		}
+		c.held, c.unsent, c.sendErr = false, nil, 0
+	}
 	if c.tls != nil {
 		_ = c.tls.NetConn().Close()
 	}
